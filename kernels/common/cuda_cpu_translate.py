@@ -1,0 +1,241 @@
+"""The source step of the CPU stand-in: turn a CUDA `.cu` file into C++ that g++ accepts.
+
+The `.cu` on disk stays ordinary CUDA. `translate()` returns a copy that
+  * starts with `#include "cuda_cpu.h"` and `#line 1 "<the .cu>"`, so compiler errors
+    point at the original file and line;
+  * rewrites every launch `kern<T><<<grid, block, shmem, stream>>>(args)` into
+    `::kp::launch("kern<T>", (grid), (block), (shmem), (stream), [](auto... kp_args) { kern<T>(kp_args...); }, args)`,
+    keeping every newline of the original so later lines keep their numbers;
+  * rewrites `extern __shared__ T name[];` into a pointer to the running block's dynamic shared
+    memory (a local inside a function, a macro at file scope);
+  * drops the CUDA runtime includes that `cuda_cpu.h` stands in for.
+Constructs the stand-in cannot honour are rejected here, before g++ runs, with
+`file.cu:LINE: <construct> is not supported on the CPU stand-in`.
+"""
+
+import re
+
+# (pattern, what the user reads). Matched against code with comments and strings blanked out.
+UNSUPPORTED = [
+    (r"\basm\b|\b__asm__\b|\b__asm\b", "inline asm/PTX"),
+    (r"\btexture\s*<|\btex[123]D\w*\s*[<(]|\bsurf[123]D\w*\s*[<(]|\bcudaTextureObject_t\b|\bcudaSurfaceObject_t\b",
+     "texture/surface memory"),
+    (r"\bwmma\s*::|<\s*mma\.h\s*>|\b__hmma\w*", "WMMA/tensor cores"),
+    (r"\bcp\.async\b|\b__pipeline_\w+\s*\(|\bmemcpy_async\s*\(|\bcp_async\w*\s*\(", "cp.async"),
+    (r"\bthis_grid\s*\(|\bgrid_group\b|\bcudaLaunchCooperativeKernel\w*\b", "grid-wide cooperative sync"),
+]
+
+CUDA_RUNTIME_INCLUDES = re.compile(
+    r'^[ \t]*#[ \t]*include[ \t]*[<"](cuda_runtime\.h|cuda_runtime_api\.h|cuda\.h|device_launch_parameters\.h)[>"]',
+    re.M,
+)
+EXTERN_SHARED = re.compile(r"\bextern\s+__shared__\s+(?P<type>[^;\[]*?)\s*\b(?P<name>\w+)\s*\[\s*\]\s*;")
+ALIGN = re.compile(r"__align__\s*\(\s*\d+\s*\)|alignas\s*\(\s*\d+\s*\)")
+
+
+class UnsupportedConstruct(Exception):
+    """A construct of the `.cu` file that the CPU stand-in cannot run."""
+
+    def __init__(self, path, line, construct):
+        self.path, self.line, self.construct = path, line, construct
+        super().__init__(f"{path}:{line}: {construct} is not supported on the CPU stand-in")
+
+
+def blank_comments_and_strings(src):
+    """Same length and newlines as `src`, with comments and string/char literals replaced by spaces.
+
+    Scanning this copy finds code only; offsets into it are offsets into `src`.
+    """
+    out = list(src)
+    i, n = 0, len(src)
+
+    def blank(a, b):
+        for k in range(a, b):
+            if out[k] != "\n":
+                out[k] = " "
+
+    while i < n:
+        c = src[i]
+        if src.startswith("//", i):
+            j = src.find("\n", i)
+            j = n if j < 0 else j
+            blank(i, j)
+            i = j
+        elif src.startswith("/*", i):
+            j = src.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+            blank(i, j)
+            i = j
+        elif c in "\"'":
+            j = i + 1
+            while j < n and src[j] != c and src[j] != "\n":
+                j += 2 if src[j] == "\\" else 1
+            blank(i + 1, min(j, n))  # keep the quotes, blank the contents
+            i = j + 1
+        else:
+            i += 1
+    return "".join(out)
+
+
+def line_of(src, pos):
+    return src.count("\n", 0, pos) + 1
+
+
+def matching(code, open_pos):
+    """Index of the bracket that closes the one at `open_pos` ((, [ or {), or -1."""
+    pairs = {"(": ")", "[": "]", "{": "}"}
+    stack = []
+    for i in range(open_pos, len(code)):
+        c = code[i]
+        if c in pairs:
+            stack.append(pairs[c])
+        elif c in ")]}":
+            if not stack or stack.pop() != c:
+                return -1
+            if not stack:
+                return i
+    return -1
+
+
+def split_top_level(code, text, sep=","):
+    """Split `text` (with blanked twin `code`) on separators outside brackets."""
+    parts, depth, start = [], 0, 0
+    for i, c in enumerate(code):
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif c == sep and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return parts
+
+
+def kernel_expr_start(code, end):
+    """Start of the kernel expression ending just before `end` (the `<<<`): `ns::kern<T, 4>`."""
+    i = end
+    while i > 0 and code[i - 1] in " \t\n":
+        i -= 1
+    if i > 0 and code[i - 1] == ">":  # explicit template arguments
+        depth = 0
+        while i > 0:
+            i -= 1
+            if code[i] == ">":
+                depth += 1
+            elif code[i] == "<":
+                depth -= 1
+                if depth == 0:
+                    break
+    while i > 0 and (code[i - 1].isalnum() or code[i - 1] in "_:"):
+        i -= 1
+    return i
+
+
+def function_bodies(code):
+    """[(start, end, is_device_code)] for every function body at namespace scope.
+
+    A `{` at namespace scope opens a function body when the declaration before it ends in `)`
+    (possibly followed by qualifiers); device code is a body whose declaration says
+    `__global__`, or `__device__` without `__host__`.
+    """
+    bodies, i, n = [], 0, len(code)
+    decl_start = 0
+    while i < n:
+        c = code[i]
+        if c in ";}":
+            decl_start = i + 1
+        elif c == "{":
+            decl = code[decl_start:i]
+            head = re.sub(r"\s+", " ", decl).strip()
+            if re.search(r"\bnamespace\b|^extern\s*$|extern \"?\s*\"?\s*$", head) or re.search(
+                r"\b(struct|class|union|enum)\b[^()]*$", head
+            ):
+                decl_start = i + 1  # a scope whose contents are still at namespace level
+            else:
+                close = matching(code, i)
+                close = n - 1 if close < 0 else close
+                if re.search(r"\)\s*(const|noexcept|override|final|->[^{]*|\s)*$", decl):
+                    device = "__global__" in decl or ("__device__" in decl and "__host__" not in decl)
+                    bodies.append((i, close, device))
+                i, decl_start = close, close + 1
+        i += 1
+    return bodies
+
+
+def translate(src, path, display_path=None):
+    """Return the g++-ready copy of the CUDA source `src` read from `path`.
+
+    `display_path` is how errors name the file (defaults to `path`).
+    """
+    shown = display_path or path
+    code = blank_comments_and_strings(src)
+    preprocessor_free = re.sub(r"(?m)^[ \t]*#.*$", lambda m: " " * len(m.group()), code)
+
+    for pattern, what in UNSUPPORTED:
+        m = re.search(pattern, code)
+        if m:
+            raise UnsupportedConstruct(shown, line_of(src, m.start()), what)
+
+    bodies = function_bodies(preprocessor_free)
+
+    def enclosing_body(pos):
+        for start, end, device in bodies:
+            if start < pos < end:
+                return device
+        return None  # namespace scope
+
+    edits = []  # (start, end, replacement), applied back to front
+
+    for m in re.finditer(r"<<<", code):
+        launch = m.start()
+        if enclosing_body(launch):
+            raise UnsupportedConstruct(shown, line_of(src, launch), "launching kernels from kernels")
+        close_cfg = code.find(">>>", launch + 3)
+        paren = close_cfg + 3
+        while paren < len(code) and code[paren] in " \t\n":
+            paren += 1
+        close_args = matching(code, paren) if paren < len(code) and code[paren] == "(" else -1
+        if close_cfg < 0 or close_args < 0:
+            raise UnsupportedConstruct(shown, line_of(src, launch), "a kernel launch this translator cannot parse")
+        start = kernel_expr_start(code, launch)
+        kernel = re.sub(r"\s+", " ", src[start:launch]).strip()
+        config = split_top_level(code[launch + 3 : close_cfg], src[launch + 3 : close_cfg])
+        if not 2 <= len(config) <= 4 or not all(c.strip() for c in config):
+            raise UnsupportedConstruct(
+                shown, line_of(src, launch), "a launch configuration other than <<<grid, block[, shmem[, stream]]>>>"
+            )
+        config += ["0", "nullptr"][len(config) - 2 :]
+        args = src[paren + 1 : close_args]
+        # Newlines between the kernel name and the argument list are kept, so line numbers hold.
+        gap = src[start:paren].count("\n") - src[launch + 3 : close_cfg].count("\n")
+        cfg = ", ".join(f"({c})" if c.strip() else c for c in config)
+        name = '"' + kernel + '"'
+        comma = ", " if args.strip() else ""
+        replacement = (
+            f"::kp::launch({name}, {cfg}, [](auto... kp_args) {{ {kernel}(kp_args...); }}{comma}"
+            + "\n" * gap
+            + f"{args})"
+        )
+        edits.append((start, close_args + 1, replacement))
+
+    for m in EXTERN_SHARED.finditer(code):
+        ctype = ALIGN.sub("", src[m.start("type") : m.end("type")]).strip()
+        name = m.group("name")
+        if enclosing_body(m.start()) is None:
+            replacement = f"\n#define {name} (reinterpret_cast<{ctype}*>(::kp::dynamic_shared_memory()))\n"
+        else:
+            replacement = f"{ctype}* const {name} = reinterpret_cast<{ctype}*>(::kp::dynamic_shared_memory());"
+        edits.append((m.start(), m.end(), replacement))
+
+    for m in CUDA_RUNTIME_INCLUDES.finditer(src):
+        edits.append((m.start(), m.end(), f"/* {m.group(1)}: provided by cuda_cpu.h */"))
+
+    out = src
+    for start, end, replacement in sorted(edits, reverse=True):
+        if replacement.startswith("\n#define"):
+            # A file-scope macro needs its own line; restore the numbering right after it.
+            replacement += f'#line {line_of(src, end)} "{path}"\n'
+            replacement = replacement[1:] if start == 0 or out[start - 1] == "\n" else replacement
+        out = out[:start] + replacement + out[end:]
+    return f'#include "cuda_cpu.h"\n#line 1 "{path}"\n' + out

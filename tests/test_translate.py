@@ -1,0 +1,90 @@
+"""The CPU stand-in's source step: launches, extern __shared__, line numbers, unsupported constructs."""
+
+import re
+
+import pytest
+
+import helpers  # noqa: F401  (puts the translator on the path)
+from cuda_cpu_translate import UnsupportedConstruct, translate
+
+
+def body(out):
+    """The translated text without its two-line preamble."""
+    head, line, rest = out.split("\n", 2)
+    assert head == '#include "cuda_cpu.h"' and line == '#line 1 "/k.cu"'
+    return rest
+
+
+def test_launch_forms():
+    src = (
+        "void f(float* x, int n, cudaStream_t s) {\n"
+        "  a<<<1, 2>>>(x, n);\n"
+        "  ns::b<float, 4><<<dim3(n, 2), dim3(8, 8, 1), 64, s>>>(x);\n"
+        "  c<<<g, b>>>();\n"
+        "}\n"
+    )
+    out = body(translate(src, "/k.cu"))
+    assert '::kp::launch("a", (1), ( 2), (0), (nullptr), [](auto... kp_args) { a(kp_args...); }, x, n);' in out
+    assert (
+        '::kp::launch("ns::b<float, 4>", (dim3(n, 2)), ( dim3(8, 8, 1)), ( 64), ( s), '
+        "[](auto... kp_args) { ns::b<float, 4>(kp_args...); }, x);" in out
+    )
+    assert '::kp::launch("c", (g), ( b), (0), (nullptr), [](auto... kp_args) { c(kp_args...); });' in out
+
+
+def test_multiline_launch_keeps_line_numbers():
+    src = "void f() {\n  k<<<1,\n     32>>>(a,\n            b);\n  marker();\n}\n"
+    out = body(translate(src, "/k.cu"))
+    assert out.count("\n") == src.count("\n")
+    assert out.splitlines()[4] == "  marker();"
+
+
+def test_launch_text_in_comments_and_strings_is_left_alone():
+    src = '// k<<<1, 1>>>();\nconst char* s = "k<<<1, 1>>>()";\n'
+    assert body(translate(src, "/k.cu")) == src
+
+
+def test_extern_shared_in_function_and_at_file_scope():
+    src = (
+        "extern __shared__ __align__(16) float file_smem[];\n"
+        "__global__ void k() {\n"
+        "  extern __shared__ double smem[];\n"
+        "  smem[0] = file_smem[0];\n"
+        "}\n"
+    )
+    out = body(translate(src, "/k.cu"))
+    assert "double* const smem = reinterpret_cast<double*>(::kp::dynamic_shared_memory());" in out
+    assert "#define file_smem (reinterpret_cast<float*>(::kp::dynamic_shared_memory()))" in out
+    # After the macro the numbering is restored: `smem[0] = ...` is still line 4 of /k.cu.
+    lines = out.splitlines()
+    directive = next(i for i, ln in enumerate(lines) if ln.startswith("#line"))
+    m = re.match(r'#line (\d+) "/k.cu"', lines[directive])
+    assert int(m.group(1)) + lines[directive + 1 :].index("  smem[0] = file_smem[0];") == 4
+
+
+def test_cuda_runtime_includes_are_dropped():
+    out = body(translate("#include <cuda_runtime.h>\n#include <cmath>\n", "/k.cu"))
+    assert "cuda_runtime.h: provided by cuda_cpu.h" in out and "#include <cmath>" in out
+
+
+@pytest.mark.parametrize(
+    "code, construct",
+    [
+        ('  asm volatile("membar.gl;");', "inline asm/PTX"),
+        ("  float v = tex2D<float>(tex, 0.5f, 0.5f);", "texture/surface memory"),
+        ("  wmma::fragment<wmma::matrix_a, 16, 16, 16, half> a;", "WMMA/tensor cores"),
+        ("  __pipeline_memcpy_async(dst, src, 16);", "cp.async"),
+        ("  cooperative_groups::this_grid().sync();", "grid-wide cooperative sync"),
+        ("  child<<<1, 32>>>();", "launching kernels from kernels"),
+    ],
+)
+def test_unsupported_constructs_name_file_and_line(code, construct):
+    src = f"#include <cstdint>\n\n__global__ void k(float* x) {{\n{code}\n}}\n"
+    with pytest.raises(UnsupportedConstruct) as err:
+        translate(src, "/abs/k.cu", "kernels/k.cu")
+    assert str(err.value) == f"kernels/k.cu:4: {construct} is not supported on the CPU stand-in"
+
+
+def test_host_launch_beside_device_function_is_fine():
+    src = "__device__ float sq(float x) { return x * x; }\nvoid host() { k<<<1, 1>>>(); }\n"
+    assert "::kp::launch" in translate(src, "/k.cu")
