@@ -1,0 +1,55 @@
+# make run   — set up (first time only), execute every notebook, write build/report/
+# make test  — set up (first time only), run the whole test suite
+# make lab   — JupyterLab on notebooks/
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: setup graphviz run test lab doctor lint format clean
+
+setup: $(STAMP) graphviz
+
+# Re-installs only when requirements.txt or pyproject.toml change. The editable install makes
+# `import helpers` work from any folder (notebooks/, tests/, bench/).
+$(STAMP): requirements.txt pyproject.toml
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
+	touch $(STAMP)
+
+# torchviz renders through graphviz's `dot`, which pip cannot install.
+graphviz:
+	@command -v dot >/dev/null && exit 0; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		apt-get install -y -q graphviz >/dev/null || { apt-get update -q >/dev/null && apt-get install -y -q graphviz >/dev/null; }; \
+	else \
+		echo "graphviz's dot is missing: run 'sudo apt-get install -y graphviz' (or 'conda install graphviz')"; exit 1; \
+	fi
+
+run: setup
+	$(PY) tools/run_notebooks.py
+
+test: setup
+	$(PY) -m pytest
+
+lab: setup
+	$(VENV)/bin/jupyter lab notebooks/
+
+doctor: setup
+	$(PY) helpers.py doctor
+
+CXX_SOURCES = $(shell git ls-files '*.cu' '*.cuh' '*.cpp' '*.h')
+
+# Formatting by tools: ruff for Python, clang-format for kernels and bindings (.clang-format).
+lint: setup
+	$(PY) -m pip install --quiet --disable-pip-version-check ruff clang-format
+	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .
+	$(VENV)/bin/clang-format --dry-run --Werror $(CXX_SOURCES)
+
+format: setup
+	$(PY) -m pip install --quiet --disable-pip-version-check ruff clang-format
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/clang-format -i $(CXX_SOURCES)
+
+clean:
+	rm -rf build

@@ -1,0 +1,632 @@
+"""Kernel Playground helpers: one loader, one checker, one graph renderer, one benchmark.
+
+    from helpers import load_kernel
+    add2 = load_kernel("add2")          # builds kernels/add2.cu + kernels/add2_binding.cpp
+    c = add2.add2(a, b)                 # the op, registered with torch
+
+Edit `kernels/add2.cu`, call `load_kernel("add2")` again, and the new code answers, in the same
+process: each build gets a fresh op namespace and its own copy of the library, while ninja keeps
+its incremental state, so only the edited object is rebuilt.
+
+Targets: "cuda" (nvcc) when a GPU is present, else "cpu": the CPU stand-in for CUDA's execution
+model (kernels/common/cuda_cpu.h), which runs the same `.cu` file. `python helpers.py doctor`
+checks the toolchain.
+"""
+
+import contextlib
+import ctypes
+import fcntl
+import hashlib
+import html
+import json
+import logging
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+KERNELS = ROOT / "kernels"
+COMMON = KERNELS / "common"
+BUILD_ROOT = Path(os.environ.get("KP_BUILD_DIR", ROOT / "build" / "ext"))
+DEFAULT_CUDA_ARCH = "9.0"  # used for compile-only CUDA builds on a machine without a GPU
+TARGETS = ("cpu", "cuda")
+
+
+# ---------------------------------------------------------------------------------------------
+# Toolchain: CUDA_HOME and friends must be right before torch.utils.cpp_extension is imported.
+
+
+def is_cuda_root(path):
+    """A CUDA toolkit root: nvcc, the runtime headers and the runtime library under one folder."""
+    p = Path(path)
+    return (
+        (p / "bin" / "nvcc").is_file()
+        and (p / "include" / "cuda_runtime.h").is_file()
+        and any((p / lib / "libcudart.so").exists() for lib in ("lib64", "lib"))
+    )
+
+
+def find_cuda_root(environ=os.environ):
+    """The toolkit root that nvcc on PATH belongs to (it may be a wrapper script), or None."""
+    nvcc = shutil.which("nvcc", path=environ.get("PATH"))
+    candidates = []
+    if nvcc:
+        real = Path(nvcc).resolve()
+        candidates.append(real.parent.parent)
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            head = real.read_bytes()[:4096]
+            if head.startswith(b"#!"):  # a wrapper: `exec /usr/local/cuda-13.0/bin/nvcc "$@"`
+                for target in re.findall(rb"(/\S+/bin/nvcc)\b", head):
+                    candidates.append(Path(target.decode()).resolve().parent.parent)
+    candidates.append(Path("/usr/local/cuda"))
+    return next((str(c) for c in candidates if is_cuda_root(c)), None)
+
+
+def configure_environment(environ=os.environ):
+    """Make the build tools reachable from this process (a Jupyter kernel may lack the venv's PATH)."""
+    venv_bin = str(Path(sys.executable).parent)
+    if shutil.which("ninja", path=environ.get("PATH")) is None and (Path(venv_bin) / "ninja").exists():
+        environ["PATH"] = venv_bin + os.pathsep + environ.get("PATH", "")
+    if "CUDA_HOME" not in environ and "CUDA_PATH" not in environ:
+        root = find_cuda_root(environ)
+        if root:
+            environ["CUDA_HOME"] = root
+
+
+configure_environment()
+
+import torch  # noqa: E402
+
+if not torch.cuda.is_available():  # its "No CUDA runtime is found" warning is expected here
+    logging.getLogger("torch.utils.cpp_extension").setLevel(logging.ERROR)
+import torch.utils.cpp_extension as cpp_extension  # noqa: E402
+
+sys.path.insert(0, str(COMMON))
+from cuda_cpu_translate import UnsupportedConstruct, translate  # noqa: E402
+
+sys.path.remove(str(COMMON))
+
+
+@dataclass
+class Problem:
+    check: str
+    message: str
+    fix: str
+
+    def __str__(self):
+        return f"{self.check}: {self.message}\n  fix: {self.fix}"
+
+
+def doctor(target="cpu", environ=os.environ):
+    """Check what a build for `target` needs; return the problems found (empty when all is well)."""
+    problems = []
+    path = environ.get("PATH")
+    if shutil.which("ninja", path=path) is None:
+        problems.append(
+            Problem(
+                "ninja",
+                "ninja is not on the PATH of this process; torch.utils.cpp_extension needs it to build",
+                f"run `make setup` (or `{sys.executable} -m pip install ninja`), then restart the kernel",
+            )
+        )
+    cxx = environ.get("CXX", "c++")
+    if shutil.which(cxx, path=path) is None:
+        problems.append(
+            Problem("c++ compiler", f"`{cxx}` was not found", "apt-get install -y g++ (conda: conda install cxx-compiler)")
+        )
+    if target == "cuda":
+        home = environ.get("CUDA_HOME") or environ.get("CUDA_PATH")
+        found = find_cuda_root(environ)
+        if torch.version.cuda is None:
+            problems.append(
+                Problem(
+                    "torch",
+                    f"torch {torch.__version__} is a CPU-only build and cannot build CUDA kernels",
+                    "install a CUDA build of torch (pip install torch==2.14.1), or use target='cpu'",
+                )
+            )
+        if not home or not is_cuda_root(home):
+            fix = f"export CUDA_HOME={found}" if found else "install the CUDA toolkit and export CUDA_HOME=<its root>"
+            what = f"CUDA_HOME={home!r} is not a CUDA toolkit root" if home else "CUDA_HOME is not set"
+            problems.append(
+                Problem(
+                    "CUDA_HOME",
+                    f"{what} (a root holds bin/nvcc, include/cuda_runtime.h and lib64/libcudart.so)",
+                    fix + " before importing helpers or torch.utils.cpp_extension",
+                )
+            )
+        else:
+            out = subprocess.run([str(Path(home) / "bin" / "nvcc"), "--version"], capture_output=True, text=True)
+            m = re.search(r"release (\d+)\.(\d+)", out.stdout)
+            if m and torch.version.cuda and m.group(1) != torch.version.cuda.split(".")[0]:
+                problems.append(
+                    Problem(
+                        "nvcc",
+                        f"nvcc is CUDA {m.group(1)}.{m.group(2)} but torch was built with CUDA {torch.version.cuda}",
+                        f"install the toolkit matching CUDA {torch.version.cuda} or a torch built for {m.group(1)}.x",
+                    )
+                )
+        if not environ.get("TORCH_CUDA_ARCH_LIST") and not torch.cuda.is_available():
+            problems.append(
+                Problem(
+                    "TORCH_CUDA_ARCH_LIST",
+                    "no GPU here, so torch cannot guess which architecture to compile for",
+                    f"export TORCH_CUDA_ARCH_LIST={DEFAULT_CUDA_ARCH} (load_kernel sets it for you)",
+                )
+            )
+    return problems
+
+
+class ToolchainError(RuntimeError):
+    """A build failed because a tool is missing or misconfigured; the message says how to fix it."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Build errors that read like compiler errors about the `.cu` file.
+
+
+def display_path(path):
+    path = Path(path)
+    with contextlib.suppress(ValueError):
+        return str(path.relative_to(ROOT))
+    return str(path)
+
+
+def source_excerpt(path, line, col=None):
+    """The offending source line with a caret under the column, compiler style."""
+    with contextlib.suppress(OSError, IndexError):
+        text = Path(path).read_text().splitlines()[line - 1]
+        excerpt = f"{line:5d} | {text}"
+        if col:
+            excerpt += "\n      | " + "".join(c if c == "\t" else " " for c in text[: col - 1]) + "^"
+        return excerpt
+    return ""
+
+
+GCC_DIAGNOSTIC = re.compile(r"^(?P<file>[^\s:][^:\n]*):(?P<line>\d+):(?:(?P<col>\d+):)? (?:fatal )?error: (?P<msg>.*)$", re.M)
+NVCC_DIAGNOSTIC = re.compile(r"^(?P<file>[^\s(][^(\n]*)\((?P<line>\d+)\): (?:catastrophic )?error: (?P<msg>.*)$", re.M)
+
+
+class KernelBuildError(RuntimeError):
+    """A kernel did not build. `str(err)` starts with `file:line:col: error: ...`; `err.log` has it all."""
+
+    def __init__(self, message, log="", log_path=None):
+        self.log, self.log_path = log, log_path
+        if log_path:
+            message += f"\n(full build log: the .log attribute of this error, or {display_path(log_path)})"
+        super().__init__(message)
+
+    @classmethod
+    def from_log(cls, log, sources, log_path=None):
+        """The first error about one of `sources` (else the first error), shown with its source line."""
+        found = [m for regex in (GCC_DIAGNOSTIC, NVCC_DIAGNOSTIC) for m in regex.finditer(log)]
+        found.sort(key=lambda m: m.start())
+        ours = [m for m in found if Path(m["file"]).resolve() in {Path(s).resolve() for s in sources}]
+        if ours or found:
+            m = (ours or found)[0]
+            line, col = int(m["line"]), int(m["col"]) if m["col"] else None
+            where = f"{display_path(m['file'])}:{line}:" + (f"{col}:" if col else "")
+            excerpt = source_excerpt(m["file"], line, col)
+            message = f"{where} error: {m['msg']}" + (f"\n{excerpt}" if excerpt else "")
+        else:
+            errors = [ln.strip() for ln in log.splitlines() if "error" in ln.lower()]
+            message = errors[0] if errors else "the build failed (see the log)"
+        return cls(message, log, log_path)
+
+    def _render_html(self):
+        head, _, rest = str(self).partition("\n")
+        return (
+            f"<div style='color:#b00020;font-weight:bold'>KernelBuildError: {html.escape(head)}</div>"
+            f"<pre>{html.escape(rest)}</pre>"
+            f"<details><summary>full build log ({len(self.log.splitlines())} lines)</summary>"
+            f"<pre>{html.escape(self.log)}</pre></details>"
+        )
+
+
+def _show_build_errors_in_notebook():
+    """In IPython, show a KernelBuildError as its message and a collapsed log, not a traceback."""
+    with contextlib.suppress(ImportError, AttributeError):
+        from IPython import get_ipython
+        from IPython.display import HTML, display
+
+        shell = get_ipython()
+        if shell is None:
+            return
+
+        def handler(shell, etype, value, tb, tb_offset=None):
+            display(HTML(value._render_html()))
+            return [f"KernelBuildError: {str(value).splitlines()[0]}"]
+
+        shell.set_custom_exc((KernelBuildError,), handler)
+
+
+_show_build_errors_in_notebook()
+
+
+# ---------------------------------------------------------------------------------------------
+# The loader.
+
+INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.M)
+
+
+def project_headers(path, include_dirs):
+    """Every header that `path` includes with quotes, transitively, that exists on disk."""
+    seen, todo = set(), [Path(path)]
+    while todo:
+        current = todo.pop()
+        with contextlib.suppress(OSError):
+            for name in INCLUDE.findall(current.read_text()):
+                for base in (current.parent, *include_dirs):
+                    candidate = (Path(base) / name).resolve()
+                    if candidate.is_file():
+                        if candidate not in seen:
+                            seen.add(candidate)
+                            todo.append(candidate)
+                        break
+    return seen
+
+
+@contextlib.contextmanager
+def locked(path):
+    """An OS-level lock: released by the kernel if the holder dies, so a killed build never blocks."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def write_if_changed(path, text):
+    """Keep the timestamp (and so ninja's state) when the content is the same."""
+    path = Path(path)
+    if not path.exists() or path.read_text() != text:
+        tmp = path.with_suffix(path.suffix + f".tmp{os.getpid()}")
+        tmp.write_text(text)
+        os.replace(tmp, path)
+
+
+def copy_atomically(src, dst):
+    tmp = Path(f"{dst}.tmp{os.getpid()}")
+    shutil.copyfile(src, tmp)
+    os.replace(tmp, dst)
+
+
+def linker_flags():
+    # gold links against the 450 MB libtorch_cpu in 0.2 s where bfd takes 0.6 s: every edit pays it.
+    return ["-fuse-ld=gold"] if shutil.which("ld.gold") else []
+
+
+_runtime = None
+
+
+def cpu_runtime():
+    """The CPU stand-in's runtime library (thread pool, fibers), built once and loaded once per process."""
+    global _runtime
+    if _runtime is None:
+        source = COMMON / "cuda_cpu_runtime.cpp"
+        headers = sorted(project_headers(source, [COMMON]))
+        digest = hashlib.sha256(b"".join(p.read_bytes() for p in [source, *headers])).hexdigest()[:12]
+        out_dir = BUILD_ROOT / "cpu" / f"runtime-{digest}"
+        lib = out_dir / "libkp_cuda_cpu.so"
+        with locked(out_dir / ".kp-lock"):
+            if not lib.exists():
+                tmp = out_dir / f"libkp_cuda_cpu.so.tmp{os.getpid()}"
+                cmd = [os.environ.get("CXX", "c++"), "-std=c++17", "-O2", "-fPIC", "-shared", "-pthread",
+                       f"-I{COMMON}", "-Wl,-soname,libkp_cuda_cpu.so", str(source), "-o", str(tmp)]
+                done = subprocess.run(cmd, capture_output=True, text=True)
+                if done.returncode:
+                    raise KernelBuildError.from_log(done.stdout + done.stderr, [source])
+                os.replace(tmp, lib)
+        _runtime = ctypes.CDLL(str(lib))
+        _runtime.kp_set_num_threads(torch.get_num_threads())
+    return _runtime
+
+
+def default_target():
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def resolve_kernel(name_or_path):
+    """`"add2"` -> kernels/add2.cu; a path to a `.cu` file anywhere is taken as it is."""
+    path = Path(name_or_path)
+    if path.suffix != ".cu":
+        path = KERNELS / f"{name_or_path}.cu"
+    path = path.resolve()
+    if not path.is_file():
+        known = ", ".join(sorted(p.stem for p in KERNELS.glob("*.cu")))
+        raise FileNotFoundError(f"no kernel file {path} (the kernels here: {known})")
+    binding = path.with_name(f"{path.stem}_binding.cpp")
+    if not binding.is_file():
+        raise FileNotFoundError(f"{display_path(path)} needs its binding next to it: {display_path(binding)}")
+    return path, binding
+
+
+@dataclass
+class Build:
+    """What one call of build_kernel did."""
+
+    name: str
+    target: str
+    library: Path  # the built shared library
+    key: str  # hash of every input of the build
+    status: str  # "built", "cached" (built earlier, nothing changed) or "loaded" (already in this process)
+    seconds: float = 0.0
+    rebuilt: int = 0  # objects compiled
+    objects: int = 0  # objects in the library
+
+    def describe(self):
+        where = {"cpu": "cpu stand-in", "cuda": "nvcc"}[self.target]
+        if self.status == "built":
+            return f"{self.name}: {where}, built in {self.seconds:.1f} s ({self.rebuilt} of {self.objects} objects)"
+        return f"{self.name}: {self.status} ({where})"
+
+
+def _build_flags(target, cu):
+    includes = [str(COMMON), str(KERNELS), str(cu.parent)]
+    cflags = ["-O2", "-fvisibility=hidden"]
+    ldflags = linker_flags()
+    if target == "cpu":
+        cflags.append("-DKP_CPU_STANDIN")
+        runtime_dir = Path(cpu_runtime()._name).parent
+        ldflags += [f"-L{runtime_dir}", "-lkp_cuda_cpu", f"-Wl,-rpath,{runtime_dir}"]
+    return includes, cflags, ["-O2", "-Xcompiler", "-fvisibility=hidden"], ldflags
+
+
+def build_kernel(name_or_path, target=None, verbose=False):
+    """Build a kernel file and its binding for `target` ("cpu" or "cuda"); return a Build.
+
+    The CUDA build needs nvcc and a CUDA build of torch, not a GPU: on a machine without one it
+    compiles and links (for TORCH_CUDA_ARCH_LIST, default 9.0), which is how the tests check it.
+    """
+    target = target or default_target()
+    if target not in TARGETS:
+        raise ValueError(f"target must be one of {TARGETS}, got {target!r}")
+    cu, binding = resolve_kernel(name_or_path)
+    name = re.sub(r"\W", "_", cu.stem)
+    if target == "cuda":
+        problems = doctor("cuda")
+        os.environ.setdefault("TORCH_CUDA_ARCH_LIST", DEFAULT_CUDA_ARCH)
+        problems = [p for p in problems if p.check != "TORCH_CUDA_ARCH_LIST"]
+        if problems:
+            raise ToolchainError("\n".join(map(str, problems)))
+        cpp_extension.CUDA_HOME = os.environ["CUDA_HOME"]  # in case it was imported before CUDA_HOME was set
+
+    includes, cflags, cuda_cflags, ldflags = _build_flags(target, cu)
+    inputs = sorted({cu, binding, *project_headers(cu, includes), *project_headers(binding, includes)})
+    if target == "cpu":
+        standin = COMMON / "cuda_cpu.h"
+        inputs += [standin, *sorted(project_headers(standin, [COMMON])), COMMON / "cuda_cpu_translate.py"]
+    h = hashlib.sha256(repr((target, torch.__version__, cflags, cuda_cflags, ldflags, includes)).encode())
+    for p in inputs:
+        h.update(str(p).encode() + b"\0" + p.read_bytes())
+    key = h.hexdigest()[:16]
+
+    build_dir = BUILD_ROOT / target / f"{name}-{hashlib.sha256(str(cu).encode()).hexdigest()[:8]}"
+    library = build_dir / f"{name}.so"
+    stamp = build_dir / "built.json"
+    with locked(build_dir / ".kp-lock"):
+        with contextlib.suppress(OSError, ValueError):
+            if json.loads(stamp.read_text())["key"] == key and library.exists():
+                objects = len(list(build_dir.glob("*.o")))
+                return Build(name, target, library, key, "cached", objects=objects)
+        start = time.perf_counter()
+        if target == "cpu":
+            try:
+                text = translate(cu.read_text(), str(cu), display_path(cu))
+            except UnsupportedConstruct as e:
+                raise KernelBuildError(f"{e}\n{source_excerpt(cu, e.line)}") from None
+            (build_dir / "src").mkdir(parents=True, exist_ok=True)
+            sources = [build_dir / "src" / f"{cu.name}.cpp", binding]
+            write_if_changed(sources[0], text)
+        else:
+            sources = [cu, binding]
+        before = {p: p.stat().st_mtime_ns for p in build_dir.glob("*.o")}
+        # load() renames the module after any change it saw in this process (name_v1, ...), which
+        # changes the flags and rebuilds everything; with the same name ninja rebuilds what changed.
+        cpp_extension.JIT_EXTENSION_VERSIONER.entries.pop(name, None)
+        try:
+            cpp_extension.load(
+                name=name,
+                sources=[str(s) for s in sources],
+                extra_cflags=cflags,
+                extra_cuda_cflags=cuda_cflags,
+                extra_ldflags=ldflags,
+                extra_include_paths=includes,
+                build_directory=str(build_dir),
+                with_cuda=target == "cuda",
+                is_python_module=False,
+                verbose=verbose,
+            )
+        except (RuntimeError, OSError) as e:
+            log = str(e)
+            log_path = build_dir / "last_error.log"
+            log_path.write_text(log)
+            err = KernelBuildError.from_log(log, [cu, binding], log_path)
+            if not (GCC_DIAGNOSTIC.search(log) or NVCC_DIAGNOSTIC.search(log)):
+                problems = doctor(target)
+                if problems:
+                    raise ToolchainError("\n".join(map(str, problems))) from err
+            raise err from None
+        after = {p: p.stat().st_mtime_ns for p in build_dir.glob("*.o")}
+        stamp.write_text(json.dumps({"key": key, "inputs": [str(p) for p in inputs]}))
+        rebuilt = sum(1 for p, t in after.items() if before.get(p) != t)
+        return Build(name, target, library, key, "built", time.perf_counter() - start, rebuilt, len(after))
+
+
+class KernelModule:
+    """The ops of one loaded kernel version: `mod.add2(a, b)` calls `torch.ops.<namespace>.add2`."""
+
+    def __init__(self, build, namespace, library_path):
+        self.build, self.namespace, self.library_path = build, namespace, library_path
+        self.__name__ = build.name
+
+    @property
+    def ops(self):
+        names = torch._C._dispatch_get_registrations_for_dispatch_key("CompositeExplicitAutograd")
+        return sorted(n.split("::", 1)[1] for n in names if n.startswith(self.namespace + "::"))
+
+    def __getattr__(self, op):
+        if op.startswith("__"):
+            raise AttributeError(op)
+        return getattr(getattr(torch.ops, self.namespace), op)
+
+    def __dir__(self):
+        return [*super().__dir__(), *self.ops]
+
+    def __repr__(self):
+        return f"<kernel {self.build.name} [{self.build.target}] ops={self.ops} namespace={self.namespace}>"
+
+
+_loaded = {}  # build key -> KernelModule: one load per kernel version per process
+
+
+def load_kernel(name_or_path, target=None, verbose=False, quiet=False):
+    """Build (if needed) and load a kernel; return its ops as a KernelModule.
+
+    `name_or_path`: an op name ("add2" -> kernels/add2.cu + kernels/add2_binding.cpp) or a path to a
+    `.cu` file with its `<stem>_binding.cpp` beside it. Prints one line saying what happened,
+    unless `quiet`. Raises KernelBuildError (compile errors, pointing at the `.cu` line) or
+    ToolchainError (a missing or misconfigured tool, with the fix).
+    """
+    build = build_kernel(name_or_path, target, verbose)
+    module = _loaded.get(build.key)
+    if module is not None:
+        build.status = "loaded"
+        module.build = build
+    else:
+        copies = build.library.parent / "loaded"
+        copies.mkdir(exist_ok=True)
+        # dlopen returns the already-loaded library for a path it has seen: every version gets its own file.
+        copy = copies / f"{build.name}-{build.key}.so"
+        if not copy.exists():
+            copy_atomically(build.library, copy)
+        namespace = f"kp_{build.name}_{build.key}"
+        lib = ctypes.CDLL(str(copy))
+        lib.kp_register.restype = ctypes.c_char_p
+        error = lib.kp_register(namespace.encode())
+        if error:
+            raise KernelBuildError(f"{display_path(build.library)}: registering the ops failed: {error.decode()}")
+        module = _loaded[build.key] = KernelModule(build, namespace, copy)
+    if not quiet:
+        print(build.describe())
+    return module
+
+
+# ---------------------------------------------------------------------------------------------
+# Notebook helpers.
+
+
+def environment_line():
+    """One line: versions and the device the notebook runs on."""
+    device = torch.cuda.get_device_name() if torch.cuda.is_available() else "no GPU: kernels run on the CPU stand-in"
+    return f"torch {torch.__version__} | python {sys.version.split()[0]} | {device} | {torch.get_num_threads()} threads"
+
+
+def setup(seed=0):
+    """Seed everything and print the environment line; returns the device to use."""
+    torch.manual_seed(seed)
+    print(environment_line())
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def show_kernel(name_or_path):
+    """Display a kernel file with syntax highlighting (plain text outside IPython)."""
+    cu, _ = resolve_kernel(name_or_path)
+    text = cu.read_text()
+    try:
+        from IPython.display import Code, display
+
+        display(Code(text, language="cuda"))
+    except ImportError:
+        print(text)
+
+
+def check_against_reference(name, got, expected, atol=None, rtol=None):
+    """Print the max abs error of `got` vs `expected`, then assert they are close."""
+    err = (got.detach() - expected.detach()).abs().max().item() if got.numel() else 0.0
+    print(f"{name:<12} max abs error {err:.3e}  ({got.dtype}, shape {tuple(got.shape)})")
+    torch.testing.assert_close(got, expected, atol=atol, rtol=rtol)
+    return err
+
+
+def show_graph(tensor, params=None):
+    """Render the autograd graph of `tensor` with torchviz; returns the SVG (displayed in Jupyter)."""
+    from torchviz import make_dot
+
+    if shutil.which("dot") is None:
+        raise ToolchainError(
+            "graphviz's `dot` is not installed, so torchviz cannot render\n"
+            "  fix: apt-get install -y graphviz (as root; `make setup` does it), or conda install graphviz"
+        )
+    svg = make_dot(tensor, params=params or {}, show_attrs=False).pipe(format="svg").decode()
+    try:
+        from IPython.display import SVG, display
+
+        display(SVG(svg))
+    except ImportError:
+        pass
+    return svg
+
+
+def bench(providers, sizes, make_inputs, bytes_moved, reps=25, warmup=3, plot=True):
+    """Time each provider on each size; report GB/s from `bytes_moved(n)`, as a table and a plot.
+
+    `providers`: {"name": fn}; `make_inputs(n)` returns the arguments for fn. Each number is the
+    median of `reps` runs after `warmup` runs (CUDA events would be the clock on a GPU).
+    Returns rows of {"provider", "n", "ms", "GB/s"}.
+    """
+    rows = []
+    for n in sizes:
+        args = make_inputs(n)
+        for name, fn in providers.items():
+            for _ in range(warmup):
+                fn(*args)
+            times = []
+            for _ in range(reps):
+                start = time.perf_counter()
+                fn(*args)
+                times.append(time.perf_counter() - start)
+            ms = sorted(times)[len(times) // 2] * 1e3
+            rows.append({"provider": name, "n": n, "ms": ms, "GB/s": bytes_moved(n) / ms / 1e6})
+    print(f"{'provider':<16}{'n':>12}{'ms':>10}{'GB/s':>9}")
+    for r in rows:
+        print(f"{r['provider']:<16}{r['n']:>12}{r['ms']:>10.3f}{r['GB/s']:>9.2f}")
+    if plot:
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(figsize=(6, 3.5))
+        for name in providers:
+            mine = [r for r in rows if r["provider"] == name]
+            ax.plot([r["n"] for r in mine], [r["GB/s"] for r in mine], marker="o", label=name)
+        ax.set(xscale="log", xlabel="elements", ylabel="GB/s", title="throughput (median)")
+        ax.legend()
+        plt.show()
+    return rows
+
+
+def main(argv):
+    if argv[:1] != ["doctor"]:
+        print("usage: python helpers.py doctor [cpu|cuda ...]")
+        return 2
+    failed = 0
+    for target in argv[1:] or ["cpu", "cuda"]:
+        problems = doctor(target)
+        print(f"[{target}] " + ("ok" if not problems else f"{len(problems)} problem(s)"))
+        for p in problems:
+            print("  " + str(p).replace("\n", "\n  "))
+        failed |= bool(problems)
+    if shutil.which("dot") is None:
+        print("[graphviz] `dot` missing: apt-get install -y graphviz (or conda install graphviz)")
+        failed = 1
+    return int(failed)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,162 @@
+// What every binding (kernels/<op>_binding.cpp) includes: the torch side of an op.
+//
+// Bindings hold the torch code and kernel files hold none, so an edit of a kernel rebuilds one
+// small object. This header builds on torch's stable C++ API, which compiles in ~2 s where
+// torch/extension.h takes ~20 s, and gives:
+//   - argument checks whose messages name the op and the argument (they reach Python as
+//     RuntimeError): kp::check_floating, kp::check_like;
+//   - KP_DISPATCH_FLOATING: float32/float64 dispatch, with `scalar_t` set inside;
+//   - kp::stream_of: the current CUDA stream of a tensor (nullptr on the CPU stand-in);
+//   - KP_OPS(m) { m.def("schema", TORCH_BOX(&fn)); }: registration under a namespace chosen by
+//     the loader at load time, so that an edited kernel loads again in the same process
+//     (re-registering a namespace would abort the process).
+#pragma once
+
+#ifndef KP_CPU_STANDIN
+#define USE_CUDA  // declares the CUDA parts of torch's C shim (the current stream)
+#endif
+#include <torch/csrc/stable/library.h>
+#include <torch/csrc/stable/ops.h>
+#include <torch/csrc/stable/tensor.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+// Exactly CUDA's spelling, so launcher declarations mangle as they do in the kernel file.
+struct CUstream_st;
+typedef struct CUstream_st* cudaStream_t;
+
+#ifdef KP_CPU_STANDIN
+extern "C" void kp_set_num_threads(int n);  // the stand-in's pool, kernels/common/cuda_cpu_runtime.cpp
+#endif
+
+namespace kp {
+
+using torch::headeronly::ScalarType;
+using torch::stable::Tensor;
+
+#ifdef KP_CPU_STANDIN
+inline const char* const kBuildServes = "cpu tensors (the CPU stand-in build); load the kernel with target='cuda' for cuda tensors";
+inline bool served(const Tensor& t) { return t.is_cpu(); }
+#else
+inline const char* const kBuildServes = "cuda tensors (the nvcc build); load the kernel with target='cpu' for cpu tensors";
+inline bool served(const Tensor& t) { return t.is_cuda(); }
+#endif
+
+inline std::string device_name(const Tensor& t) {
+  if (t.is_cpu()) return "cpu";
+  if (t.is_cuda()) return "cuda:" + std::to_string(t.get_device_index());
+  return "a device other than cpu and cuda";
+}
+
+inline std::string shape_of(const Tensor& t) {
+  std::string s = "[";
+  for (int64_t d = 0; d < t.dim(); ++d) s += (d ? ", " : "") + std::to_string(t.size(d));
+  return s + "]";
+}
+
+inline void check(bool ok, const std::string& message) {
+  if (!ok) throw std::runtime_error(message);
+}
+
+// `t` is a defined float32/float64 tensor on a device this build serves.
+inline void check_floating(const char* op, const char* name, const Tensor& t) {
+  check(t.defined(), std::string(op) + ": " + name + " is undefined");
+  ScalarType st = t.scalar_type();
+  check(st == ScalarType::Float || st == ScalarType::Double,
+        std::string(op) + ": " + name + " must be float32 or float64, got " + torch::headeronly::toString(st));
+  check(served(t), std::string(op) + ": " + name + " is on " + device_name(t) + ", but this build takes " + kBuildServes);
+}
+
+// `t` has the dtype, device and shape of `ref`.
+inline void check_like(const char* op, const char* name, const Tensor& t, const char* ref_name, const Tensor& ref) {
+  check_floating(op, name, t);
+  check(t.scalar_type() == ref.scalar_type(), std::string(op) + ": " + name + " has dtype " +
+                                                  torch::headeronly::toString(t.scalar_type()) + " but " + ref_name +
+                                                  " has " + torch::headeronly::toString(ref.scalar_type()));
+  check(device_name(t) == device_name(ref),
+        std::string(op) + ": " + name + " is on " + device_name(t) + " but " + ref_name + " is on " + device_name(ref));
+  check(t.dim() == ref.dim() && shape_of(t) == shape_of(ref), std::string(op) + ": " + name + " has shape " +
+                                                                  shape_of(t) + " but " + ref_name + " has " +
+                                                                  shape_of(ref));
+}
+
+inline cudaStream_t stream_of(const Tensor& t) {
+#ifdef KP_CPU_STANDIN
+  (void)t;
+  return nullptr;
+#else
+  void* stream = nullptr;
+  check(aoti_torch_get_current_cuda_stream(t.get_device_index(), &stream) == AOTI_TORCH_SUCCESS,
+        "could not get the current CUDA stream");
+  return static_cast<cudaStream_t>(stream);
+#endif
+}
+
+// Called by KP_DISPATCH_FLOATING before every launch: the stand-in's pool follows
+// torch.get_num_threads().
+inline void before_launch() {
+#ifdef KP_CPU_STANDIN
+  kp_set_num_threads(static_cast<int>(torch::stable::get_num_threads()));
+#endif
+}
+
+// Ops of one binding: each `def` declares the schema and registers the boxed function for
+// every backend (the checks above reject devices the build does not serve, by name).
+class Ops {
+ public:
+  explicit Ops(const char* ns)
+      : def_(new Library(Library::Kind::DEF, ns, nullptr, __FILE__, __LINE__)),
+        impl_(new Library(Library::Kind::IMPL, ns, "CompositeExplicitAutograd", __FILE__, __LINE__)) {}
+
+  Ops& def(const char* schema, void (*boxed)(StableIValue*, uint64_t, uint64_t)) {
+    std::string name(schema, std::string(schema).find('('));
+    def_->def(schema);
+    impl_->impl(name.c_str(), boxed);
+    return *this;
+  }
+
+ private:
+  // Never deleted: deleting a library object unregisters its ops, and a loaded kernel version
+  // stays callable until the process ends.
+  using Library = torch::stable::detail::StableLibrary;
+  Library* def_;
+  Library* impl_;
+};
+
+}  // namespace kp
+
+#define KP_DISPATCH_FLOATING(TYPE, OP, ...)                                                         \
+  [&] {                                                                                             \
+    ::kp::before_launch();                                                                          \
+    switch (TYPE) {                                                                                 \
+      case ::kp::ScalarType::Float: {                                                               \
+        using scalar_t = float;                                                                     \
+        return __VA_ARGS__();                                                                       \
+      }                                                                                             \
+      case ::kp::ScalarType::Double: {                                                              \
+        using scalar_t = double;                                                                    \
+        return __VA_ARGS__();                                                                       \
+      }                                                                                             \
+      default:                                                                                      \
+        throw std::runtime_error(std::string(OP) + ": unsupported dtype " + torch::headeronly::toString(TYPE)); \
+    }                                                                                               \
+  }()
+
+// KP_OPS(m) { m.def(...); } defines kp_register(ns), which the loader calls once per load with a
+// fresh namespace. It returns nullptr, or the error text (exceptions must not cross into ctypes).
+#define KP_OPS(m)                                                                   \
+  static void kp_define_ops(::kp::Ops& m);                                          \
+  extern "C" __attribute__((visibility("default"))) const char* kp_register(const char* ns) { \
+    static std::string error;                                                       \
+    try {                                                                           \
+      ::kp::Ops ops(ns);                                                            \
+      kp_define_ops(ops);                                                           \
+      return nullptr;                                                               \
+    } catch (const std::exception& e) {                                             \
+      error = e.what();                                                             \
+      return error.c_str();                                                         \
+    }                                                                               \
+  }                                                                                 \
+  static void kp_define_ops(::kp::Ops& m)

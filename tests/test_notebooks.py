@@ -1,0 +1,27 @@
+"""Every notebook runs top to bottom in a fresh kernel, and is committed without outputs."""
+
+import json
+
+import pytest
+
+from tools.notebooks import all_notebooks, execute
+
+NOTEBOOKS = all_notebooks()
+
+
+def test_there_are_notebooks():
+    assert NOTEBOOKS
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_committed_clean(path):
+    nb = json.loads(path.read_text())
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "code":
+            assert not cell.get("outputs") and cell.get("execution_count") is None, f"{path.name} has outputs"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_runs_top_to_bottom(path):
+    run = execute(path)
+    assert run.error is None, f"{path.name} failed in code cell {run.failed_cell}:\n{run.error[-4000:]}"

@@ -1,0 +1,44 @@
+"""Execute notebooks top to bottom in a fresh kernel: shared by `make run` and the notebook test."""
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = ROOT / "notebooks"
+
+
+@dataclass
+class Executed:
+    path: Path
+    notebook: nbformat.NotebookNode
+    seconds: float
+    error: str | None  # None when every cell ran
+    failed_cell: int | None  # index of the failing code cell
+
+
+def all_notebooks():
+    return sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+
+
+def execute(path, timeout=1200):
+    """Run every cell of `path` in a fresh python3 kernel whose working folder is the notebook's."""
+    path = Path(path)
+    nb = nbformat.read(path, as_version=4)
+    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}})
+    start = time.perf_counter()
+    error, failed = None, None
+    try:
+        client.execute()
+    except CellExecutionError as e:
+        error = str(e)
+        code_cells = [c for c in nb.cells if c.cell_type == "code"]
+        failed = next(
+            (i for i, c in enumerate(code_cells) if any(o.get("output_type") == "error" for o in c.get("outputs", []))),
+            None,
+        )
+    return Executed(path, nb, time.perf_counter() - start, error, failed)
