@@ -1,0 +1,128 @@
+"""Build latency of the edit-run loop, for add2: ours (helpers.load_kernel) against the seed's way.
+
+The seed's way: one source including torch/extension.h with a pybind11 module, built by plain
+torch.utils.cpp_extension.load. Ours: kernels/add2.cu (no torch headers) + its binding (torch's
+stable API), through helpers.load_kernel. Each scenario runs in a fresh process with an empty
+build folder; times exclude `import torch`.
+
+    python bench/build_latency.py      # prints a markdown table
+"""
+
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+SEED_SOURCE = """\
+#include <torch/extension.h>
+
+torch::Tensor add2(torch::Tensor a, torch::Tensor b) {
+  TORCH_CHECK(a.sizes() == b.sizes(), "a and b must have the same shape");
+  auto c = torch::empty_like(a);
+  const float* pa = a.data_ptr<float>();
+  const float* pb = b.data_ptr<float>();
+  float* pc = c.data_ptr<float>();
+  for (int64_t i = 0; i < a.numel(); ++i) pc[i] = pa[i] + pb[i];  // EDIT
+  return c;
+}
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("add2", &add2); }
+"""
+
+# Each scenario prints {"first": s, "second": s}: a load, then (after an optional edit) a second
+# load in the same process.
+OURS = """
+import json, sys, time
+from pathlib import Path
+import torch
+t = time.perf_counter(); import helpers; m = helpers.load_kernel(sys.argv[1], quiet=True); first = time.perf_counter() - t
+a = torch.ones(4)
+assert m.add2(a, a).tolist() == [2.0] * 4
+second = None
+if sys.argv[2] == "edit":
+    cu = Path(sys.argv[1]); cu.write_text(cu.read_text().replace("c[i] = a[i] + b[i];", "c[i] = a[i] + 2 * b[i];"))
+    t = time.perf_counter(); m = helpers.load_kernel(sys.argv[1], quiet=True); second = time.perf_counter() - t
+    assert m.add2(a, a).tolist() == [3.0] * 4, "stale module"
+print(json.dumps({"first": first, "second": second}))
+"""
+
+SEED = """
+import json, sys, time
+from pathlib import Path
+import torch
+from torch.utils.cpp_extension import load
+src, build = sys.argv[1], sys.argv[3]
+t = time.perf_counter(); m = load("add2_seed", [src], build_directory=build); first = time.perf_counter() - t
+a = torch.ones(4)
+assert m.add2(a, a).tolist() == [2.0] * 4
+second = None
+if sys.argv[2] == "edit":
+    p = Path(src); p.write_text(p.read_text().replace("pa[i] + pb[i];  // EDIT", "pa[i] + 2 * pb[i];  // EDIT"))
+    t = time.perf_counter(); m = load("add2_seed", [src], build_directory=build); second = time.perf_counter() - t
+    assert m.add2(a, a).tolist() == [3.0] * 4, "stale module"
+print(json.dumps({"first": first, "second": second}))
+"""
+
+
+def run(script, *args, env=None):
+    done = subprocess.run([sys.executable, "-c", script, *map(str, args)], capture_output=True, text=True, env=env)
+    if done.returncode:
+        raise RuntimeError(done.stderr[-3000:])
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def measure_ours(tmp):
+    import os
+
+    env = {**os.environ, "KP_BUILD_DIR": str(tmp / "ours-build")}
+    kdir = tmp / "ours"
+    kdir.mkdir()
+    for suffix in (".cu", "_binding.cpp"):
+        text = (ROOT / "kernels" / f"add2{suffix}").read_text()
+        text = text.replace('"common/kp.cuh"', '"kp.cuh"').replace('"common/binding.h"', '"binding.h"')
+        (kdir / f"add2{suffix}").write_text(text)
+    cu = kdir / "add2.cu"
+    cold = run(OURS, cu, "no-edit", env=env)["first"]
+    warm = run(OURS, cu, "no-edit", env=env)["first"]
+    edit = run(OURS, cu, "edit", env=env)["second"]
+    return cold, warm, edit
+
+
+def measure_seed(tmp):
+    src = tmp / "add2_seed.cpp"
+    src.write_text(SEED_SOURCE)
+    build = tmp / "seed-build"
+    build.mkdir()
+    cold = run(SEED, src, "no-edit", build)["first"]
+    warm = run(SEED, src, "no-edit", build)["first"]
+    edit = run(SEED, src, "edit", build)["second"]
+    return cold, warm, edit
+
+
+def main():
+    import os
+    import platform
+
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        ours = measure_ours(tmp)
+        seed = measure_seed(tmp)
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"add2 build latency, CPU stand-in target, {os.cpu_count()} cores, {platform.processor() or platform.machine()}")
+    print()
+    print("| step | seed's way (torch/extension.h, plain load) | ours (load_kernel) | ratio |")
+    print("|---|---|---|---|")
+    for step, s, o in zip(("cold build", "warm load, new process", "edit -> reload, same process"), seed, ours):
+        print(f"| {step} | {s:.2f} s | {o:.2f} s | {s / o:.1f}x faster |")
+    print()
+    print(textwrap.fill("Times exclude `import torch`. The seed's way also renames its module after an edit, so its "
+                        "reload rebuilds everything; ours rebuilds the kernel object and relinks.", 100))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,83 @@
+"""What the CPU stand-in costs, against the targets of its issue. Prints a markdown table.
+
+    python bench/cpu_standin.py
+
+- elementwise: add2 (one CUDA thread per element, blocks of 256) on 2^22 floats against torch.add,
+  at the same thread count;
+- one __syncthreads arrival: a 256-thread block doing nothing but barriers, per thread per barrier;
+- compiling one kernel file with the header at -O2: ninja rebuilding add2's kernel object alone.
+"""
+
+import os
+import platform
+import statistics
+import subprocess
+import time
+
+import torch
+
+import helpers
+
+N = 2**22
+
+
+def median_seconds(fn, reps=21, warmup=3):
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(reps):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def elementwise(add2, threads):
+    torch.set_num_threads(threads)
+    a, b = torch.randn(N), torch.randn(N)
+    ours = median_seconds(lambda: add2.add2(a, b))
+    native = median_seconds(lambda: torch.add(a, b))
+    return ours, native
+
+
+def syncthreads_ns(costs, threads, blocks=8, block=256, iters=2000):
+    torch.set_num_threads(threads)
+    out = torch.zeros(blocks, dtype=torch.int32)
+    seconds = median_seconds(lambda: costs.sync_loop(out, block, iters), reps=7, warmup=1)
+    assert (out == iters).all(), out
+    # Each OS thread runs its share of the blocks: time x threads / arrivals = cost of one arrival.
+    return seconds * threads / (blocks * block * (iters + 1)) * 1e9
+
+
+def kernel_compile_seconds(add2):
+    build_dir = add2.build.library.parent
+    source = build_dir / "src" / "add2.cu.cpp"
+    times = []
+    for _ in range(3):
+        os.utime(source)
+        start = time.perf_counter()
+        subprocess.run(["ninja", "-C", str(build_dir), "add2.cu.o"], check=True, capture_output=True)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def main():
+    add2 = helpers.load_kernel("add2", target="cpu", quiet=True)
+    costs = helpers.load_kernel(helpers.ROOT / "bench" / "kernels" / "standin_costs.cu", target="cpu", quiet=True)
+    cores = os.cpu_count()
+    print(f"CPU stand-in costs; {cores} cores, {platform.machine()}, torch {torch.__version__}\n")
+    print("| measure | stand-in | reference | ratio | target |")
+    print("|---|---|---|---|---|")
+    for threads in sorted({1, cores}):
+        ours, native = elementwise(add2, threads)
+        print(f"| add2 on 2^22 floats, {threads} thread(s) | {ours * 1e3:.2f} ms | torch.add {native * 1e3:.2f} ms "
+              f"| {ours / native:.2f}x | within 3x |")
+    for threads in sorted({1, cores}):
+        ns = syncthreads_ns(costs, threads)
+        print(f"| one __syncthreads arrival, {threads} thread(s) | {ns:.1f} ns | | | at most 15 ns |")
+    seconds = kernel_compile_seconds(add2)
+    print(f"| compile add2.cu with the header, -O2 | {seconds:.2f} s | | | at most 1.5 s |")
+
+
+if __name__ == "__main__":
+    main()
