@@ -46,7 +46,7 @@ def syncthreads_ns(costs, threads, blocks=8, block=256, iters=2000):
     seconds = median_seconds(lambda: costs.sync_loop(out, block, iters), reps=7, warmup=1)
     assert (out == iters).all(), out
     # Each OS thread runs its share of the blocks: time x threads / arrivals = cost of one arrival.
-    return seconds * threads / (blocks * block * (iters + 1)) * 1e9
+    return seconds * threads / (blocks * block * iters) * 1e9
 
 
 def kernel_compile_seconds(add2):

@@ -62,6 +62,11 @@ def test_extern_shared_in_function_and_at_file_scope():
     assert int(m.group(1)) + lines[directive + 1 :].index("  smem[0] = file_smem[0];") == 4
 
 
+def test_noinline_becomes_an_attribute():
+    out = body(translate("__device__ __noinline__ float f(float x) { return x; }\n", "/k.cu"))
+    assert out == "__device__ __attribute__((noinline)) float f(float x) { return x; }\n"
+
+
 def test_cuda_runtime_includes_are_dropped():
     out = body(translate("#include <cuda_runtime.h>\n#include <cmath>\n", "/k.cu"))
     assert "cuda_runtime.h: provided by cuda_cpu.h" in out and "#include <cmath>" in out

@@ -8,7 +8,8 @@ The `.cu` on disk stays ordinary CUDA. `translate()` returns a copy that
     keeping every newline of the original so later lines keep their numbers;
   * rewrites `extern __shared__ T name[];` into a pointer to the running block's dynamic shared
     memory (a local inside a function, a macro at file scope);
-  * drops the CUDA runtime includes that `cuda_cpu.h` stands in for.
+  * drops the CUDA runtime includes that `cuda_cpu.h` stands in for, and spells `__noinline__`
+    as a g++ attribute.
 Constructs the stand-in cannot honour are rejected here, before g++ runs, with
 `file.cu:LINE: <construct> is not supported on the CPU stand-in`.
 """
@@ -227,6 +228,10 @@ def translate(src, path, display_path=None):
         else:
             replacement = f"{ctype}* const {name} = reinterpret_cast<{ctype}*>(::kp::dynamic_shared_memory());"
         edits.append((m.start(), m.end(), replacement))
+
+    # A `__noinline__` macro would break libstdc++'s own `__attribute__((__noinline__))`.
+    for m in re.finditer(r"\b__noinline__\b", code):
+        edits.append((m.start(), m.end(), "__attribute__((noinline))"))
 
     for m in CUDA_RUNTIME_INCLUDES.finditer(src):
         edits.append((m.start(), m.end(), f"/* {m.group(1)}: provided by cuda_cpu.h */"))

@@ -1,0 +1,482 @@
+// cuda_cpu.h: CUDA's execution model on the CPU, so that a plain .cu kernel file compiles with g++
+// and runs with CUDA's semantics.
+//
+// The source step (cuda_cpu_translate.py) force-includes this header first in a translated copy of
+// each .cu file, where every launch `k<<<G, B, S, ST>>>(args)` became a call of ::kp::launch (below)
+// and every `extern __shared__ T name[]` became a pointer to ::kp::dynamic_shared_memory().
+// Everything else is here: qualifiers, threadIdx and friends, __shared__, barriers, warp shuffles
+// and votes, atomics, math intrinsics. The runtime (cuda_cpu_runtime.cpp, libkp_cuda_cpu.so, one
+// per process) owns the thread pool and the fibers.
+//
+// How it runs. A launch is checked like CUDA checks it, then its blocks are handed out in chunks to
+// the pool; the launching thread works too. A block runs on one OS thread: its CUDA threads run one
+// after another, in threadIdx order, as plain calls of the kernel inlined into the block loop
+// below, until one of them reaches a barrier (__syncthreads) or a warp collective (__syncwarp,
+// shuffles, votes). Only then does that block switch to fibers: the thread that got there keeps
+// running on the OS thread's own stack, the threads after it start on fibers of their own, and
+// those before it have returned and count as exited. A barrier then switches to the next runnable
+// thread until every non-exited thread of the block (or every lane named by a warp mask) has
+// arrived. A block that never reaches a barrier never pays for fibers. __shared__ variables are
+// static thread_local: one copy per OS thread, that is one per running block.
+//
+// Known differences from a GPU:
+//   - Threads of a block do not interleave between barriers: each runs until it reaches a barrier
+//     or returns. Some races therefore stay hidden here (a missing __syncthreads can go unnoticed),
+//     and warp-synchronous code without __syncwarp (legacy reductions over volatile shared memory)
+//     is wrong, as it is on GPUs since Volta.
+//   - A divergent __syncthreads does not hang: it completes when the threads that skip it have
+//     exited, and when they wait elsewhere (at a __syncthreads on another source line, or in a
+//     warp collective) the launch fails with cudaErrorLaunchFailure and a message saying who waits
+//     where and on which line.
+//   - Floating-point sums come out in a different order (atomics, reductions), so results differ
+//     from a GPU's in the last bits.
+//   - Grid-stride loops over few blocks are slow: each CUDA thread walks the whole array with a
+//     large stride before the next one starts. Launch one thread per element where possible.
+//   - __activemask() returns the lanes of the warp that have not exited, not those of the current
+//     branch.
+//   - Launches are synchronous; streams are accepted and ignored.
+//
+// Costs (x86-64, one core): a barrier-free block costs ~0.3 ns per CUDA thread over a plain loop;
+// each arrival at a barrier is a fiber switch, ~15 ns, and at a shuffle or vote ~25 ns.
+//
+// Kernel files are built with -fvisibility=hidden (or -fno-semantic-interposition): otherwise g++
+// may not inline non-template __device__ functions inside a shared library.
+#pragma once
+
+#include <math.h>  // the float overloads (sqrt(float), ...) in the global namespace, as in CUDA
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>  // printf in kernels, as in CUDA
+#include <cstdlib>
+#include <cstring>  // memcpy, memset in kernels, as in CUDA
+
+// Declared here, defined by the runtime library: exported whatever the visibility flags.
+#define KP_API __attribute__((visibility("default")))
+
+// ---------------------------------------------------------------------------------------------
+// Qualifiers. `__noinline__` is not defined here: libstdc++'s <memory> writes
+// `__attribute__((__noinline__))`, which such a macro would break; the source step rewrites it.
+
+#define __global__
+#define __device__
+#define __host__
+#define __constant__
+#define __forceinline__ __attribute__((always_inline)) inline
+#define __launch_bounds__(...)
+#define __align__(n) __attribute__((aligned(n)))
+#define __shared__ static thread_local
+
+// ---------------------------------------------------------------------------------------------
+// Types, with CUDA's names, layouts, error codes and texts.
+
+struct uint3 {
+  unsigned x, y, z;
+};
+
+struct dim3 {
+  unsigned x, y, z;
+  constexpr dim3(unsigned vx = 1, unsigned vy = 1, unsigned vz = 1) : x(vx), y(vy), z(vz) {}
+  constexpr dim3(uint3 v) : x(v.x), y(v.y), z(v.z) {}
+  constexpr operator uint3() const { return {x, y, z}; }
+};
+
+struct __align__(8) float2 {
+  float x, y;
+};
+struct float3 {
+  float x, y, z;
+};
+struct __align__(16) float4 {
+  float x, y, z, w;
+};
+struct __align__(8) int2 {
+  int x, y;
+};
+struct int3 {
+  int x, y, z;
+};
+struct __align__(16) int4 {
+  int x, y, z, w;
+};
+struct __align__(8) uint2 {
+  unsigned x, y;
+};
+struct __align__(16) uint4 {
+  unsigned x, y, z, w;
+};
+struct __align__(16) double2 {
+  double x, y;
+};
+
+enum cudaError {
+  cudaSuccess = 0,
+  cudaErrorInvalidValue = 1,          // "invalid argument"
+  cudaErrorInvalidConfiguration = 9,  // "invalid configuration argument"
+  cudaErrorLaunchFailure = 719,       // "unspecified launch failure"
+};
+typedef enum cudaError cudaError_t;
+typedef struct CUstream_st* cudaStream_t;
+
+// Every function this header defines is hidden in the kernel library that includes it, whatever
+// the visibility flags: calls bind inside the library (CUDA's names too, even when a CUDA build of
+// torch has put libcudart's in the global scope), and nothing is exported.
+#pragma GCC visibility push(hidden)
+
+inline uint3 make_uint3(unsigned x, unsigned y, unsigned z) { return {x, y, z}; }
+inline float2 make_float2(float x, float y) { return {x, y}; }
+inline float3 make_float3(float x, float y, float z) { return {x, y, z}; }
+inline float4 make_float4(float x, float y, float z, float w) { return {x, y, z, w}; }
+inline int2 make_int2(int x, int y) { return {x, y}; }
+inline int3 make_int3(int x, int y, int z) { return {x, y, z}; }
+inline int4 make_int4(int x, int y, int z, int w) { return {x, y, z, w}; }
+inline uint2 make_uint2(unsigned x, unsigned y) { return {x, y}; }
+inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return {x, y, z, w}; }
+inline double2 make_double2(double x, double y) { return {x, y}; }
+
+// ---------------------------------------------------------------------------------------------
+// Errors: per host thread, as in CUDA.
+
+namespace kp {
+namespace detail {
+KP_API cudaError_t last_error(bool clear);  // this host thread's
+}  // namespace detail
+
+// The text of this host thread's last error, more detailed than cudaGetErrorString: it names the
+// kernel, its configuration and what was wrong. Not cleared by cudaGetLastError; "" before any.
+KP_API const char* last_error_message();
+}  // namespace kp
+
+extern "C" {
+// The last error of this host thread, then cudaSuccess.
+inline cudaError_t cudaGetLastError(void) { return ::kp::detail::last_error(true); }
+// The same, without clearing it.
+inline cudaError_t cudaPeekAtLastError(void) { return ::kp::detail::last_error(false); }
+// cudaSuccess: launches are synchronous here, and their errors are recorded when they return.
+inline cudaError_t cudaDeviceSynchronize(void) { return cudaSuccess; }
+
+inline const char* cudaGetErrorString(cudaError_t error) {
+  switch (error) {
+    case cudaSuccess:
+      return "no error";
+    case cudaErrorInvalidValue:
+      return "invalid argument";
+    case cudaErrorInvalidConfiguration:
+      return "invalid configuration argument";
+    case cudaErrorLaunchFailure:
+      return "unspecified launch failure";
+  }
+  return "unrecognized error code";
+}
+
+inline const char* cudaGetErrorName(cudaError_t error) {
+  switch (error) {
+    case cudaSuccess:
+      return "cudaSuccess";
+    case cudaErrorInvalidValue:
+      return "cudaErrorInvalidValue";
+    case cudaErrorInvalidConfiguration:
+      return "cudaErrorInvalidConfiguration";
+    case cudaErrorLaunchFailure:
+      return "cudaErrorLaunchFailure";
+  }
+  return "cudaErrorUnknown";
+}
+}
+
+// ---------------------------------------------------------------------------------------------
+// The interface to the runtime.
+
+namespace kp {
+namespace detail {
+
+struct Worker;  // an OS thread's block scheduler and fiber stacks, owned by the runtime
+
+// What the code of a running block reads, one per OS thread. Plain data and `__thread` (rather than
+// thread_local) so that access is a bare TLS address, with no initialisation wrapper calls.
+struct ThreadState {
+  uint3 thread_idx, block_idx, block_dim, grid_dim;
+  void* dynamic_smem;  // this OS thread's dynamic shared memory, 48 KiB
+  Worker* worker;
+  int fiber_mode;  // nonzero while the running block runs on fibers
+};
+extern KP_API __thread ThreadState tls;
+
+// The address of this OS thread's tls. `const` (like glibc's __errno_location) lets g++ compute it
+// once per function rather than once per use: a global-dynamic TLS address is otherwise recomputed,
+// with a call, for every CUDA thread of the block loop. Sound because a block, fibers included,
+// never leaves the OS thread it started on.
+__attribute__((const, noinline)) inline ThreadState* state() { return &tls; }
+
+// One launch, as the runtime sees it: two entry points instantiated for the kernel, and the
+// closure (kernel and arguments) they run.
+struct Kernel {
+  const char* name;
+  void (*run_blocks)(const void* body, uint64_t begin, uint64_t end);  // blocks [begin, end)
+  void (*run_thread)(const void* body);                                // the CUDA thread that tls.thread_idx names
+  const void* body;
+};
+
+// The warp collectives, for warp_collective() and its messages.
+enum class Collective : uint8_t { syncwarp, shfl, shfl_up, shfl_down, shfl_xor, all, any, ballot };
+
+KP_API void launch(const Kernel& kernel, dim3 grid, dim3 block, size_t shmem);
+KP_API void finish_fiber_block(Worker* w);  // the thread on the OS thread's stack returned
+KP_API void syncthreads(Worker* w, int line);
+KP_API uint64_t warp_collective(Worker* w, Collective kind, unsigned mask, uint64_t value, int arg, int width,
+                                int line);
+KP_API unsigned active_mask(Worker* w);
+
+// Runs the blocks [begin, end) of a launch, each block's CUDA threads as plain calls of `body`,
+// which g++ inlines here. When a thread reaches a barrier the runtime moves the block to fibers and
+// sets fiber_mode; the thread then returns here and the runtime finishes the block.
+template <class Body>
+void run_blocks(const void* body_ptr, uint64_t begin, uint64_t end) {
+  const Body body = *static_cast<const Body*>(body_ptr);  // a local copy: arguments in registers
+  ThreadState& st = *state();
+  const uint3 grid = st.grid_dim, block = st.block_dim;
+  uint3 b = {unsigned(begin % grid.x), unsigned(begin / grid.x % grid.y), unsigned(begin / grid.x / grid.y)};
+  for (uint64_t i = begin; i < end; ++i) {
+    st.block_idx = b;
+    for (unsigned z = 0; z < block.z; ++z) {
+      st.thread_idx.z = z;
+      for (unsigned y = 0; y < block.y; ++y) {
+        st.thread_idx.y = y;
+        for (unsigned x = 0; x < block.x; ++x) {
+          st.thread_idx.x = x;
+          body();
+          if (__builtin_expect(st.fiber_mode, 0)) {
+            finish_fiber_block(st.worker);
+            goto next_block;
+          }
+        }
+      }
+    }
+  next_block:
+    if (++b.x == grid.x) {
+      b.x = 0;
+      if (++b.y == grid.y) b.y = 0, ++b.z;
+    }
+  }
+}
+
+// Runs one CUDA thread on a fiber.
+template <class Body>
+void run_thread(const void* body_ptr) {
+  (*static_cast<const Body*>(body_ptr))();
+}
+
+template <class T>
+inline uint64_t to_bits(T v) {
+  static_assert(sizeof(T) <= 8, "warp shuffles move values of at most 8 bytes");
+  uint64_t bits = 0;
+  __builtin_memcpy(&bits, &v, sizeof(T));
+  return bits;
+}
+
+template <class T>
+inline T from_bits(uint64_t bits) {
+  T v;
+  __builtin_memcpy(&v, &bits, sizeof(T));
+  return v;
+}
+
+}  // namespace detail
+
+// The launch `kern<<<grid, block, shmem, stream>>>(args...)`, as the source step writes it:
+// launch("kern", grid, block, shmem, stream, [](auto... a) { kern(a...); }, args...). Synchronous.
+// A bad configuration launches nothing and is recorded for cudaGetLastError().
+template <class F, class... A>
+inline void launch(const char* name, dim3 grid, dim3 block, size_t shmem, cudaStream_t /*stream*/, F thread_fn,
+                   A... args) {
+  auto body = [thread_fn, args...] { thread_fn(args...); };
+  using Body = decltype(body);
+  const detail::Kernel kernel = {name, &detail::run_blocks<Body>, &detail::run_thread<Body>, &body};
+  detail::launch(kernel, grid, block, shmem);
+}
+
+// The running block's dynamic shared memory (the size given at launch, at most 48 KiB).
+inline void* dynamic_shared_memory() { return detail::state()->dynamic_smem; }
+
+}  // namespace kp
+
+// ---------------------------------------------------------------------------------------------
+// Built-in variables.
+
+#define threadIdx (static_cast<const ::uint3&>(::kp::detail::state()->thread_idx))
+#define blockIdx (static_cast<const ::uint3&>(::kp::detail::state()->block_idx))
+#define blockDim (static_cast<const ::uint3&>(::kp::detail::state()->block_dim))
+#define gridDim (static_cast<const ::uint3&>(::kp::detail::state()->grid_dim))
+constexpr int warpSize = 32;
+
+// ---------------------------------------------------------------------------------------------
+// Barriers, shuffles and votes. `line` defaults to the caller's line, for deadlock messages; two
+// __syncthreads on different lines are different barriers.
+
+inline void __syncthreads(int line = __builtin_LINE()) {
+  ::kp::detail::syncthreads(::kp::detail::state()->worker, line);
+}
+
+inline void __syncwarp(unsigned mask = 0xffffffffu, int line = __builtin_LINE()) {
+  ::kp::detail::warp_collective(::kp::detail::state()->worker, ::kp::detail::Collective::syncwarp, mask, 0, 0, warpSize,
+                                line);
+}
+
+#define KP_SHUFFLE(name, kind, Arg)                                                                        \
+  template <class T>                                                                                       \
+  inline T name(unsigned mask, T var, Arg arg, int width = warpSize, int line = __builtin_LINE()) {        \
+    return ::kp::detail::from_bits<T>(                                                                     \
+        ::kp::detail::warp_collective(::kp::detail::state()->worker, ::kp::detail::Collective::kind, mask, \
+                                      ::kp::detail::to_bits(var), static_cast<int>(arg), width, line));    \
+  }
+KP_SHUFFLE(__shfl_sync, shfl, int)                 // the value of lane `arg` (modulo width)
+KP_SHUFFLE(__shfl_up_sync, shfl_up, unsigned)      // of lane - arg, own value below the segment start
+KP_SHUFFLE(__shfl_down_sync, shfl_down, unsigned)  // of lane + arg, own value past the segment end
+KP_SHUFFLE(__shfl_xor_sync, shfl_xor, int)         // of lane ^ arg, own value from a later segment
+#undef KP_SHUFFLE
+
+inline unsigned __ballot_sync(unsigned mask, int predicate, int line = __builtin_LINE()) {
+  return static_cast<unsigned>(::kp::detail::warp_collective(
+      ::kp::detail::state()->worker, ::kp::detail::Collective::ballot, mask, predicate != 0, 0, warpSize, line));
+}
+inline int __all_sync(unsigned mask, int predicate, int line = __builtin_LINE()) {
+  return static_cast<int>(::kp::detail::warp_collective(::kp::detail::state()->worker, ::kp::detail::Collective::all,
+                                                        mask, predicate != 0, 0, warpSize, line));
+}
+inline int __any_sync(unsigned mask, int predicate, int line = __builtin_LINE()) {
+  return static_cast<int>(::kp::detail::warp_collective(::kp::detail::state()->worker, ::kp::detail::Collective::any,
+                                                        mask, predicate != 0, 0, warpSize, line));
+}
+inline unsigned __activemask() { return ::kp::detail::active_mask(::kp::detail::state()->worker); }
+
+inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+inline void __threadfence_block() { __atomic_signal_fence(__ATOMIC_SEQ_CST); }
+
+// ---------------------------------------------------------------------------------------------
+// Bit intrinsics.
+
+inline int __popc(unsigned x) { return __builtin_popcount(x); }
+inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
+inline int __clz(int x) { return x ? __builtin_clz(static_cast<unsigned>(x)) : 32; }
+inline int __clzll(long long x) { return x ? __builtin_clzll(static_cast<unsigned long long>(x)) : 64; }
+inline int __ffs(int x) { return __builtin_ffs(x); }
+inline int __ffsll(long long x) { return __builtin_ffsll(x); }
+inline float __int_as_float(int x) { return ::kp::detail::from_bits<float>(static_cast<unsigned>(x)); }
+inline float __uint_as_float(unsigned x) { return ::kp::detail::from_bits<float>(x); }
+inline int __float_as_int(float x) { return static_cast<int>(::kp::detail::to_bits(x)); }
+inline unsigned __float_as_uint(float x) { return static_cast<unsigned>(::kp::detail::to_bits(x)); }
+inline double __longlong_as_double(long long x) { return ::kp::detail::from_bits<double>(x); }
+inline long long __double_as_longlong(double x) { return static_cast<long long>(::kp::detail::to_bits(x)); }
+
+// ---------------------------------------------------------------------------------------------
+// Atomics: real ones, since blocks run in parallel on OS threads. Relaxed, as CUDA's are.
+
+#define KP_ATOMIC_INT(T)                                                                                   \
+  inline T atomicAdd(T* p, T v) { return __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }                     \
+  inline T atomicSub(T* p, T v) { return __atomic_fetch_sub(p, v, __ATOMIC_RELAXED); }                     \
+  inline T atomicExch(T* p, T v) { return __atomic_exchange_n(p, v, __ATOMIC_RELAXED); }                   \
+  inline T atomicAnd(T* p, T v) { return __atomic_fetch_and(p, v, __ATOMIC_RELAXED); }                     \
+  inline T atomicOr(T* p, T v) { return __atomic_fetch_or(p, v, __ATOMIC_RELAXED); }                       \
+  inline T atomicXor(T* p, T v) { return __atomic_fetch_xor(p, v, __ATOMIC_RELAXED); }                     \
+  inline T atomicCAS(T* p, T expected, T desired) {                                                        \
+    __atomic_compare_exchange_n(p, &expected, desired, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);         \
+    return expected; /* the old value, whether or not it was swapped */                                    \
+  }                                                                                                        \
+  inline T atomicMax(T* p, T v) {                                                                          \
+    T old = __atomic_load_n(p, __ATOMIC_RELAXED);                                                          \
+    while (old < v && !__atomic_compare_exchange_n(p, &old, v, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)); \
+    return old;                                                                                            \
+  }                                                                                                        \
+  inline T atomicMin(T* p, T v) {                                                                          \
+    T old = __atomic_load_n(p, __ATOMIC_RELAXED);                                                          \
+    while (v < old && !__atomic_compare_exchange_n(p, &old, v, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)); \
+    return old;                                                                                            \
+  }
+KP_ATOMIC_INT(int)
+KP_ATOMIC_INT(unsigned)
+KP_ATOMIC_INT(unsigned long long)
+#undef KP_ATOMIC_INT
+
+// Floating-point atomics: compare-and-swap loops on the bits.
+namespace kp {
+namespace detail {
+template <class T, class Bits>
+inline T atomic_add_float(T* p, T v) {
+  Bits* bits = reinterpret_cast<Bits*>(p);
+  Bits old = __atomic_load_n(bits, __ATOMIC_RELAXED);
+  while (!__atomic_compare_exchange_n(bits, &old, static_cast<Bits>(to_bits(from_bits<T>(old) + v)), true,
+                                      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+  return from_bits<T>(old);
+}
+}  // namespace detail
+}  // namespace kp
+inline float atomicAdd(float* p, float v) { return ::kp::detail::atomic_add_float<float, uint32_t>(p, v); }
+inline double atomicAdd(double* p, double v) { return ::kp::detail::atomic_add_float<double, uint64_t>(p, v); }
+inline float atomicExch(float* p, float v) {
+  return __uint_as_float(atomicExch(reinterpret_cast<unsigned*>(p), __float_as_uint(v)));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Math. The standard functions come from <cmath>/<math.h>; the fast device intrinsics are the
+// plain functions (glibc declares some __-names as C functions, hence extern "C" and noexcept).
+
+extern "C" {
+inline float __expf(float x) noexcept { return expf(x); }
+inline float __exp10f(float x) noexcept { return exp10f(x); }
+inline float __logf(float x) noexcept { return logf(x); }
+inline float __log2f(float x) noexcept { return log2f(x); }
+inline float __log10f(float x) noexcept { return log10f(x); }
+inline float __powf(float x, float y) noexcept { return powf(x, y); }
+inline float __sinf(float x) noexcept { return sinf(x); }
+inline float __cosf(float x) noexcept { return cosf(x); }
+inline float __tanf(float x) noexcept { return tanf(x); }
+}
+inline float __fdividef(float x, float y) { return x / y; }
+inline float __saturatef(float x) { return x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : x); }
+inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
+inline double rsqrt(double x) { return 1.0 / sqrt(x); }
+
+template <class T>
+inline T __ldg(const T* p) {
+  return *p;
+}
+
+// CUDA's global min and max, for the argument types CUDA has them for. Mixed signedness compares
+// as unsigned; the floating-point ones are fmax and fmin (a NaN loses), as in CUDA.
+namespace kp {
+namespace detail {
+template <class T>
+inline T max_of(T a, T b) {
+  return a > b ? a : b;
+}
+template <class T>
+inline T min_of(T a, T b) {
+  return a < b ? a : b;
+}
+}  // namespace detail
+}  // namespace kp
+#define KP_INTEGER_MINMAX(R, A, B)                                 \
+  inline R max(A a, B b) { return ::kp::detail::max_of<R>(a, b); } \
+  inline R min(A a, B b) { return ::kp::detail::min_of<R>(a, b); }
+KP_INTEGER_MINMAX(int, int, int)
+KP_INTEGER_MINMAX(unsigned, unsigned, unsigned)
+KP_INTEGER_MINMAX(unsigned, int, unsigned)
+KP_INTEGER_MINMAX(unsigned, unsigned, int)
+KP_INTEGER_MINMAX(long, long, long)
+KP_INTEGER_MINMAX(unsigned long, unsigned long, unsigned long)
+KP_INTEGER_MINMAX(long long, long long, long long)
+KP_INTEGER_MINMAX(unsigned long long, unsigned long long, unsigned long long)
+KP_INTEGER_MINMAX(unsigned long long, long long, unsigned long long)
+KP_INTEGER_MINMAX(unsigned long long, unsigned long long, long long)
+#undef KP_INTEGER_MINMAX
+inline float max(float a, float b) { return fmaxf(a, b); }
+inline float min(float a, float b) { return fminf(a, b); }
+inline double max(double a, double b) { return fmax(a, b); }
+inline double min(double a, double b) { return fmin(a, b); }
+inline double max(float a, double b) { return fmax(a, b); }
+inline double min(float a, double b) { return fmin(a, b); }
+inline double max(double a, float b) { return fmax(a, b); }
+inline double min(double a, float b) { return fmin(a, b); }
+
+#pragma GCC visibility pop

@@ -1,0 +1,751 @@
+// cuda_cpu_runtime.cpp: the runtime of the CPU stand-in for CUDA (cuda_cpu.h). It owns the thread
+// pool that runs the blocks of a launch, the fibers that run the CUDA threads of a block once one
+// of them reaches a barrier, the barriers and warp collectives themselves, deadlock detection, and
+// CUDA's per-thread error state.
+//
+// Built once per process, and every kernel library links against it, so that one pool and one set
+// of fiber stacks serve all the kernel libraries (and edited versions of them) a process loads:
+//   g++ -std=c++17 -O2 -fPIC -shared -pthread cuda_cpu_runtime.cpp -o libkp_cuda_cpu.so
+// For Python (ctypes): kp_get_num_threads, kp_set_num_threads, kp_pool_os_threads.
+//
+// In order: errors, contexts (the fiber switch), the block scheduler (fibers, barriers, warp
+// collectives, deadlocks), launches and the pool, the exported functions.
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdarg>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "cuda_cpu.h"
+
+#if !defined(__x86_64__)
+#include <ucontext.h>
+#endif
+
+// Internal unless declared KP_API in cuda_cpu.h; the functions for Python follow the pop below.
+#pragma GCC visibility push(hidden)
+
+namespace kp {
+namespace detail {
+
+__thread ThreadState tls;
+
+constexpr unsigned kMaxBlockThreads = 1024;     // CUDA's limit
+constexpr size_t kMaxDynamicShared = 49152;     // CUDA's limit without opting in
+constexpr size_t kFiberStackBytes = 128 << 10;  // per fiber, plus a guard page below it
+
+// ---------------------------------------------------------------------------------------------
+// Errors: like CUDA's, one last error per host thread.
+
+namespace {
+
+thread_local cudaError_t t_last_error = cudaSuccess;
+thread_local char t_last_message[1024];  // "<CUDA's text>: <what happened>"
+
+__attribute__((format(printf, 2, 3))) void record_error(cudaError_t code, const char* format, ...) {
+  t_last_error = code;
+  const int len = snprintf(t_last_message, sizeof t_last_message, "%s: ", cudaGetErrorString(code));
+  va_list args;
+  va_start(args, format);
+  vsnprintf(t_last_message + len, sizeof t_last_message - len, format, args);
+  va_end(args);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Contexts: a suspended CUDA thread. On x86-64 a hand-written switch stores the stack pointer,
+// frame pointer and resume address and lets the compiler save whatever else is live (a few ns);
+// elsewhere ucontext (~200 ns: it saves the signal mask with a system call). The floating-point
+// control words are not switched: kernels do not change rounding modes.
+
+extern "C" void kp_fiber_main(Worker* w);  // runs one CUDA thread on a fresh fiber; never returns
+
+#if defined(__x86_64__)
+
+struct Context {
+  void* sp;  // its stack pointer
+  void* pc;  // where it resumes
+  void* bp;  // its rbp
+};
+
+extern "C" void kp_fiber_start();
+
+namespace {
+
+asm(R"(
+  .text
+  .globl kp_fiber_start
+  .hidden kp_fiber_start
+  .type kp_fiber_start, @function
+  .p2align 4
+kp_fiber_start:              # first resume of a fiber: its Worker* is at the top of its stack
+  .cfi_startproc
+  .cfi_undefined rip         # the bottom of the fiber's stack, for debuggers
+  movq (%rsp), %rdi
+  call kp_fiber_main
+  ud2
+  .cfi_endproc
+  .size kp_fiber_start, .-kp_fiber_start
+)");
+
+#if defined(__AVX512F__)  // registers g++ allocates only when AVX-512 is enabled
+#define KP_AVX512_CLOBBERS                                                                                      \
+  , "xmm16", "xmm17", "xmm18", "xmm19", "xmm20", "xmm21", "xmm22", "xmm23", "xmm24", "xmm25", "xmm26", "xmm27", \
+      "xmm28", "xmm29", "xmm30", "xmm31", "k1", "k2", "k3", "k4", "k5", "k6", "k7"
+#else
+#define KP_AVX512_CLOBBERS
+#endif
+
+// Saves the running context in `save` and resumes `load`. Inline assembly that clobbers every
+// register the compiler may allocate, so that the compiler saves only what is live; rbp, which
+// cannot be declared clobbered, goes in the Context. Nothing is written to the stack, and every
+// suspended context resumes at the same label, so the indirect jump predicts well.
+__attribute__((always_inline)) inline void context_switch(Context* save, Context* load) {
+  void* sp = load->sp;
+  void* pc = load->pc;
+  void* bp = load->bp;
+  asm volatile(
+      "movq %%rsp, 0(%[save])\n\t"
+      "leaq 1f(%%rip), %%rax\n\t"
+      "movq %%rax, 8(%[save])\n\t"
+      "movq %%rbp, 16(%[save])\n\t"
+      "movq %[sp], %%rsp\n\t"
+      "movq %[bp], %%rbp\n\t"
+      "jmpq *%[pc]\n"
+      "1:"
+      : [save] "+D"(save), [sp] "+S"(sp), [pc] "+d"(pc), [bp] "+c"(bp)
+      :
+      : "rax", "rbx", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "memory", "cc", "xmm0", "xmm1", "xmm2",
+        "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15",
+        "st", "st(1)", "st(2)", "st(3)", "st(4)", "st(5)", "st(6)", "st(7)" KP_AVX512_CLOBBERS);
+}
+
+// Fetches the top of a suspended context's stack into the cache.
+inline void prefetch_context(const Context& c) {
+  __builtin_prefetch(c.sp);
+  __builtin_prefetch(static_cast<char*>(c.sp) + 64);
+}
+
+// Prepares `c` so that switching to it calls kp_fiber_main(w) on the stack [stack, stack + size).
+void context_start(Context* c, char* stack, size_t size, Worker* w) {
+  void** top = reinterpret_cast<void**>(stack + size);  // 16-byte aligned: stacks are pages
+  top[-2] = w;  // kp_fiber_start starts with rsp 16-byte aligned, as before a call
+  c->sp = top - 2;
+  c->pc = reinterpret_cast<void*>(&kp_fiber_start);
+  c->bp = nullptr;
+}
+
+#else
+
+struct Context {
+  ucontext_t uc;
+};
+
+namespace {
+
+void context_switch(Context* save, Context* load) { swapcontext(&save->uc, &load->uc); }
+
+inline void prefetch_context(const Context&) {}
+
+void fiber_start_ucontext();  // kp_fiber_main of this OS thread's worker
+
+void context_start(Context* c, char* stack, size_t size, Worker*) {
+  getcontext(&c->uc);
+  c->uc.uc_stack.ss_sp = stack;
+  c->uc.uc_stack.ss_size = size;
+  c->uc.uc_link = nullptr;
+  makecontext(&c->uc, fiber_start_ucontext, 0);
+}
+
+#endif
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// The block scheduler. Each OS thread that runs blocks has a Worker. A block starts in plain mode
+// (the loop of cuda_cpu.h calls the kernel once per CUDA thread); the first barrier or warp
+// collective moves it to fibers (enter_fibers). From then on exactly one CUDA thread of the block
+// runs at a time; a thread that waits at a barrier hands over to the next ready thread, and when
+// every live thread waits, either they all wait at the same __syncthreads and are released, or the
+// block is deadlocked and abandoned: a jump back to the worker's loop (__builtin_longjmp), with no
+// destructors run and nothing allocated per launch.
+//
+// Releasing a __syncthreads touches no thread: it advances the barrier epoch, and a thread that
+// waits in an earlier epoch than the current one counts as ready.
+
+enum Status : uint8_t { kNew, kReady, kWaitBlock, kWaitWarp, kExited };  // kNew: not started yet
+
+// One CUDA thread of the running block (in fiber mode), indexed by linear thread id. One cache
+// line on x86-64: a barrier touches the slot of every thread it switches to.
+struct alignas(64) Slot {
+  Context ctx;
+  uint32_t idx;         // its threadIdx, packed: x | y << 11 | z << 22
+  uint16_t next, prev;  // the circular list of live threads, in id order
+  Status status;
+  uint8_t epoch;           // __syncthreads: the barrier epoch it waits in
+  Collective kind;         // what it waits in (kWaitWarp)
+  uint8_t width;           // shuffle: segment width
+  int line;                // the source line it waits at
+  unsigned mask;           // warp collective: the lanes taking part, its own included
+  int arg;                 // shuffle: source lane, delta or lane mask
+  uint64_t value, result;  // shuffle value or vote predicate; what the collective returns to it
+};
+#if defined(__x86_64__)
+static_assert(sizeof(Slot) == 64, "a Slot is one cache line");
+#endif
+
+struct Launch;
+
+struct Worker {
+  ThreadState* st;  // this OS thread's tls
+  Launch* launch = nullptr;
+  void* abort_point[5];  // __builtin_setjmp buffer: where an abandoned block returns to
+  Context home;          // the OS thread's stack while fibers finish a block
+  // The running block, while st->fiber_mode:
+  unsigned cur, head;  // the running thread; the lowest live thread
+  unsigned n_live, n_wait, n_block_wait;
+  uint8_t epoch;                   // of the __syncthreads that threads arrive at now
+  int barrier_line;                // where the first thread waiting in __syncthreads waits
+  bool barrier_mismatch;           // some wait in __syncthreads on another line
+  uint32_t live[32], waiting[32];  // per warp: lanes not exited; lanes in a warp collective
+  Slot slots[kMaxBlockThreads];
+  char* stacks[kMaxBlockThreads] = {};  // fiber stacks, mapped on first use, kept for later launches
+  alignas(128) char dynamic_smem[kMaxDynamicShared];
+
+  explicit Worker(ThreadState* state) : st(state) {}
+  ~Worker() {
+    for (char* stack : stacks)
+      if (stack) munmap(stack - page_size(), page_size() + kFiberStackBytes);
+  }
+  static size_t page_size() {
+    static const size_t size = sysconf(_SC_PAGESIZE);
+    return size;
+  }
+};
+
+// What all the workers of one launch share.
+struct Launch {
+  Kernel kernel;
+  uint3 grid, block;
+  uint64_t blocks;
+  uint64_t chunk = 1;  // blocks taken at a time
+  std::atomic<uint64_t> next{0};
+  std::atomic<bool> failed{false};
+  char message[1024];  // what failed, written by the first worker that failed
+
+  Launch(const Kernel& k, dim3 g, dim3 b) : kernel(k), grid(g), block(b), blocks(uint64_t(g.x) * g.y * g.z) {}
+};
+
+namespace {
+
+thread_local std::unique_ptr<Worker> t_worker;
+
+Worker& this_worker() {
+  if (!t_worker) t_worker.reset(new Worker(&tls));
+  return *t_worker;
+}
+
+#if !defined(__x86_64__)
+void fiber_start_ucontext() { kp_fiber_main(t_worker.get()); }
+#endif
+
+unsigned linear_id(uint3 t, uint3 b) { return t.x + b.x * (t.y + b.y * t.z); }
+
+// Lanes [lo, hi) of a warp.
+uint32_t lanes(unsigned lo, unsigned hi) { return (hi >= 32 ? ~0u : (1u << hi) - 1) & ~((1u << lo) - 1); }
+
+// Records why the running block cannot go on ("<what> in kernel 'k' block (x,y,z)<detail>") and
+// abandons it: the worker stops taking blocks and the launch reports cudaErrorLaunchFailure.
+[[noreturn]] void abandon_block(Worker& w, const char* what, const char* detail = "") {
+  Launch& launch = *w.launch;
+  const uint3 b = w.st->block_idx;
+  if (!launch.failed.exchange(true))
+    snprintf(launch.message, sizeof launch.message, "%s in kernel '%s' block (%u,%u,%u)%s", what, launch.kernel.name,
+             b.x, b.y, b.z, detail);
+  w.st->fiber_mode = 0;
+  __builtin_longjmp(w.abort_point, 1);
+}
+
+char* fiber_stack(Worker& w, unsigned id) {
+  if (!w.stacks[id]) {
+    const size_t guard = Worker::page_size();
+    void* p = mmap(nullptr, guard + kFiberStackBytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+    if (p == MAP_FAILED) abandon_block(w, "no memory for a fiber stack");
+    mprotect(p, guard, PROT_NONE);  // an overflow faults instead of corrupting a neighbour
+    w.stacks[id] = static_cast<char*>(p) + guard;
+  }
+  return w.stacks[id];
+}
+
+// Moves the running block to fibers. Called on the OS thread's stack by the first CUDA thread to
+// reach a barrier: the threads before it have returned (exited), those after it have not started.
+void enter_fibers(Worker& w) {
+  ThreadState& st = *w.st;
+  const uint3 b = st.block_dim;
+  const unsigned n = b.x * b.y * b.z, first = linear_id(st.thread_idx, b);
+  std::fill_n(w.live, 32, 0u);
+  std::fill_n(w.waiting, 32, 0u);
+  uint3 idx = st.thread_idx;
+  for (unsigned i = first; i < n; ++i) {
+    Slot& s = w.slots[i];
+    s.idx = idx.x | idx.y << 11 | idx.z << 22;
+    s.status = kNew;
+    s.next = i + 1 < n ? i + 1 : first;
+    s.prev = i > first ? i - 1 : n - 1;
+    w.live[i / 32] |= 1u << (i % 32);
+    if (++idx.x == b.x) {
+      idx.x = 0;
+      if (++idx.y == b.y) idx.y = 0, ++idx.z;
+    }
+  }
+  w.slots[first].status = kReady;  // it runs on the OS thread's stack
+  w.cur = w.head = first;
+  w.n_live = n - first;
+  w.n_wait = w.n_block_wait = 0;
+  w.barrier_mismatch = false;
+  st.fiber_mode = 1;
+}
+
+const char* collective_name(Collective kind) {
+  static const char* const names[] = {"__syncwarp",      "__shfl_sync", "__shfl_up_sync", "__shfl_down_sync",
+                                      "__shfl_xor_sync", "__all_sync",  "__any_sync",     "__ballot_sync"};
+  return names[static_cast<int>(kind)];
+}
+
+// Every live thread waits and they cannot all go on: say who waits where, e.g.
+// "deadlock in kernel 'k' block (1,0,0): 16 threads wait in __syncwarp (line 3), 240 in
+// __syncthreads (line 5)", and abandon the block.
+[[noreturn]] void deadlock(Worker& w) {
+  struct Group {
+    const char* where;
+    int line;
+    unsigned count;
+  } groups[8];
+  unsigned n_groups = 0, others = 0;
+  for (unsigned i = w.head, k = 0; k < w.n_live; ++k, i = w.slots[i].next) {
+    const Slot& s = w.slots[i];
+    const char* where = s.status == kWaitBlock ? "__syncthreads" : collective_name(s.kind);
+    Group* g = groups;
+    while (g < groups + n_groups && (g->where != where || g->line != s.line)) ++g;
+    if (g < groups + n_groups)
+      ++g->count;
+    else if (n_groups < 8)
+      groups[n_groups++] = {where, s.line, 1};
+    else
+      ++others;
+  }
+  char detail[512];
+  size_t len = 0;
+  for (unsigned g = 0; g < n_groups && len < sizeof detail; ++g) {
+    const char* who = g ? "" : groups[g].count == 1 ? " thread waits" : " threads wait";
+    len += snprintf(detail + len, sizeof detail - len, "%s%u%s in %s (line %d)", g ? ", " : ": ", groups[g].count, who,
+                    groups[g].where, groups[g].line);
+  }
+  if (others && len < sizeof detail) snprintf(detail + len, sizeof detail - len, ", %u elsewhere", others);
+  abandon_block(w, "deadlock", detail);
+}
+
+// Gives thread `id` a fresh fiber that starts the kernel.
+__attribute__((noinline)) void start_fiber(Worker& w, unsigned id) {
+  context_start(&w.slots[id].ctx, fiber_stack(w, id), kFiberStackBytes, &w);
+}
+
+bool runnable(const Worker& w, const Slot& s) {
+  return s.status <= kReady || (s.status == kWaitBlock && s.epoch != w.epoch);
+}
+
+// Runs thread `id`, saving the running context in `save`; returns when something switches back.
+// Inlined into every barrier: this and suspend() are the path each arrival takes.
+__attribute__((always_inline)) inline void switch_to(Worker& w, unsigned id, Context* save) {
+  Slot& s = w.slots[id];
+  w.cur = id;
+  w.st->thread_idx = {s.idx & 2047, s.idx >> 11 & 2047, s.idx >> 22};
+  if (__builtin_expect(s.status == kNew, 0)) start_fiber(w, id);
+  s.status = kReady;
+  // Threads mostly run in id order and a block's slots and stacks outgrow L1: fetch the slot two
+  // threads on, and the saved registers of the next one (whose slot the last switch fetched).
+  __builtin_prefetch(&w.slots[(id + 2) % kMaxBlockThreads]);
+  prefetch_context(w.slots[(id + 1) % kMaxBlockThreads].ctx);
+  context_switch(save, &s.ctx);
+}
+
+// Every live thread waits: if all wait at the same __syncthreads, release them and return the
+// first; otherwise the block is deadlocked.
+unsigned release_barrier(Worker& w) {
+  if (w.n_block_wait != w.n_live || w.barrier_mismatch) deadlock(w);
+  ++w.epoch;
+  w.n_wait = w.n_block_wait = 0;
+  w.barrier_mismatch = false;
+  return w.head;
+}
+
+// The first ready thread from `id` on, in list order. There is one: not every live thread waits.
+inline unsigned next_ready(const Worker& w, unsigned id) {
+  while (!runnable(w, w.slots[id])) id = w.slots[id].next;
+  return id;
+}
+
+// The running thread has started to wait: run the next thread that can run.
+__attribute__((always_inline)) inline void suspend(Worker& w) {
+  const unsigned me = w.cur;
+  const unsigned next = w.n_wait == w.n_live ? release_barrier(w) : next_ready(w, w.slots[me].next);
+  if (next != me) switch_to(w, next, &w.slots[me].ctx);
+}
+
+// The lane whose value `lane` receives from a shuffle, or -1 for its own value, as CUDA defines it.
+int source_lane(Collective kind, unsigned lane, int arg, unsigned w) {
+  const unsigned start = lane & ~(w - 1), offset = lane - start, a = arg;
+  switch (kind) {
+    case Collective::shfl:
+      return start + (a & (w - 1));
+    case Collective::shfl_up:
+      return offset >= a ? int(lane - a) : -1;
+    case Collective::shfl_down:
+      return uint64_t(offset) + a < w ? int(lane + a) : -1;
+    case Collective::shfl_xor:  // earlier segments may be read, later ones not
+      return (lane ^ a) < start + w ? int(lane ^ a) : -1;
+    default:
+      return -1;
+  }
+}
+
+// Completes the warp collective with `mask` and `kind` in warp `warp` if every live lane of the
+// mask waits in it: computes each lane's result and makes the lanes ready.
+bool try_complete(Worker& w, unsigned warp, unsigned mask, Collective kind) {
+  const uint32_t group = mask & w.live[warp];
+  if (group & ~w.waiting[warp]) return false;
+  Slot* lane = &w.slots[warp * 32];
+  uint32_t votes = 0;
+  for (uint32_t m = group; m; m &= m - 1) {
+    const Slot& s = lane[__builtin_ctz(m)];
+    if (s.mask != mask || s.kind != kind) return false;
+    if (s.value) votes |= m & -m;
+  }
+  for (uint32_t m = group; m; m &= m - 1) {
+    const unsigned l = __builtin_ctz(m);
+    Slot& s = lane[l];
+    switch (kind) {
+      case Collective::syncwarp:
+        s.result = 0;
+        break;
+      case Collective::all:
+        s.result = votes == group;
+        break;
+      case Collective::any:
+        s.result = votes != 0;
+        break;
+      case Collective::ballot:
+        s.result = votes;
+        break;
+      default: {
+        const int src = source_lane(kind, l, s.arg, s.width);
+        s.result = src >= 0 && (group >> src & 1) ? lane[src].value : s.value;
+      }
+    }
+    s.status = kReady;
+  }
+  w.waiting[warp] &= ~group;
+  w.n_wait -= __builtin_popcount(group);
+  return true;
+}
+
+// A lane of `warp` exited: a collective may have waited for it alone.
+void retry_warp(Worker& w, unsigned warp) {
+  for (uint32_t m = w.waiting[warp]; m; m &= m - 1) {
+    const unsigned l = __builtin_ctz(m);
+    if (w.waiting[warp] >> l & 1) try_complete(w, warp, w.slots[warp * 32 + l].mask, w.slots[warp * 32 + l].kind);
+  }
+}
+
+// The running thread returned from the kernel. Runs the next thread, saving the running context in
+// `save` (never resumed for a fiber; `home` for the thread on the OS thread's stack, resumed once
+// the block is done). Returns only on the OS thread's stack, once every thread has exited.
+void exit_thread(Worker& w, Context* save) {
+  const unsigned me = w.cur, after = w.slots[me].next, warp = me / 32;
+  Slot& s = w.slots[me];
+  s.status = kExited;
+  w.slots[s.prev].next = after;
+  w.slots[after].prev = s.prev;
+  if (w.head == me) w.head = after;
+  --w.n_live;
+  w.live[warp] &= ~(1u << (me % 32));
+  if (w.waiting[warp]) retry_warp(w, warp);
+  if (w.n_live == 0) {
+    if (save != &w.home) context_switch(save, &w.home);
+    return;
+  }
+  switch_to(w, w.n_wait == w.n_live ? release_barrier(w) : next_ready(w, after), save);
+}
+
+}  // namespace
+
+extern "C" __attribute__((used)) void kp_fiber_main(Worker* w) {
+  w->launch->kernel.run_thread(w->launch->kernel.body);
+  exit_thread(*w, &w->slots[w->cur].ctx);
+  __builtin_unreachable();
+}
+
+void finish_fiber_block(Worker* w) {
+  exit_thread(*w, &w->home);
+  w->st->fiber_mode = 0;
+}
+
+void syncthreads(Worker* w, int line) {
+  if (!w->st->fiber_mode) enter_fibers(*w);
+  Slot& s = w->slots[w->cur];
+  s.status = kWaitBlock;
+  s.epoch = w->epoch;
+  s.line = line;
+  if (w->n_block_wait++ == 0)
+    w->barrier_line = line;
+  else if (line != w->barrier_line)
+    w->barrier_mismatch = true;
+  ++w->n_wait;
+  suspend(*w);
+}
+
+uint64_t warp_collective(Worker* w, Collective kind, unsigned mask, uint64_t value, int arg, int width, int line) {
+  if (!w->st->fiber_mode) enter_fibers(*w);
+  const unsigned me = w->cur, warp = me / 32, bit = 1u << (me % 32);
+  Slot& s = w->slots[me];
+  s.status = kWaitWarp;
+  s.kind = kind;
+  s.mask = mask | bit;
+  s.value = value;
+  s.arg = arg;
+  s.width = width >= 1 && width <= 32 && !(width & (width - 1)) ? width : 32;  // else undefined in CUDA
+  s.line = line;
+  w->waiting[warp] |= bit;
+  ++w->n_wait;
+  if (!try_complete(*w, warp, s.mask, kind)) suspend(*w);
+  return s.result;
+}
+
+unsigned active_mask(Worker* w) {
+  const ThreadState& st = *w->st;
+  const uint3 b = st.block_dim;
+  const unsigned id = linear_id(st.thread_idx, b), warp = id / 32;
+  if (st.fiber_mode) return w->live[warp];
+  // Plain mode: the threads before this one have exited, those after it have not started.
+  return lanes(id % 32, std::min(b.x * b.y * b.z - warp * 32, 32u));
+}
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Launches and the pool.
+
+// Runs blocks [begin, end) of the worker's launch; false if a block was abandoned.
+__attribute__((noinline)) bool run_blocks_guarded(Worker& w, uint64_t begin, uint64_t end) {
+  if (__builtin_setjmp(w.abort_point)) return false;
+  w.launch->kernel.run_blocks(w.launch->kernel.body, begin, end);
+  return true;
+}
+
+// This OS thread's share of a launch: chunks of blocks until none are left or a block failed.
+void work_on(Launch& launch) {
+  Worker& w = this_worker();
+  ThreadState& st = *w.st;
+  st.grid_dim = launch.grid;
+  st.block_dim = launch.block;
+  st.dynamic_smem = w.dynamic_smem;
+  st.worker = &w;
+  st.fiber_mode = 0;
+  w.launch = &launch;
+  while (!launch.failed.load(std::memory_order_relaxed)) {
+    const uint64_t begin = launch.next.fetch_add(launch.chunk, std::memory_order_relaxed);
+    if (begin >= launch.blocks) break;
+    if (!run_blocks_guarded(w, begin, std::min(begin + launch.chunk, launch.blocks))) break;
+  }
+}
+
+void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+// The process's pool: `size` workers, the launching thread included, so size - 1 OS threads help.
+// Threads are created when a launch first needs them and never end; after a shrink the extra ones
+// sleep. A launch publishes a job (generation, number of helpers); helpers join it through `entry`,
+// which the launching thread closes when it runs out of blocks, so that it waits only for helpers
+// that are actually working, never for one that is still waking up.
+class Pool {
+ public:
+  std::mutex busy;  // held by the host thread whose launch the pool runs
+  std::atomic<int> size{static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))};
+  std::atomic<int> os_threads{0};
+
+  void run(Launch& launch, unsigned workers) {
+    const unsigned helpers = workers - 1;
+    for (; os_threads < int(helpers); ++os_threads)
+      std::thread(&Pool::thread_main, this, unsigned(os_threads), job_.load()).detach();
+    launch.chunk = std::max<uint64_t>(1, launch.blocks / (uint64_t(workers) * 16));
+    current_ = &launch;
+    ++generation_;
+    entry_.store((generation_ & kGenerationMask) << kEntryShift, std::memory_order_relaxed);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      job_.store(generation_ << 16 | helpers, std::memory_order_release);
+      if (sleepers_) wake_.notify_all();
+    }
+    work_on(launch);
+    entry_.fetch_or(kClosed, std::memory_order_acq_rel);
+    for (int spins = 0; entry_.load(std::memory_order_acquire) & kInside; ++spins) {
+      if (spins < 1000)
+        cpu_relax();
+      else
+        std::this_thread::yield();
+    }
+  }
+
+ private:
+  static constexpr uint64_t kInside = (1ull << 23) - 1;  // entry: helpers inside the launch
+  static constexpr uint64_t kClosed = 1ull << 23;        // entry: no more helpers may join
+  static constexpr int kEntryShift = 24;                 // entry: the generation above
+  static constexpr uint64_t kGenerationMask = (1ull << 40) - 1;
+
+  void thread_main(unsigned index, uint64_t seen) {
+    for (bool worked = false;;) {
+      seen = wait_for_job(seen, worked);
+      worked = index < (seen & 0xffff);
+      if (worked) help(seen >> 16);
+    }
+  }
+
+  // Waits for a job other than `seen`. A thread that just worked spins a little first: launches
+  // tend to come in bursts, and waking a sleeping thread costs tens of microseconds.
+  uint64_t wait_for_job(uint64_t seen, bool spin) {
+    using clock = std::chrono::steady_clock;
+    for (const auto until = clock::now() + std::chrono::microseconds(50); spin && clock::now() < until;) {
+      const uint64_t job = job_.load(std::memory_order_acquire);
+      if (job != seen) return job;
+      for (int i = 0; i < 16; ++i) cpu_relax();
+    }
+    std::unique_lock<std::mutex> lock(mutex_);
+    ++sleepers_;
+    wake_.wait(lock, [&] { return job_.load(std::memory_order_acquire) != seen; });
+    --sleepers_;
+    return job_.load(std::memory_order_acquire);
+  }
+
+  void help(uint64_t generation) {
+    const uint64_t open = (generation & kGenerationMask) << kEntryShift;
+    uint64_t entry = entry_.load(std::memory_order_acquire);
+    do {
+      if ((entry & ~kInside) != open) return;  // a later launch, or this one is closed
+    } while (!entry_.compare_exchange_weak(entry, entry + 1, std::memory_order_acq_rel));
+    work_on(*current_);  // valid: the launching thread waits for us
+    entry_.fetch_sub(1, std::memory_order_release);
+  }
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  int sleepers_ = 0;
+  std::atomic<uint64_t> job_{0};    // generation << 16 | helpers wanted
+  std::atomic<uint64_t> entry_{0};  // generation << 24 | closed | helpers inside
+  Launch* current_ = nullptr;
+  uint64_t generation_ = 0;
+};
+
+Pool* g_pool;
+
+Pool& pool() {
+  static const bool ready = [] {
+    g_pool = new Pool;  // never deleted: detached threads use it until the process exits
+    // A forked child has none of the parent's threads: it starts with a fresh pool.
+    pthread_atfork(nullptr, nullptr, [] { g_pool = new Pool; });
+    // The pool's threads run this library's code until the process exits: keep it loaded even if
+    // every kernel library that brought it in is unloaded.
+    Dl_info self;
+    if (dladdr(reinterpret_cast<void*>(&record_error), &self) && self.dli_fname)
+      dlopen(self.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+    return true;
+  }();
+  (void)ready;
+  return *g_pool;
+}
+
+// Checks a launch configuration as CUDA does; records the error if it is invalid.
+bool valid_configuration(const Kernel& kernel, dim3 g, dim3 b, size_t shmem) {
+  cudaError_t code = cudaErrorInvalidConfiguration;
+  const char* reason = nullptr;
+  if (!g.x || !g.y || !g.z)
+    reason = "a grid dimension is 0";
+  else if (!b.x || !b.y || !b.z)
+    reason = "a block dimension is 0";
+  else if (uint64_t(b.x) * b.y * b.z > kMaxBlockThreads)
+    reason = "at most 1024 threads per block";
+  else if (b.z > 64)
+    reason = "blockDim.z is at most 64";
+  else if (g.x > 2147483647u)
+    reason = "gridDim.x is at most 2147483647";
+  else if (g.y > 65535 || g.z > 65535)
+    reason = "gridDim.y and gridDim.z are at most 65535";
+  else if (shmem > kMaxDynamicShared)
+    code = cudaErrorInvalidValue, reason = "at most 49152 bytes of dynamic shared memory per block";
+  if (!reason) return true;
+  char smem[64] = "";
+  if (shmem) snprintf(smem, sizeof smem, " with %zu bytes of dynamic shared memory", shmem);
+  record_error(code, "kernel '%s' launched with grid (%u,%u,%u) and block (%u,%u,%u)%s: %s", kernel.name, g.x, g.y, g.z,
+               b.x, b.y, b.z, smem, reason);
+  return false;
+}
+
+}  // namespace
+
+void launch(const Kernel& kernel, dim3 grid, dim3 block, size_t shmem) {
+  if (!valid_configuration(kernel, grid, block, shmem)) return;
+  Launch launch(kernel, grid, block);
+  Pool& p = pool();
+  const unsigned workers = unsigned(std::min<uint64_t>(p.size.load(std::memory_order_relaxed), launch.blocks));
+  // Another host thread's launch holds the pool: this one runs on its own thread alone.
+  std::unique_lock<std::mutex> pool_lock;
+  if (workers > 1) pool_lock = std::unique_lock<std::mutex>(p.busy, std::try_to_lock);
+  if (pool_lock.owns_lock()) {
+    p.run(launch, workers);
+  } else {
+    launch.chunk = launch.blocks;
+    work_on(launch);
+  }
+  if (launch.failed) record_error(cudaErrorLaunchFailure, "%s", launch.message);
+}
+
+cudaError_t last_error(bool clear) {
+  const cudaError_t error = t_last_error;
+  if (clear) t_last_error = cudaSuccess;
+  return error;
+}
+
+}  // namespace detail
+
+const char* last_error_message() { return detail::t_last_message; }
+
+}  // namespace kp
+
+#pragma GCC visibility pop
+
+// ---------------------------------------------------------------------------------------------
+// Exported for Python: the pool's size.
+
+extern "C" {
+
+// Workers of the pool, the calling thread included (torch.get_num_threads() is the natural value).
+int kp_get_num_threads(void) { return kp::detail::pool().size; }
+
+void kp_set_num_threads(int n) { kp::detail::pool().size = std::clamp(n, 1, 1024); }
+
+// OS threads the pool has created so far: reloading kernel libraries must not add any.
+int kp_pool_os_threads(void) { return kp::detail::pool().os_threads; }
+}
