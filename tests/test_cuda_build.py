@@ -8,7 +8,8 @@ import torch
 
 import helpers
 
-KERNELS = sorted(p.stem for p in helpers.KERNELS.glob("*.cu"))
+# Every op, and the stand-in's conformance kernels: they are plain CUDA too.
+KERNELS = sorted(p.stem for p in helpers.KERNELS.glob("*.cu")) + [str(helpers.ROOT / "tests/cuda_cpu/conformance.cu")]
 MISSING = (
     "torch is a CPU-only build" if torch.version.cuda is None
     else "no CUDA toolkit (nvcc) found" if helpers.find_cuda_root() is None
@@ -17,7 +18,7 @@ MISSING = (
 
 
 @pytest.mark.skipif(MISSING is not None, reason=f"the CUDA build needs nvcc and a CUDA torch: {MISSING}")
-@pytest.mark.parametrize("op", KERNELS)
+@pytest.mark.parametrize("op", KERNELS, ids=lambda op: op.rsplit("/", 1)[-1])
 def test_builds_links_and_imports_with_nvcc(op):
     module = helpers.load_kernel(op, target="cuda")
     assert module.build.target == "cuda" and module.ops, module

@@ -111,6 +111,28 @@ def test_grid_stride_loop(k, blocks, dtype):
     torch.testing.assert_close(k.grid_stride(x, 2.5, blocks), 2.5 * x)
 
 
+def test_file_scope_shared_memory_and_syncwarp(k):
+    x = torch.randn(3 * 256)
+    out = k.rotate(x)
+    neighbour = x.view(-1, 32).roll(-1, dims=1).reshape(-1)
+    torch.testing.assert_close(out[:, 0], neighbour, rtol=0, atol=0)
+    torch.testing.assert_close(out[:, 1], 2 * neighbour, rtol=0, atol=0)
+
+
+def test_math_functions_and_intrinsics(k):
+    x = torch.linspace(-5, 5, 1001)
+    out = k.math(x)
+    expected = torch.stack(
+        [x.exp(), x.exp(), x.clamp(min=0.5), (x.abs() + 1).rsqrt(), x.tanh(), x / 3, x * x, x.abs().sqrt()], dim=1
+    )
+    # Float results: a few ulp apart from torch's vectorised implementations at most.
+    torch.testing.assert_close(out, expected, rtol=2e-6, atol=1e-6)
+
+
+def test_peek_keeps_the_last_error_and_get_clears_it(k):
+    assert k.last_error_codes(torch.empty(0)).tolist() == [9, 9, 9, 0]  # cudaErrorInvalidConfiguration
+
+
 @pytest.mark.parametrize(
     "config, reason",
     [

@@ -14,6 +14,8 @@
 //   atomic_minmax_kernel     atomicMax, atomicMin, atomicExch, atomicCAS
 //   index3d_kernel           3D grid and block indexing
 //   grid_stride_kernel       a grid-stride loop over few blocks
+//   rotate_kernel            file-scope __shared__ and extern __shared__, __syncwarp between lanes
+//   math_kernel              the math functions and intrinsics kernels use
 //   empty_kernel             launched with any configuration (the configuration errors)
 //   deadlock_kernel          lanes 0-15 wait in __syncwarp for lanes 16-31, which wait in __syncthreads
 #include <cuda_runtime.h>
@@ -152,6 +154,40 @@ __global__ void grid_stride_kernel(const T* x, T* y, int n, T scale) {
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) y[i] = scale * x[i];
 }
 
+// Each lane reads its right-hand neighbour's value within the warp, through file-scope shared
+// memory (static and extern); __syncwarp orders the writes before the reads.
+__shared__ float rotate_static[256];
+extern __shared__ float rotate_dynamic[];
+
+__global__ void rotate_kernel(const float* x, float* out) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  int warp_base = threadIdx.x / 32 * 32, lane = threadIdx.x % 32;
+  rotate_static[threadIdx.x] = x[i];
+  rotate_dynamic[threadIdx.x] = 2 * x[i];
+  __syncwarp();
+  int src = warp_base + (lane + 1) % 32;
+  out[2 * i] = rotate_static[src];
+  out[2 * i + 1] = rotate_dynamic[src];
+}
+
+__host__ __device__ __forceinline__ float squared(float v) { return v * v; }
+
+// out[i, :] = expf, __expf, fmaxf, rsqrtf, tanhf, __fdividef, squared, sqrt (double)
+__global__ void math_kernel(const float* __restrict__ x, float* __restrict__ out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  float v = x[i];
+  float* o = out + 8 * i;
+  o[0] = expf(v);
+  o[1] = __expf(v);
+  o[2] = fmaxf(v, 0.5f);
+  o[3] = rsqrtf(fabsf(v) + 1.0f);
+  o[4] = tanhf(v);
+  o[5] = __fdividef(v, 3.0f);
+  o[6] = squared(v);
+  o[7] = (float)sqrt((double)fabsf(v));
+}
+
 __global__ void empty_kernel() {}
 
 __global__ void deadlock_kernel(int* out) {
@@ -233,6 +269,26 @@ template <typename T>
 void grid_stride(const T* x, T* y, int n, T scale, int blocks) {
   grid_stride_kernel<T><<<blocks, 128>>>(x, y, n, scale);
   KP_CHECK_LAUNCH();
+}
+
+void rotate(const float* x, float* out, int blocks) {
+  rotate_kernel<<<blocks, 256, 256 * sizeof(float)>>>(x, out);
+  KP_CHECK_LAUNCH();
+}
+
+void math(const float* x, float* out, int n) {
+  math_kernel<<<ceil_div(n, 128), 128>>>(x, out, n);
+  KP_CHECK_LAUNCH();
+}
+
+// After a launch with 2048 threads per block: cudaPeekAtLastError twice, then cudaGetLastError
+// twice. CUDA answers 9, 9, 9, 0: peeking keeps the error, getting it clears it.
+void last_error_codes(int* codes) {
+  empty_kernel<<<1, 2048>>>();
+  codes[0] = cudaPeekAtLastError();
+  codes[1] = cudaPeekAtLastError();
+  codes[2] = cudaGetLastError();
+  codes[3] = cudaGetLastError();
 }
 
 void launch_empty(int gx, int gy, int gz, int bx, int by, int bz, size_t shmem) {

@@ -17,6 +17,9 @@ void atomic_minmax(const int* x, int* out, int n);
 void index3d(long long* out, int gx, int gy, int gz, int bx, int by, int bz);
 void launch_empty(int gx, int gy, int gz, int bx, int by, int bz, size_t shmem);
 void deadlock(int* out);
+void rotate(const float* x, float* out, int blocks);
+void math(const float* x, float* out, int n);
+void last_error_codes(int* codes);
 
 static Tensor input(const char* op, Tensor x) {
   kp::check_floating(op, "x", x);
@@ -145,6 +148,31 @@ Tensor deadlock_op(Tensor out) {
   return out;
 }
 
+Tensor rotate_op(Tensor x) {
+  x = input("rotate", x);
+  kp::check(x.scalar_type() == ScalarType::Float && x.numel() % 256 == 0, "rotate: x: float32, a multiple of 256");
+  Tensor out = torch::stable::new_empty(x, {x.numel(), 2});
+  kp::before_launch();
+  rotate(x.const_data_ptr<float>(), out.mutable_data_ptr<float>(), x.numel() / 256);
+  return out;
+}
+
+Tensor math_op(Tensor x) {
+  x = input("math", x);
+  kp::check(x.scalar_type() == ScalarType::Float, "math: x must be float32");
+  Tensor out = torch::stable::new_empty(x, {x.numel(), 8});
+  kp::before_launch();
+  math(x.const_data_ptr<float>(), out.mutable_data_ptr<float>(), x.numel());
+  return out;
+}
+
+Tensor last_error_codes_op(Tensor like) {
+  Tensor codes = torch::stable::new_zeros(like, {4}, ScalarType::Int);
+  kp::before_launch();
+  last_error_codes(codes.mutable_data_ptr<int32_t>());
+  return codes;
+}
+
 KP_OPS(m) {
   m.def("tiled_matmul(Tensor A, Tensor B) -> Tensor", TORCH_BOX(&tiled_matmul_op));
   m.def("block_sum(Tensor x, bool dynamic) -> Tensor", TORCH_BOX(&block_sum_op));
@@ -159,4 +187,7 @@ KP_OPS(m) {
   m.def("grid_stride(Tensor x, float scale, int blocks) -> Tensor", TORCH_BOX(&grid_stride_op));
   m.def("launch_empty(int gx, int gy, int gz, int bx, int by, int bz, int shmem) -> ()", TORCH_BOX(&launch_empty_op));
   m.def("deadlock(Tensor out) -> Tensor", TORCH_BOX(&deadlock_op));
+  m.def("rotate(Tensor x) -> Tensor", TORCH_BOX(&rotate_op));
+  m.def("math(Tensor x) -> Tensor", TORCH_BOX(&math_op));
+  m.def("last_error_codes(Tensor like) -> Tensor", TORCH_BOX(&last_error_codes_op));
 }
