@@ -579,13 +579,14 @@ def show_graph(tensor, params=None):
     return svg
 
 
-def bench(providers, sizes, make_inputs, bytes_moved=None, flops=None, reps=25, warmup=3, plot=True):
+def bench(providers, sizes, make_inputs, bytes_moved=None, flops=None, reps=25, warmup=3, plot=True, logy=False):
     """Time each provider on each size; report throughput as a table and a plot (one line per provider).
 
     `providers`: {"name": fn}; `make_inputs(size)` returns the arguments for fn; `size` may be an int
     or a tuple (e.g. (B, M, N)). Give `bytes_moved(size)` for GB/s or `flops(size)` for GFLOP/s.
     Each time is the median of `reps` runs after `warmup` runs (CUDA events would be the clock on a
-    GPU). Returns rows of {"provider", "size", "ms", unit}.
+    GPU). `logy` draws throughput on a log axis, for providers far apart. Returns rows of
+    {"provider", "size", "ms", unit}.
     """
     if (bytes_moved is None) == (flops is None):
         raise ValueError("give exactly one of bytes_moved= (GB/s) or flops= (GFLOP/s)")
@@ -613,7 +614,7 @@ def bench(providers, sizes, make_inputs, bytes_moved=None, flops=None, reps=25, 
         labels = [str(s) for s in sizes]
         for name in providers:
             ax.plot(labels, [r[unit] for r in rows if r["provider"] == name], marker="o", label=name)
-        ax.set(xlabel="size", ylabel=unit, title=f"throughput (median of {reps})")
+        ax.set(xlabel="size", ylabel=unit, title=f"throughput (median of {reps})", yscale="log" if logy else "linear")
         ax.legend()
         plt.show()
     return rows

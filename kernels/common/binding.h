@@ -4,7 +4,7 @@
 // small object. This header builds on torch's stable C++ API, which compiles in ~2 s where
 // torch/extension.h takes ~20 s, and gives:
 //   - argument checks whose messages name the op and the argument (they reach Python as
-//     RuntimeError): kp::check_floating, kp::check_like;
+//     RuntimeError): kp::check_floating, kp::check_same_kind, kp::check_like;
 //   - KP_DISPATCH_FLOATING: float32/float64 dispatch, with `scalar_t` set inside;
 //   - kp::stream_of: the current CUDA stream of a tensor (nullptr on the CPU stand-in);
 //   - KP_OPS(m) { m.def("schema", TORCH_BOX(&fn)); }: registration under a namespace chosen by
@@ -69,17 +69,22 @@ inline void check_floating(const char* op, const char* name, const Tensor& t) {
   check(served(t), std::string(op) + ": " + name + " is on " + device_name(t) + ", but this build takes " + kBuildServes);
 }
 
-// `t` has the dtype, device and shape of `ref`.
-inline void check_like(const char* op, const char* name, const Tensor& t, const char* ref_name, const Tensor& ref) {
-  check_floating(op, name, t);
+// `t` has the dtype and device of `ref`.
+inline void check_same_kind(const char* op, const char* name, const Tensor& t, const char* ref_name,
+                            const Tensor& ref) {
   check(t.scalar_type() == ref.scalar_type(), std::string(op) + ": " + name + " has dtype " +
                                                   torch::headeronly::toString(t.scalar_type()) + " but " + ref_name +
                                                   " has " + torch::headeronly::toString(ref.scalar_type()));
   check(device_name(t) == device_name(ref),
         std::string(op) + ": " + name + " is on " + device_name(t) + " but " + ref_name + " is on " + device_name(ref));
-  check(t.dim() == ref.dim() && shape_of(t) == shape_of(ref), std::string(op) + ": " + name + " has shape " +
-                                                                  shape_of(t) + " but " + ref_name + " has " +
-                                                                  shape_of(ref));
+}
+
+// `t` is a float tensor with the dtype, device and shape of `ref`.
+inline void check_like(const char* op, const char* name, const Tensor& t, const char* ref_name, const Tensor& ref) {
+  check_floating(op, name, t);
+  check_same_kind(op, name, t, ref_name, ref);
+  check(shape_of(t) == shape_of(ref),
+        std::string(op) + ": " + name + " has shape " + shape_of(t) + " but " + ref_name + " has " + shape_of(ref));
 }
 
 inline cudaStream_t stream_of(const Tensor& t) {

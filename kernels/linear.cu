@@ -1,0 +1,145 @@
+// linear: a fully connected layer, Y = X·Wᵀ + b (seed 004), through shared-memory tiled matrix products.
+//
+// forward:  Y[i, n] = sum_m X[i, m] W[n, m] + b[n]              (linear_fwd_kernel)
+// backward: with G = dL/dY,
+//           dL/dX = G·W    dX[i, m] = sum_n G[i, n] W[n, m]   (linear_bwd_input_kernel)
+//           dL/dW = Gᵀ·X   dW[n, m] = sum_i G[i, n] X[i, m]   (linear_bwd_weight_kernel)
+//           dL/db = column sums of G    db[n] = sum_i G[i, n]  (linear_bwd_bias_kernel), a reduction
+// shapes:   X (B, M), W (N, M), b (N); Y and G (B, N); contiguous; any sizes, 0 included
+// dtypes:   float32 and float64 (templated on T)
+// launch:   the three products: one thread per output element, TILE x TILE (16 x 16) blocks; a block
+//           stages a TILE x TILE tile of each operand in __shared__ per step along the inner dimension
+//           (two __syncthreads per step), zero-filling past the edges; grid.x runs over row tiles,
+//           grid.y over column tiles (at most 65535, so at most 1,048,560 columns: the binding checks).
+//           The bias gradient: 32 x 8 blocks, one block per 32 columns; each of the 8 rows of threads
+//           sums every 8th row of G, then a tree over the 8 partial sums in __shared__.
+// saved for backward: X and W (b is not needed)
+#include "common/kp.cuh"
+
+constexpr int TILE = 16;
+constexpr int BIAS_COLS = 32, BIAS_ROWS = 8;
+
+// sum_k A(r, k) B(k, c) for this thread's output element (r, c) = (blockIdx.x * TILE + threadIdx.y,
+// blockIdx.y * TILE + threadIdx.x), where A(r, k) = A[r * a_row + k * a_k] and B(k, c) = B[k * b_k + c * b_col]:
+// the strides let one routine read X, W and G as they are or transposed. Each tile is loaded so that
+// neighbouring threadIdx.x read neighbouring addresses, whichever index of the operand is the contiguous one.
+// Every thread of the block must call it (it holds barriers), also those whose (r, c) is outside the output.
+template <typename T>
+__device__ T tiled_product(const T* __restrict__ A, int64_t a_row, int64_t a_k, const T* __restrict__ B, int64_t b_k,
+                           int64_t b_col, int64_t rows, int64_t cols, int64_t K) {
+  __shared__ T As[TILE][TILE + 1];  // As[r][k]; the extra column keeps transposed stores free of bank conflicts
+  __shared__ T Bs[TILE][TILE + 1];  // Bs[k][c]
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  const int64_t row0 = (int64_t)blockIdx.x * TILE, col0 = (int64_t)blockIdx.y * TILE;
+  T acc = 0;
+  for (int64_t k0 = 0; k0 < K; k0 += TILE) {
+    if (a_k == 1) {  // k is contiguous in A: threadIdx.x walks k
+      int64_t r = row0 + ty, k = k0 + tx;
+      As[ty][tx] = (r < rows && k < K) ? A[r * a_row + k * a_k] : T(0);
+    } else {  // r is contiguous in A: threadIdx.x walks r
+      int64_t r = row0 + tx, k = k0 + ty;
+      As[tx][ty] = (r < rows && k < K) ? A[r * a_row + k * a_k] : T(0);
+    }
+    if (b_col == 1) {  // c is contiguous in B: threadIdx.x walks c
+      int64_t k = k0 + ty, c = col0 + tx;
+      Bs[ty][tx] = (k < K && c < cols) ? B[k * b_k + c * b_col] : T(0);
+    } else {  // k is contiguous in B: threadIdx.x walks k
+      int64_t k = k0 + tx, c = col0 + ty;
+      Bs[tx][ty] = (k < K && c < cols) ? B[k * b_k + c * b_col] : T(0);
+    }
+    __syncthreads();  // the tiles are complete
+    for (int k = 0; k < TILE; ++k) acc += As[ty][k] * Bs[k][tx];
+    __syncthreads();  // everyone is done with them before the next step overwrites them
+  }
+  return acc;
+}
+
+// Y (B, N) = X (B, M) · Wᵀ + b: A = X as it is, B(k, c) = W[c, k].
+template <typename T>
+__global__ void linear_fwd_kernel(const T* __restrict__ X, const T* __restrict__ W, const T* __restrict__ b,
+                                  T* __restrict__ Y, int64_t B, int64_t M, int64_t N) {
+  T acc = tiled_product(X, M, 1, W, 1, M, B, N, M);
+  int64_t i = (int64_t)blockIdx.x * TILE + threadIdx.y, n = (int64_t)blockIdx.y * TILE + threadIdx.x;
+  if (i < B && n < N) Y[i * N + n] = acc + b[n];
+}
+
+// dX (B, M) = G (B, N) · W (N, M): both as they are.
+template <typename T>
+__global__ void linear_bwd_input_kernel(const T* __restrict__ G, const T* __restrict__ W, T* __restrict__ dX, int64_t B,
+                                        int64_t M, int64_t N) {
+  T acc = tiled_product(G, N, 1, W, M, 1, B, M, N);
+  int64_t i = (int64_t)blockIdx.x * TILE + threadIdx.y, m = (int64_t)blockIdx.y * TILE + threadIdx.x;
+  if (i < B && m < M) dX[i * M + m] = acc;
+}
+
+// dW (N, M) = Gᵀ · X (B, M): A(r, k) = G[k, r], X as it is.
+template <typename T>
+__global__ void linear_bwd_weight_kernel(const T* __restrict__ G, const T* __restrict__ X, T* __restrict__ dW,
+                                         int64_t B, int64_t M, int64_t N) {
+  T acc = tiled_product(G, 1, N, X, M, 1, N, M, B);
+  int64_t n = (int64_t)blockIdx.x * TILE + threadIdx.y, m = (int64_t)blockIdx.y * TILE + threadIdx.x;
+  if (n < N && m < M) dW[n * M + m] = acc;
+}
+
+// db (N) = the column sums of G (B, N).
+template <typename T>
+__global__ void linear_bwd_bias_kernel(const T* __restrict__ G, T* __restrict__ db, int64_t B, int64_t N) {
+  __shared__ T partial[BIAS_ROWS][BIAS_COLS];
+  int64_t n = (int64_t)blockIdx.x * BIAS_COLS + threadIdx.x;
+  T sum = 0;
+  if (n < N)
+    for (int64_t i = threadIdx.y; i < B; i += BIAS_ROWS) sum += G[i * N + n];  // neighbouring x: neighbouring n
+  partial[threadIdx.y][threadIdx.x] = sum;
+  __syncthreads();
+  for (int s = BIAS_ROWS / 2; s > 0; s >>= 1) {
+    if (threadIdx.y < s) partial[threadIdx.y][threadIdx.x] += partial[threadIdx.y + s][threadIdx.x];
+    __syncthreads();
+  }
+  if (threadIdx.y == 0 && n < N) db[n] = partial[0][threadIdx.x];
+}
+
+// Launchers. Nothing to launch for an empty output (a grid of zero blocks is an invalid configuration);
+// an empty inner dimension launches as usual and writes zeros (plus b in the forward).
+
+template <typename T>
+void linear_fwd(const T* x, const T* w, const T* b, T* y, int64_t B, int64_t M, int64_t N, cudaStream_t stream) {
+  if (B == 0 || N == 0) return;
+  dim3 grid(ceil_div<int64_t>(B, TILE), ceil_div<int64_t>(N, TILE)), block(TILE, TILE);
+  linear_fwd_kernel<T><<<grid, block, 0, stream>>>(x, w, b, y, B, M, N);
+  KP_CHECK_LAUNCH();
+}
+
+template <typename T>
+void linear_bwd_input(const T* g, const T* w, T* dx, int64_t B, int64_t M, int64_t N, cudaStream_t stream) {
+  if (B == 0 || M == 0) return;
+  dim3 grid(ceil_div<int64_t>(B, TILE), ceil_div<int64_t>(M, TILE)), block(TILE, TILE);
+  linear_bwd_input_kernel<T><<<grid, block, 0, stream>>>(g, w, dx, B, M, N);
+  KP_CHECK_LAUNCH();
+}
+
+template <typename T>
+void linear_bwd_weight(const T* g, const T* x, T* dw, int64_t B, int64_t M, int64_t N, cudaStream_t stream) {
+  if (N == 0 || M == 0) return;
+  dim3 grid(ceil_div<int64_t>(N, TILE), ceil_div<int64_t>(M, TILE)), block(TILE, TILE);
+  linear_bwd_weight_kernel<T><<<grid, block, 0, stream>>>(g, x, dw, B, M, N);
+  KP_CHECK_LAUNCH();
+}
+
+template <typename T>
+void linear_bwd_bias(const T* g, T* db, int64_t B, int64_t N, cudaStream_t stream) {
+  if (N == 0) return;
+  dim3 grid(ceil_div<int64_t>(N, BIAS_COLS)), block(BIAS_COLS, BIAS_ROWS);
+  linear_bwd_bias_kernel<T><<<grid, block, 0, stream>>>(g, db, B, N);
+  KP_CHECK_LAUNCH();
+}
+
+template void linear_fwd<float>(const float*, const float*, const float*, float*, int64_t, int64_t, int64_t,
+                                cudaStream_t);
+template void linear_fwd<double>(const double*, const double*, const double*, double*, int64_t, int64_t, int64_t,
+                                 cudaStream_t);
+template void linear_bwd_input<float>(const float*, const float*, float*, int64_t, int64_t, int64_t, cudaStream_t);
+template void linear_bwd_input<double>(const double*, const double*, double*, int64_t, int64_t, int64_t, cudaStream_t);
+template void linear_bwd_weight<float>(const float*, const float*, float*, int64_t, int64_t, int64_t, cudaStream_t);
+template void linear_bwd_weight<double>(const double*, const double*, double*, int64_t, int64_t, int64_t, cudaStream_t);
+template void linear_bwd_bias<float>(const float*, float*, int64_t, int64_t, cudaStream_t);
+template void linear_bwd_bias<double>(const double*, double*, int64_t, int64_t, cudaStream_t);

@@ -1,0 +1,429 @@
+"""linear (Y = X·Wᵀ + b) on the CPU stand-in: forward and each gradient against torch on irregular sizes,
+ctx.needs_input_grad, gradcheck, every bad input, and the ONNX round trip in onnxruntime."""
+
+import re
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch.utils._python_dispatch import TorchDispatchMode
+
+import helpers
+
+# (B, M, N): batch, in_features, out_features. 1x1x1 is smaller than a tile, 37x53x29 crosses tile edges
+# everywhere, 128x256x64 is a multiple of the 16x16 tile, 15x17x33 sits one below, one above and one past two
+# tiles (and past the bias kernel's 32 columns); the zeros are empty outputs and empty inner sums.
+SIZES = [(1, 1, 1), (37, 53, 29), (128, 256, 64), (15, 17, 33), (0, 3, 4), (3, 0, 4), (3, 4, 0)]
+
+
+@pytest.fixture(autouse=True)
+def seeded():
+    torch.manual_seed(5)
+
+
+@pytest.fixture(scope="module")
+def linear():
+    return helpers.load_kernel("linear", target="cpu", quiet=True)
+
+
+@pytest.fixture
+def fakes(linear):
+    """The ops with shape-only implementations registered: what torch.export (so the ONNX exporter) traces with.
+
+    Removed after the test: with them, meta tensors would reach the fakes instead of the binding's checks.
+    """
+    lib = torch.library.Library(linear.namespace, "FRAGMENT")
+    for op, fake in [
+        (linear.linear, lambda x, w, b: x.new_empty(x.shape[0], w.shape[0])),
+        (linear.linear_grad_input, lambda g, w: g.new_empty(g.shape[0], w.shape[1])),
+        (linear.linear_grad_weight, lambda g, x: g.new_empty(g.shape[1], x.shape[1])),
+        (linear.linear_grad_bias, lambda g: g.new_empty(g.shape[1])),
+    ]:
+        torch.library.register_fake(op.default, fake, lib=lib)
+    yield linear
+    lib._destroy()
+
+
+def linear_function(ops):
+    """The notebook's autograd Function, over the ops of one loaded kernel."""
+
+    class LinearF(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, weight, bias):
+            ctx.save_for_backward(x, weight)
+            return ops.linear(x, weight, bias)
+
+        @staticmethod
+        def backward(ctx, grad_y):
+            x, weight = ctx.saved_tensors
+            grad_x = ops.linear_grad_input(grad_y, weight) if ctx.needs_input_grad[0] else None
+            grad_weight = ops.linear_grad_weight(grad_y, x) if ctx.needs_input_grad[1] else None
+            grad_bias = ops.linear_grad_bias(grad_y) if ctx.needs_input_grad[2] else None
+            return grad_x, grad_weight, grad_bias
+
+    return LinearF.apply
+
+
+def make(*shapes, dtype, requires_grad=False):
+    """Random tensors. float64: normal values, compared with torch at assert_close's (tight) float64 tolerances.
+    float32: small integers, so that every product and every partial sum is exact in float32 whatever the
+    summation order, and the kernel must equal torch exactly."""
+    if dtype == torch.float64:
+        tensors = [torch.randn(s, dtype=dtype) for s in shapes]
+    else:
+        tensors = [torch.randint(-4, 5, s).to(dtype) for s in shapes]
+    return [t.requires_grad_(requires_grad) for t in tensors]
+
+
+def tolerance(dtype):
+    return {"rtol": 0, "atol": 0} if dtype == torch.float32 else {}
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("B, M, N", SIZES)
+def test_forward_matches_torch(linear, B, M, N, dtype):
+    x, weight, bias = make((B, M), (N, M), (N,), dtype=dtype)
+    y = linear.linear(x, weight, bias)
+    assert y.shape == (B, N) and y.dtype == dtype
+    torch.testing.assert_close(y, F.linear(x, weight, bias), **tolerance(dtype))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("B, M, N", SIZES)
+def test_each_gradient_op_matches_torch(linear, B, M, N, dtype):
+    x, weight, grad_y = make((B, M), (N, M), (B, N), dtype=dtype)
+    torch.testing.assert_close(linear.linear_grad_input(grad_y, weight), grad_y @ weight, **tolerance(dtype))
+    torch.testing.assert_close(linear.linear_grad_weight(grad_y, x), grad_y.t() @ x, **tolerance(dtype))
+    torch.testing.assert_close(linear.linear_grad_bias(grad_y), grad_y.sum(0), **tolerance(dtype))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("B, M, N", [(1, 1, 1), (37, 53, 29), (128, 256, 64)])
+def test_autograd_function_matches_torch(linear, B, M, N, dtype):
+    x, weight, bias = make((B, M), (N, M), (N,), dtype=dtype, requires_grad=True)
+    y = linear_function(linear)(x, weight, bias)
+    expected = F.linear(x, weight, bias)
+    torch.testing.assert_close(y, expected, **tolerance(dtype))
+    (grad_y,) = make((B, N), dtype=dtype)
+    got = torch.autograd.grad(y, (x, weight, bias), grad_y)
+    want = torch.autograd.grad(expected, (x, weight, bias), grad_y)
+    for g, e in zip(got, want):
+        torch.testing.assert_close(g, e, **tolerance(dtype))
+
+
+@pytest.mark.parametrize("B, M, N", [(37, 53, 29), (128, 256, 64), (16, 1024, 16)])
+def test_float32_rounding_stays_within_the_dot_product_error_bound(linear, B, M, N):
+    """On normal values, float32 sums of M products round; torch's float32 F.linear misses assert_close's
+    default float32 tolerance against the exact result at these sizes too. What any correct summation order
+    guarantees is the standard bound |error| <= gamma_(M+1) * (|X|·|W|ᵀ + |b|), gamma_k = k·u / (1 - k·u),
+    u = 2^-24. Dropping a single product would exceed it by a factor of ~1/(M·u)."""
+    x, weight, bias = (torch.randn(s) for s in ((B, M), (N, M), (N,)))
+    exact = F.linear(x.double(), weight.double(), bias.double())
+    k, u = M + 1, 2.0**-24
+    bound = k * u / (1 - k * u) * F.linear(x.double().abs(), weight.double().abs(), bias.double().abs())
+    error = (linear.linear(x, weight, bias).double() - exact).abs()
+    assert (error <= bound).all(), f"max error / bound = {(error / bound).max():.3g}"
+
+
+class RecordOps(TorchDispatchMode):
+    """The names of the ops that run inside the `with` block."""
+
+    def __init__(self):
+        super().__init__()
+        self.names = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.names.append(func.__name__.split(".")[0])
+        return func(*args, **(kwargs or {}))
+
+
+@pytest.mark.parametrize(
+    "needs", [(True, False, False), (False, True, False), (False, False, True), (True, True, True)]
+)
+def test_backward_runs_only_the_kernels_it_needs(linear, needs):
+    tensors = make((5, 7), (3, 7), (3,), dtype=torch.float64)
+    for t, need in zip(tensors, needs):
+        t.requires_grad_(need)
+    y = linear_function(linear)(*tensors)
+    with RecordOps() as ops:
+        y.backward(torch.ones_like(y))
+    ran = {name for name in ops.names if name.startswith("linear_grad_")}
+    assert ran == {
+        op for op, need in zip(("linear_grad_input", "linear_grad_weight", "linear_grad_bias"), needs) if need
+    }
+    for t, need in zip(tensors, needs):
+        assert (t.grad is not None) == need
+
+
+@pytest.mark.parametrize("B, M, N", [(1, 1, 1), (5, 7, 3), (17, 19, 18)])
+def test_gradcheck(linear, B, M, N):
+    inputs = make((B, M), (N, M), (N,), dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(linear_function(linear), inputs)
+
+
+def test_non_contiguous_inputs(linear):
+    x, weight = torch.randn(53, 37, dtype=torch.float64).t(), torch.randn(53, 29, dtype=torch.float64).t()
+    bias = torch.randn(29, 2, dtype=torch.float64)[:, 0]
+    grad_y = torch.randn(29, 37, dtype=torch.float64).t()
+    assert not (x.is_contiguous() or weight.is_contiguous() or bias.is_contiguous() or grad_y.is_contiguous())
+    torch.testing.assert_close(linear.linear(x, weight, bias), F.linear(x, weight, bias))
+    torch.testing.assert_close(linear.linear_grad_input(grad_y, weight), grad_y @ weight)
+    torch.testing.assert_close(linear.linear_grad_weight(grad_y, x), grad_y.t() @ x)
+    torch.testing.assert_close(linear.linear_grad_bias(grad_y), grad_y.sum(0))
+
+
+@pytest.mark.parametrize(
+    "op, args",
+    [
+        ("linear", (torch.randn(37, 53), torch.randn(29, 53), torch.randn(29))),
+        ("linear_grad_input", (torch.randn(37, 29), torch.randn(29, 53))),
+        ("linear_grad_weight", (torch.randn(37, 29), torch.randn(37, 53))),
+        ("linear_grad_bias", (torch.randn(37, 29),)),
+    ],
+)
+def test_opcheck(fakes, op, args):
+    """Schema, fake (shape-only) implementation and dispatch agree with the real kernel."""
+    torch.library.opcheck(getattr(fakes, op).default, args)
+
+
+@pytest.mark.parametrize(
+    "x, weight, bias, message",
+    [
+        (
+            torch.ones(2, 3, dtype=torch.int32),
+            torch.ones(4, 3),
+            torch.ones(4),
+            "linear: input must be float32 or float64, got Int",
+        ),
+        (
+            torch.ones(2, 3),
+            torch.ones(4, 3, dtype=torch.float16),
+            torch.ones(4),
+            "linear: weight must be float32 or float64, got Half",
+        ),
+        (
+            torch.ones(2, 3),
+            torch.ones(4, 3, dtype=torch.float64),
+            torch.ones(4),
+            "linear: weight has dtype Double but input has Float",
+        ),
+        (
+            torch.ones(2, 3),
+            torch.ones(4, 3),
+            torch.ones(4, dtype=torch.float64),
+            "linear: bias has dtype Double but input has Float",
+        ),
+        (
+            torch.ones(3),
+            torch.ones(4, 3),
+            torch.ones(4),
+            r"linear: input must be 2-D \(batch, in_features\), got shape \[3\]",
+        ),
+        (torch.ones(1, 2, 3), torch.ones(4, 3), torch.ones(4), r"linear: input must be 2-D .*, got shape \[1, 2, 3\]"),
+        (
+            torch.ones(2, 3),
+            torch.ones(12),
+            torch.ones(4),
+            r"linear: weight must be 2-D \(out_features, in_features\), got shape \[12\]",
+        ),
+        (
+            torch.ones(2, 3),
+            torch.ones(4, 3),
+            torch.ones(4, 1),
+            r"linear: bias must be 1-D \(out_features\), got shape \[4, 1\]",
+        ),
+        (
+            torch.ones(2, 3),
+            torch.ones(4, 5),
+            torch.ones(4),
+            r"linear: weight has shape \[4, 5\] but input has \[2, 3\]: their in_features",
+        ),
+        (
+            torch.ones(2, 3),
+            torch.ones(4, 3),
+            torch.ones(5),
+            r"linear: bias has shape \[5\] but weight has \[4, 3\]: their out_features",
+        ),
+        (
+            torch.ones(2, 3, device="meta"),
+            torch.ones(4, 3),
+            torch.ones(4),
+            "linear: input is on a device other than cpu and cuda, but this build takes cpu tensors",
+        ),
+        (
+            torch.ones(2, 3),
+            torch.ones(4, 3),
+            torch.ones(4, device="meta"),
+            "linear: bias is on a device other than cpu and cuda, but this build takes cpu tensors",
+        ),
+    ],
+)
+def test_bad_inputs_raise_a_runtime_error_naming_the_argument(linear, x, weight, bias, message):
+    with pytest.raises(RuntimeError, match=message):
+        linear.linear(x, weight, bias)
+
+
+@pytest.mark.parametrize(
+    "op, args, message",
+    [
+        (
+            "linear_grad_input",
+            (torch.ones(2, 4), torch.ones(4, 3, dtype=torch.float64)),
+            "linear_grad_input: weight has dtype Double but grad_output has Float",
+        ),
+        (
+            "linear_grad_input",
+            (torch.ones(2, 4), torch.ones(5, 3)),
+            r"linear_grad_input: weight has shape \[5, 3\] but grad_output has \[2, 4\]: their out_features",
+        ),
+        (
+            "linear_grad_input",
+            (torch.ones(8), torch.ones(4, 3)),
+            r"linear_grad_input: grad_output must be 2-D \(batch, out_features\), got shape \[8\]",
+        ),
+        (
+            "linear_grad_weight",
+            (torch.ones(2, 4, dtype=torch.float64), torch.ones(2, 3)),
+            "linear_grad_weight: input has dtype Float but grad_output has Double",
+        ),
+        (
+            "linear_grad_weight",
+            (torch.ones(2, 4), torch.ones(3, 3)),
+            r"linear_grad_weight: input has shape \[3, 3\] but grad_output has \[2, 4\]: their batch sizes",
+        ),
+        (
+            "linear_grad_weight",
+            (torch.ones(2, 4), torch.ones(2, 3, 1)),
+            r"linear_grad_weight: input must be 2-D \(batch, in_features\), got shape \[2, 3, 1\]",
+        ),
+        (
+            "linear_grad_bias",
+            (torch.ones(2, 4, dtype=torch.int64),),
+            "linear_grad_bias: grad_output must be float32 or float64, got Long",
+        ),
+        (
+            "linear_grad_bias",
+            (torch.ones(4),),
+            r"linear_grad_bias: grad_output must be 2-D \(batch, out_features\), got shape \[4\]",
+        ),
+    ],
+)
+def test_bad_gradient_inputs_raise_a_runtime_error_naming_the_argument(linear, op, args, message):
+    with pytest.raises(RuntimeError, match=message):
+        getattr(linear, op)(*args)
+
+
+def test_too_many_columns_for_the_grid_is_refused_by_name(linear):
+    limit = 65535 * 16
+    with pytest.raises(RuntimeError, match=f"linear: weight has {limit + 1} out_features, more than .*{limit}"):
+        linear.linear(torch.ones(1, 1), torch.ones(limit + 1, 1), torch.ones(limit + 1))
+    with pytest.raises(RuntimeError, match=f"linear: input has {limit + 1} in_features, more than .*{limit}"):
+        linear.linear(torch.ones(1, limit + 1), torch.ones(1, limit + 1), torch.ones(1))
+
+
+def test_a_bad_call_loses_nothing(linear):
+    x, weight, bias = make((5, 3), (2, 3), (2,), dtype=torch.float32)
+    with pytest.raises(RuntimeError):
+        linear.linear(x, weight, torch.ones(3))
+    torch.testing.assert_close(linear.linear(x, weight, bias), F.linear(x, weight, bias))
+
+
+def test_header_and_code_agree():
+    """The contract at the top of linear.cu names every kernel and the tile the code uses; the binding's
+    column limit is the grid's."""
+    cu = (helpers.KERNELS / "linear.cu").read_text()
+    header = cu.split("#include", 1)[0]
+    kernels = set(re.findall(r"__global__ void (\w+)", cu))
+    assert kernels == {
+        "linear_fwd_kernel",
+        "linear_bwd_input_kernel",
+        "linear_bwd_weight_kernel",
+        "linear_bwd_bias_kernel",
+    }
+    assert all(f"({k})" in header for k in kernels), "the header names each kernel next to its formula"
+    tile = int(re.search(r"constexpr int TILE = (\d+);", cu).group(1))
+    assert f"TILE x TILE ({tile} x {tile})" in header and f"{65535 * tile:,}" in header
+    bias_cols, bias_rows = map(int, re.search(r"constexpr int BIAS_COLS = (\d+), BIAS_ROWS = (\d+);", cu).groups())
+    assert f"{bias_cols} x {bias_rows} blocks" in header
+    binding = (helpers.KERNELS / "linear_binding.cpp").read_text()
+    assert f"kMaxColumns = 65535 * {tile};" in binding
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# ONNX: the dynamo exporter (torch.onnx.export(..., dynamo=True)) with a translation of the custom op.
+
+
+def onnx_setup():
+    """The custom-domain opset, with a schema for kp::MyLinear so that onnxscript and onnx.checker know it."""
+    import onnx  # onnx, onnxscript and onnxruntime are in requirements.txt (`make setup`)
+    import onnxscript
+    from onnx.defs import OpSchema
+
+    if not onnx.defs.has("MyLinear", 1, "kp"):
+        onnx.defs.register_schema(
+            OpSchema(
+                "MyLinear",
+                "kp",
+                1,
+                "Y = X·Wᵀ + b",
+                inputs=[OpSchema.FormalParameter(n, "T") for n in ("X", "W", "b")],
+                outputs=[OpSchema.FormalParameter("Y", "T")],
+                type_constraints=[("T", ["tensor(float)", "tensor(double)"], "float32 or float64")],
+            )
+        )
+    return onnx, onnxscript.values.Opset("kp", 1), onnxscript.opset20
+
+
+class Regression(torch.nn.Module):
+    def __init__(self, apply, weight, bias):
+        super().__init__()
+        self.apply_linear = apply
+        self.weight, self.bias = torch.nn.Parameter(weight), torch.nn.Parameter(bias)
+
+    def forward(self, x):
+        return self.apply_linear(x, self.weight, self.bias)
+
+
+def export(model, translation, example):
+    return torch.onnx.export(
+        model,
+        (example,),
+        dynamo=True,
+        opset_version=20,
+        input_names=["x"],
+        output_names=["y"],
+        dynamic_shapes=({0: torch.export.Dim("batch")},),
+        custom_translation_table=translation,
+        verbose=False,
+    ).model_proto
+
+
+def test_onnx_custom_domain_node_passes_the_checker(fakes):
+    onnx, kp, _ = onnx_setup()
+    model = Regression(linear_function(fakes), torch.randn(3, 5), torch.randn(3)).eval()
+    proto = export(model, {fakes.linear.default: lambda x, w, b: kp.MyLinear(x, w, b)}, torch.randn(4, 5))
+    onnx.checker.check_model(proto, full_check=True)
+    assert [(n.domain, n.op_type) for n in proto.graph.node] == [("kp", "MyLinear")]
+    assert {(o.domain, o.version) for o in proto.opset_import} >= {("kp", 1)}
+    import onnxruntime as ort
+    from onnxruntime.capi.onnxruntime_pybind11_state import Fail
+
+    with pytest.raises(Fail, match="kp:MyLinear.* is not a registered function/op"):  # no kernel for it there
+        ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
+
+
+def test_onnx_standard_export_runs_in_onnxruntime_and_matches_torch(fakes):
+    onnx, _, op = onnx_setup()
+    import onnxruntime as ort
+
+    layer = torch.nn.Linear(53, 29)  # its initialisation
+    model = Regression(linear_function(fakes), layer.weight.detach(), layer.bias.detach()).eval()
+    proto = export(model, {fakes.linear.default: lambda x, w, b: op.Gemm(x, w, b, transB=1)}, torch.randn(4, 53))
+    onnx.checker.check_model(proto, full_check=True)
+    assert [n.op_type for n in proto.graph.node] == ["Gemm"]
+    session = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
+    for batch in (1, 37):  # fresh inputs, of batch sizes the export did not see
+        x = torch.randn(batch, 53)
+        (y,) = session.run(None, {"x": x.numpy()})
+        with torch.no_grad():
+            torch.testing.assert_close(torch.from_numpy(y), model(x), rtol=0, atol=1e-5)
