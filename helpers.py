@@ -117,7 +117,9 @@ def doctor(target="cpu", environ=os.environ):
     cxx = environ.get("CXX", "c++")
     if shutil.which(cxx, path=path) is None:
         problems.append(
-            Problem("c++ compiler", f"`{cxx}` was not found", "apt-get install -y g++ (conda: conda install cxx-compiler)")
+            Problem(
+                "c++ compiler", f"`{cxx}` was not found", "apt-get install -y g++ (conda: conda install cxx-compiler)"
+            )
         )
     if target == "cuda":
         home = environ.get("CUDA_HOME") or environ.get("CUDA_PATH")
@@ -188,7 +190,9 @@ def source_excerpt(path, line, col=None):
     return ""
 
 
-GCC_DIAGNOSTIC = re.compile(r"^(?P<file>[^\s:][^:\n]*):(?P<line>\d+):(?:(?P<col>\d+):)? (?:fatal )?error: (?P<msg>.*)$", re.M)
+GCC_DIAGNOSTIC = re.compile(
+    r"^(?P<file>[^\s:][^:\n]*):(?P<line>\d+):(?:(?P<col>\d+):)? (?:fatal )?error: (?P<msg>.*)$", re.M
+)
 NVCC_DIAGNOSTIC = re.compile(r"^(?P<file>[^\s(][^(\n]*)\((?P<line>\d+)\): (?:catastrophic )?error: (?P<msg>.*)$", re.M)
 
 
@@ -320,8 +324,19 @@ def cpu_runtime():
         with locked(out_dir / ".kp-lock"):
             if not lib.exists():
                 tmp = out_dir / f"libkp_cuda_cpu.so.tmp{os.getpid()}"
-                cmd = [os.environ.get("CXX", "c++"), "-std=c++17", "-O2", "-fPIC", "-shared", "-pthread",
-                       f"-I{COMMON}", "-Wl,-soname,libkp_cuda_cpu.so", str(source), "-o", str(tmp)]
+                cmd = [
+                    os.environ.get("CXX", "c++"),
+                    "-std=c++17",
+                    "-O2",
+                    "-fPIC",
+                    "-shared",
+                    "-pthread",
+                    f"-I{COMMON}",
+                    "-Wl,-soname,libkp_cuda_cpu.so",
+                    str(source),
+                    "-o",
+                    str(tmp),
+                ]
                 done = subprocess.run(cmd, capture_output=True, text=True)
                 if done.returncode:
                     raise KernelBuildError.from_log(done.stdout + done.stderr, [source])

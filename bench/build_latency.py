@@ -40,7 +40,10 @@ OURS = """
 import json, sys, time
 from pathlib import Path
 import torch
-t = time.perf_counter(); import helpers; m = helpers.load_kernel(sys.argv[1], quiet=True); first = time.perf_counter() - t
+t = time.perf_counter()
+import helpers
+m = helpers.load_kernel(sys.argv[1], quiet=True)
+first = time.perf_counter() - t
 a = torch.ones(4)
 assert m.add2(a, a).tolist() == [2.0] * 4
 second = None
@@ -113,15 +116,22 @@ def main():
         ours = measure_ours(tmp)
         seed = measure_seed(tmp)
         shutil.rmtree(tmp, ignore_errors=True)
-    print(f"add2 build latency, CPU stand-in target, {os.cpu_count()} cores, {platform.processor() or platform.machine()}")
+    print(
+        f"add2 build latency, CPU stand-in target, {os.cpu_count()} cores, {platform.processor() or platform.machine()}"
+    )
     print()
     print("| step | seed's way (torch/extension.h, plain load) | ours (load_kernel) | ratio |")
     print("|---|---|---|---|")
     for step, s, o in zip(("cold build", "warm load, new process", "edit -> reload, same process"), seed, ours):
         print(f"| {step} | {s:.2f} s | {o:.2f} s | {s / o:.1f}x faster |")
     print()
-    print(textwrap.fill("Times exclude `import torch`. The seed's way also renames its module after an edit, so its "
-                        "reload rebuilds everything; ours rebuilds the kernel object and relinks.", 100))
+    print(
+        textwrap.fill(
+            "Times exclude `import torch`. The seed's way also renames its module after an edit, so its "
+            "reload rebuilds everything; ours rebuilds the kernel object and relinks.",
+            100,
+        )
+    )
 
 
 if __name__ == "__main__":

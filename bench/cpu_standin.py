@@ -70,8 +70,10 @@ def main():
     print("|---|---|---|---|---|")
     for threads in sorted({1, cores}):
         ours, native = elementwise(add2, threads)
-        print(f"| add2 on 2^22 floats, {threads} thread(s) | {ours * 1e3:.2f} ms | torch.add {native * 1e3:.2f} ms "
-              f"| {ours / native:.2f}x | within 3x |")
+        print(
+            f"| add2 on 2^22 floats, {threads} thread(s) | {ours * 1e3:.2f} ms | torch.add {native * 1e3:.2f} ms "
+            f"| {ours / native:.2f}x | within 3x |"
+        )
     for threads in sorted({1, cores}):
         ns = syncthreads_ns(costs, threads)
         print(f"| one __syncthreads arrival, {threads} thread(s) | {ns:.1f} ns | | | at most 15 ns |")

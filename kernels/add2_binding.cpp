@@ -17,6 +17,4 @@ kp::Tensor add2(kp::Tensor a, kp::Tensor b) {
   return c;
 }
 
-KP_OPS(m) {
-  m.def("add2(Tensor a, Tensor b) -> Tensor", TORCH_BOX(&add2));
-}
+KP_OPS(m) { m.def("add2(Tensor a, Tensor b) -> Tensor", TORCH_BOX(&add2)); }

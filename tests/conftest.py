@@ -32,5 +32,10 @@ def kernel_copy(tmp_path):
 def run_python(code, timeout=300, **kwargs):
     """Run `code` in a new Python process (the project's interpreter); returns CompletedProcess."""
     return subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout, cwd=Path(__file__).parent, **kwargs
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=Path(__file__).parent,
+        **kwargs,
     )

@@ -28,13 +28,25 @@ def test_non_contiguous_inputs(add2):
 @pytest.mark.parametrize(
     "a, b, message",
     [
-        (torch.ones(3, dtype=torch.int32), torch.ones(3, dtype=torch.int32), "add2: a must be float32 or float64, got Int"),
+        (
+            torch.ones(3, dtype=torch.int32),
+            torch.ones(3, dtype=torch.int32),
+            "add2: a must be float32 or float64, got Int",
+        ),
         (torch.ones(3), torch.ones(3, dtype=torch.float16), "add2: b must be float32 or float64, got Half"),
         (torch.ones(3), torch.ones(3, dtype=torch.float64), "add2: b has dtype Double but a has Float"),
         (torch.ones(3), torch.ones(4), r"add2: b has shape \[4\] but a has \[3\]"),
         (torch.ones(2, 3), torch.ones(3, 2), r"add2: b has shape \[3, 2\] but a has \[2, 3\]"),
-        (torch.ones(3, device="meta"), torch.ones(3, device="meta"), "add2: a is on a device other than cpu and cuda, but this build takes cpu tensors"),
-        (torch.ones(3), torch.ones(3, device="meta"), "add2: b is on a device other than cpu and cuda, but this build takes cpu tensors"),
+        (
+            torch.ones(3, device="meta"),
+            torch.ones(3, device="meta"),
+            "add2: a is on a device other than cpu and cuda, but this build takes cpu tensors",
+        ),
+        (
+            torch.ones(3),
+            torch.ones(3, device="meta"),
+            "add2: b is on a device other than cpu and cuda, but this build takes cpu tensors",
+        ),
     ],
 )
 def test_bad_inputs_raise_a_runtime_error_naming_the_argument(add2, a, b, message):

@@ -11,8 +11,10 @@ import helpers
 # Every op, and the stand-in's conformance kernels: they are plain CUDA too.
 KERNELS = sorted(p.stem for p in helpers.KERNELS.glob("*.cu")) + [str(helpers.ROOT / "tests/cuda_cpu/conformance.cu")]
 MISSING = (
-    "torch is a CPU-only build" if torch.version.cuda is None
-    else "no CUDA toolkit (nvcc) found" if helpers.find_cuda_root() is None
+    "torch is a CPU-only build"
+    if torch.version.cuda is None
+    else "no CUDA toolkit (nvcc) found"
+    if helpers.find_cuda_root() is None
     else None
 )
 
@@ -27,4 +29,6 @@ def test_builds_links_and_imports_with_nvcc(op):
         first = module.ops[0]
         with pytest.raises(RuntimeError, match="this build takes cuda tensors"):
             schema_args = getattr(module, first).default._schema.arguments
-            getattr(module, first)(*[torch.ones(2, dtype=torch.float64) for _ in schema_args if "Tensor" in str(_.type)])
+            getattr(module, first)(
+                *[torch.ones(2, dtype=torch.float64) for _ in schema_args if "Tensor" in str(_.type)]
+            )

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 import torch
+from conftest import run_python
 
 import helpers
-from conftest import run_python
 
 
 def edit(path, old, new):
@@ -90,7 +90,9 @@ def test_failed_build_is_retried(kernel_copy):
 def test_warm_load_in_a_new_process_builds_nothing(kernel_copy):
     cu = kernel_copy()
     helpers.load_kernel(cu)
-    done = run_python(f"import helpers, torch; m = helpers.load_kernel({str(cu)!r}); print(m.add2(torch.ones(2), torch.ones(2)))")
+    done = run_python(
+        f"import helpers, torch; m = helpers.load_kernel({str(cu)!r}); print(m.add2(torch.ones(2), torch.ones(2)))"
+    )
     assert done.returncode == 0, done.stderr
     assert "add2: cached" in done.stdout and "tensor([2., 2.])" in done.stdout
 
@@ -105,7 +107,10 @@ def test_a_build_killed_midway_does_not_block_the_next(kernel_copy):
         time.sleep(0.05)
     os.kill(proc.pid, signal.SIGKILL)  # mid-compile: ninja has just been started
     proc.wait()
-    done = run_python(f"import helpers, torch; m = helpers.load_kernel({str(cu)!r}); print(m.add2(torch.ones(1), torch.ones(1)))", timeout=120)
+    done = run_python(
+        f"import helpers, torch; m = helpers.load_kernel({str(cu)!r}); print(m.add2(torch.ones(1), torch.ones(1)))",
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     assert "tensor([2.])" in done.stdout
 
@@ -117,7 +122,10 @@ def _newest_ninja_is_for(cu, build_dir):
 def test_two_processes_building_the_same_kernel_both_succeed(kernel_copy):
     cu = kernel_copy()
     code = f"import helpers, torch; m = helpers.load_kernel({str(cu)!r}); print(m.add2(torch.ones(3), torch.ones(3)))"
-    procs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    procs = [
+        subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for _ in range(2)
+    ]
     outs = [p.communicate(timeout=180) for p in procs]
     for p, (out, err) in zip(procs, outs):
         assert p.returncode == 0, err

@@ -6,7 +6,11 @@ import helpers
 
 
 def names(lines):
-    return {re.split(r"[=<>\s#]", ln.strip(), maxsplit=1)[0].lower() for ln in lines if ln.strip() and not ln.strip().startswith("#")}
+    return {
+        re.split(r"[=<>\s#]", ln.strip(), maxsplit=1)[0].lower()
+        for ln in lines
+        if ln.strip() and not ln.strip().startswith("#")
+    }
 
 
 def test_requirements_and_environment_yml_agree():

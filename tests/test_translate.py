@@ -3,9 +3,9 @@
 import re
 
 import pytest
+from cuda_cpu_translate import UnsupportedConstruct, translate
 
 import helpers  # noqa: F401  (puts the translator on the path)
-from cuda_cpu_translate import UnsupportedConstruct, translate
 
 
 def body(out):

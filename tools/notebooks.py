@@ -29,7 +29,9 @@ def execute(path, timeout=1200):
     """Run every cell of `path` in a fresh python3 kernel whose working folder is the notebook's."""
     path = Path(path)
     nb = nbformat.read(path, as_version=4)
-    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}})
+    client = NotebookClient(
+        nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
+    )
     start = time.perf_counter()
     error, failed = None, None
     try:

@@ -37,10 +37,12 @@ using torch::headeronly::ScalarType;
 using torch::stable::Tensor;
 
 #ifdef KP_CPU_STANDIN
-inline const char* const kBuildServes = "cpu tensors (the CPU stand-in build); load the kernel with target='cuda' for cuda tensors";
+inline const char* const kBuildServes =
+    "cpu tensors (the CPU stand-in build); load the kernel with target='cuda' for cuda tensors";
 inline bool served(const Tensor& t) { return t.is_cpu(); }
 #else
-inline const char* const kBuildServes = "cuda tensors (the nvcc build); load the kernel with target='cpu' for cpu tensors";
+inline const char* const kBuildServes =
+    "cuda tensors (the nvcc build); load the kernel with target='cpu' for cpu tensors";
 inline bool served(const Tensor& t) { return t.is_cuda(); }
 #endif
 
@@ -66,7 +68,8 @@ inline void check_floating(const char* op, const char* name, const Tensor& t) {
   ScalarType st = t.scalar_type();
   check(st == ScalarType::Float || st == ScalarType::Double,
         std::string(op) + ": " + name + " must be float32 or float64, got " + torch::headeronly::toString(st));
-  check(served(t), std::string(op) + ": " + name + " is on " + device_name(t) + ", but this build takes " + kBuildServes);
+  check(served(t),
+        std::string(op) + ": " + name + " is on " + device_name(t) + ", but this build takes " + kBuildServes);
 }
 
 // `t` has the dtype and device of `ref`.
@@ -132,36 +135,36 @@ class Ops {
 
 }  // namespace kp
 
-#define KP_DISPATCH_FLOATING(TYPE, OP, ...)                                                         \
-  [&] {                                                                                             \
-    ::kp::before_launch();                                                                          \
-    switch (TYPE) {                                                                                 \
-      case ::kp::ScalarType::Float: {                                                               \
-        using scalar_t = float;                                                                     \
-        return __VA_ARGS__();                                                                       \
-      }                                                                                             \
-      case ::kp::ScalarType::Double: {                                                              \
-        using scalar_t = double;                                                                    \
-        return __VA_ARGS__();                                                                       \
-      }                                                                                             \
-      default:                                                                                      \
+#define KP_DISPATCH_FLOATING(TYPE, OP, ...)                                                                     \
+  [&] {                                                                                                         \
+    ::kp::before_launch();                                                                                      \
+    switch (TYPE) {                                                                                             \
+      case ::kp::ScalarType::Float: {                                                                           \
+        using scalar_t = float;                                                                                 \
+        return __VA_ARGS__();                                                                                   \
+      }                                                                                                         \
+      case ::kp::ScalarType::Double: {                                                                          \
+        using scalar_t = double;                                                                                \
+        return __VA_ARGS__();                                                                                   \
+      }                                                                                                         \
+      default:                                                                                                  \
         throw std::runtime_error(std::string(OP) + ": unsupported dtype " + torch::headeronly::toString(TYPE)); \
-    }                                                                                               \
+    }                                                                                                           \
   }()
 
 // KP_OPS(m) { m.def(...); } defines kp_register(ns), which the loader calls once per load with a
 // fresh namespace. It returns nullptr, or the error text (exceptions must not cross into ctypes).
-#define KP_OPS(m)                                                                   \
-  static void kp_define_ops(::kp::Ops& m);                                          \
+#define KP_OPS(m)                                                                             \
+  static void kp_define_ops(::kp::Ops& m);                                                    \
   extern "C" __attribute__((visibility("default"))) const char* kp_register(const char* ns) { \
-    static std::string error;                                                       \
-    try {                                                                           \
-      ::kp::Ops ops(ns);                                                            \
-      kp_define_ops(ops);                                                           \
-      return nullptr;                                                               \
-    } catch (const std::exception& e) {                                             \
-      error = e.what();                                                             \
-      return error.c_str();                                                         \
-    }                                                                               \
-  }                                                                                 \
+    static std::string error;                                                                 \
+    try {                                                                                     \
+      ::kp::Ops ops(ns);                                                                      \
+      kp_define_ops(ops);                                                                     \
+      return nullptr;                                                                         \
+    } catch (const std::exception& e) {                                                       \
+      error = e.what();                                                                       \
+      return error.c_str();                                                                   \
+    }                                                                                         \
+  }                                                                                           \
   static void kp_define_ops(::kp::Ops& m)

@@ -19,8 +19,10 @@ import re
 # (pattern, what the user reads). Matched against code with comments and strings blanked out.
 UNSUPPORTED = [
     (r"\basm\b|\b__asm__\b|\b__asm\b", "inline asm/PTX"),
-    (r"\btexture\s*<|\btex[123]D\w*\s*[<(]|\bsurf[123]D\w*\s*[<(]|\bcudaTextureObject_t\b|\bcudaSurfaceObject_t\b",
-     "texture/surface memory"),
+    (
+        r"\btexture\s*<|\btex[123]D\w*\s*[<(]|\bsurf[123]D\w*\s*[<(]|\bcudaTextureObject_t\b|\bcudaSurfaceObject_t\b",
+        "texture/surface memory",
+    ),
     (r"\bwmma\s*::|<\s*mma\.h\s*>|\b__hmma\w*", "WMMA/tensor cores"),
     (r"\bcp\.async\b|\b__pipeline_\w+\s*\(|\bmemcpy_async\s*\(|\bcp_async\w*\s*\(", "cp.async"),
     (r"\bthis_grid\s*\(|\bgrid_group\b|\bcudaLaunchCooperativeKernel\w*\b", "grid-wide cooperative sync"),

@@ -4,13 +4,20 @@
 using kp::ScalarType;
 using kp::Tensor;
 
-template <typename T> void tiled_matmul(const T* A, const T* B, T* C, int M, int K, int N);
-template <typename T> void block_sum(const T* x, T* out, int n, bool dynamic);
-template <typename T> void warp_sum(const T* x, T* out, int n);
-template <typename T> void first_warp_sum(const T* x, T* out, int blocks);
-template <typename T> void warp_scan(const T* x, T* out, int n);
-template <typename T> void atomic_sum(const T* x, T* total, int n);
-template <typename T> void grid_stride(const T* x, T* y, int n, T scale, int blocks);
+template <typename T>
+void tiled_matmul(const T* A, const T* B, T* C, int M, int K, int N);
+template <typename T>
+void block_sum(const T* x, T* out, int n, bool dynamic);
+template <typename T>
+void warp_sum(const T* x, T* out, int n);
+template <typename T>
+void first_warp_sum(const T* x, T* out, int blocks);
+template <typename T>
+void warp_scan(const T* x, T* out, int n);
+template <typename T>
+void atomic_sum(const T* x, T* total, int n);
+template <typename T>
+void grid_stride(const T* x, T* y, int n, T scale, int blocks);
 void votes(const float* x, long long* out, int n);
 void histogram(const int* values, int* counts, int n, int bins);
 void atomic_minmax(const int* x, int* out, int n);
@@ -57,9 +64,8 @@ Tensor warp_sum_op(Tensor x) {
   x = input("warp_sum", x);
   int n = x.numel();
   Tensor out = torch::stable::new_empty(x, {(n + 127) / 128 * 4});
-  KP_DISPATCH_FLOATING(x.scalar_type(), "warp_sum", [&] {
-    warp_sum<scalar_t>(x.const_data_ptr<scalar_t>(), out.mutable_data_ptr<scalar_t>(), n);
-  });
+  KP_DISPATCH_FLOATING(x.scalar_type(), "warp_sum",
+                       [&] { warp_sum<scalar_t>(x.const_data_ptr<scalar_t>(), out.mutable_data_ptr<scalar_t>(), n); });
   return out;
 }
 
