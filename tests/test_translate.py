@@ -67,6 +67,11 @@ def test_noinline_becomes_an_attribute():
     assert out == "__device__ __attribute__((noinline)) float f(float x) { return x; }\n"
 
 
+def test_pragma_unroll_becomes_gcc_unroll():
+    src = "  #pragma unroll\n  for (;;) {}\n#pragma unroll 4\n  for (;;) {}\n"
+    assert body(translate(src, "/k.cu")) == "#pragma GCC unroll 8\n  for (;;) {}\n#pragma GCC unroll 4\n  for (;;) {}\n"
+
+
 def test_cuda_runtime_includes_are_dropped():
     out = body(translate("#include <cuda_runtime.h>\n#include <cmath>\n", "/k.cu"))
     assert "cuda_runtime.h: provided by cuda_cpu.h" in out and "#include <cmath>" in out

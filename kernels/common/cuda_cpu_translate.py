@@ -9,7 +9,7 @@ The `.cu` on disk stays ordinary CUDA. `translate()` returns a copy that
   * rewrites `extern __shared__ T name[];` into a pointer to the running block's dynamic shared
     memory (a local inside a function, a macro at file scope);
   * drops the CUDA runtime includes that `cuda_cpu.h` stands in for, and spells `__noinline__`
-    as a g++ attribute.
+    and `#pragma unroll` the way g++ understands them.
 Constructs the stand-in cannot honour are rejected here, before g++ runs, with
 `file.cu:LINE: <construct> is not supported on the CPU stand-in`.
 """
@@ -230,6 +230,10 @@ def translate(src, path, display_path=None):
         else:
             replacement = f"{ctype}* const {name} = reinterpret_cast<{ctype}*>(::kp::dynamic_shared_memory());"
         edits.append((m.start(), m.end(), replacement))
+
+    # g++ ignores nvcc's `#pragma unroll [N]`; its own spelling takes a count (8 when none is given).
+    for m in re.finditer(r"(?m)^[ \t]*#[ \t]*pragma[ \t]+unroll\b[ \t]*\(?[ \t]*(\d*)[ \t]*\)?", code):
+        edits.append((m.start(), m.end(), f"#pragma GCC unroll {m.group(1) or 8}"))
 
     # A `__noinline__` macro would break libstdc++'s own `__attribute__((__noinline__))`.
     for m in re.finditer(r"\b__noinline__\b", code):

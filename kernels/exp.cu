@@ -1,0 +1,44 @@
+// exp: the elementwise exponential, used as an activation and as a link function (seed 003).
+//
+// forward:  y[i] = exp(x[i])
+// backward: dL/dx[i] = dL/dy[i] · y[i]   (d exp(x)/dx = exp(x): the saved output, no second exp)
+// shapes:   x, y, dL/dy and dL/dx share one shape (contiguous; any number of elements, 0 included)
+// dtypes:   float32 and float64 (templated on T); exp overflows to inf above x ≈ 88.72 (float32)
+//           and x ≈ 709.78 (float64), and underflows to 0 below x ≈ -103.97 (float32) and -745.13 (float64)
+// launch:   one thread per element, 256 threads per block, for both kernels
+// saved for backward: y (the output, not x)
+#include "common/kp.cuh"
+
+template <typename T>
+__global__ void exp_fwd_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t n) {
+  int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = exp(x[i]);  // exp(float) is the float overload, as in CUDA's math API
+}
+
+template <typename T>
+__global__ void exp_bwd_kernel(const T* __restrict__ grad_y, const T* __restrict__ y, T* __restrict__ grad_x,
+                               int64_t n) {
+  int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) grad_x[i] = grad_y[i] * y[i];
+}
+
+template <typename T>
+void exp_fwd(const T* x, T* y, int64_t n, cudaStream_t stream) {
+  if (n == 0) return;  // a grid of zero blocks is an invalid configuration
+  const int threads = 256;
+  exp_fwd_kernel<T><<<ceil_div<int64_t>(n, threads), threads, 0, stream>>>(x, y, n);
+  KP_CHECK_LAUNCH();
+}
+
+template <typename T>
+void exp_bwd(const T* grad_y, const T* y, T* grad_x, int64_t n, cudaStream_t stream) {
+  if (n == 0) return;
+  const int threads = 256;
+  exp_bwd_kernel<T><<<ceil_div<int64_t>(n, threads), threads, 0, stream>>>(grad_y, y, grad_x, n);
+  KP_CHECK_LAUNCH();
+}
+
+template void exp_fwd<float>(const float*, float*, int64_t, cudaStream_t);
+template void exp_fwd<double>(const double*, double*, int64_t, cudaStream_t);
+template void exp_bwd<float>(const float*, const float*, float*, int64_t, cudaStream_t);
+template void exp_bwd<double>(const double*, const double*, double*, int64_t, cudaStream_t);

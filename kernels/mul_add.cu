@@ -1,0 +1,143 @@
+// mul_add: elementwise multiply and add with torch's broadcasting (seed 000, a linear model w·x + b).
+//
+// forward:  mul: out = w * x        add: out = x + b        (out has the broadcast shape of the two inputs)
+// backward: mul: dL/dw = sum_to(dL/dout · x, w.shape)    dL/dx = sum_to(dL/dout · w, x.shape)
+//           add: dL/dx = sum_to(dL/dout, x.shape)        dL/db = sum_to(dL/dout, b.shape)
+//           sum_to(g, shape) sums g over the dims along which an input of that shape was broadcast, and is
+//           torch::stable::sum in the binding (no kernel here); add needs no kernel for its backward.
+// broadcasting: as torch does it (shapes aligned from the right; a dim of size 1, or a missing leading dim,
+//           repeats). The inputs are never expanded or copied: the binding gives the kernels, for each dim
+//           of the output, its size and each input's stride, 0 along a broadcast dim (any strides, so
+//           non-contiguous inputs need no copy either), after merging dims that are contiguous in both.
+//           At most kMaxDims = 8 dims remain after merging (mul_add_max_dims() tells the binding).
+// shapes:   out (and dL/dout, contiguous) has the broadcast shape; any number of elements, 0 included
+// dtypes:   float32 and float64 (templated on T); both inputs have the same dtype
+// launch:   one thread per output element, 256 threads per block, for every kernel
+// saved for backward: mul saves w and x; add saves only the two input shapes
+#include "common/kp.cuh"
+
+constexpr int kMaxDims = 8;
+
+// Output sizes and the strides of two inputs in each output dim (0 along a broadcast dim).
+struct Broadcast2 {
+  int ndim;
+  int64_t size[kMaxDims];
+  int64_t stride_a[kMaxDims];
+  int64_t stride_b[kMaxDims];
+};
+
+// The offsets into a and b of output element i (output in row-major order). The loop has a fixed
+// trip count and is unrolled (as PyTorch's OffsetCalculator does), so each size and stride is read
+// at a known index and stays in a register. The outermost dim needs no division: what is left of i
+// is its coordinate, so a single merged dim (equal contiguous shapes) costs none.
+__device__ __forceinline__ void broadcast_offsets(const Broadcast2& bc, int64_t i, int64_t& off_a, int64_t& off_b) {
+  off_a = 0;
+  off_b = 0;
+#pragma unroll
+  for (int d = kMaxDims - 1; d > 0; --d) {
+    if (d >= bc.ndim) continue;
+    int64_t coord = i % bc.size[d];
+    i /= bc.size[d];
+    off_a += coord * bc.stride_a[d];
+    off_b += coord * bc.stride_b[d];
+  }
+  if (bc.ndim > 0) {
+    off_a += i * bc.stride_a[0];
+    off_b += i * bc.stride_b[0];
+  }
+}
+
+template <typename T>
+__global__ void mul_fwd_kernel(const T* __restrict__ w, const T* __restrict__ x, T* __restrict__ out, int64_t n,
+                               Broadcast2 bc) {
+  int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  int64_t ow, ox;
+  broadcast_offsets(bc, i, ow, ox);
+  out[i] = w[ow] * x[ox];
+}
+
+// Both gradients in one pass, at the output's shape (the binding sums them down to w's and x's
+// shapes); grad_w or grad_x is nullptr when that gradient is not needed.
+template <typename T>
+__global__ void mul_bwd_kernel(const T* __restrict__ grad_out, const T* __restrict__ w, const T* __restrict__ x,
+                               T* __restrict__ grad_w, T* __restrict__ grad_x, int64_t n, Broadcast2 bc) {
+  int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  int64_t ow, ox;
+  broadcast_offsets(bc, i, ow, ox);
+  T g = grad_out[i];
+  if (grad_w) grad_w[i] = g * x[ox];
+  if (grad_x) grad_x[i] = g * w[ow];
+}
+
+template <typename T>
+__global__ void add_fwd_kernel(const T* __restrict__ x, const T* __restrict__ b, T* __restrict__ out, int64_t n,
+                               Broadcast2 bc) {
+  int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  int64_t ox, ob;
+  broadcast_offsets(bc, i, ox, ob);
+  out[i] = x[ox] + b[ob];
+}
+
+int mul_add_max_dims() { return kMaxDims; }
+
+static Broadcast2 make_broadcast(int ndim, const int64_t* size, const int64_t* stride_a, const int64_t* stride_b) {
+  if (ndim < 0 || ndim > kMaxDims) {
+    throw std::runtime_error("mul_add: " + std::to_string(ndim) + " dims, at most " + std::to_string(kMaxDims));
+  }
+  Broadcast2 bc{};
+  bc.ndim = ndim;
+  for (int d = 0; d < ndim; ++d) {
+    bc.size[d] = size[d];
+    bc.stride_a[d] = stride_a[d];
+    bc.stride_b[d] = stride_b[d];
+  }
+  return bc;
+}
+
+// Launchers: `size`, `stride_a`, `stride_b` are host arrays of `ndim` entries (the output's dims after
+// merging); `n` is the number of output elements.
+template <typename T>
+void mul_fwd(const T* w, const T* x, T* out, int64_t n, int ndim, const int64_t* size, const int64_t* w_stride,
+             const int64_t* x_stride, cudaStream_t stream) {
+  if (n == 0) return;  // a grid of zero blocks is an invalid configuration
+  const int threads = 256;
+  Broadcast2 bc = make_broadcast(ndim, size, w_stride, x_stride);
+  mul_fwd_kernel<T><<<ceil_div<int64_t>(n, threads), threads, 0, stream>>>(w, x, out, n, bc);
+  KP_CHECK_LAUNCH();
+}
+
+template <typename T>
+void mul_bwd(const T* grad_out, const T* w, const T* x, T* grad_w, T* grad_x, int64_t n, int ndim, const int64_t* size,
+             const int64_t* w_stride, const int64_t* x_stride, cudaStream_t stream) {
+  if (n == 0) return;
+  const int threads = 256;
+  Broadcast2 bc = make_broadcast(ndim, size, w_stride, x_stride);
+  mul_bwd_kernel<T><<<ceil_div<int64_t>(n, threads), threads, 0, stream>>>(grad_out, w, x, grad_w, grad_x, n, bc);
+  KP_CHECK_LAUNCH();
+}
+
+template <typename T>
+void add_fwd(const T* x, const T* b, T* out, int64_t n, int ndim, const int64_t* size, const int64_t* x_stride,
+             const int64_t* b_stride, cudaStream_t stream) {
+  if (n == 0) return;
+  const int threads = 256;
+  Broadcast2 bc = make_broadcast(ndim, size, x_stride, b_stride);
+  add_fwd_kernel<T><<<ceil_div<int64_t>(n, threads), threads, 0, stream>>>(x, b, out, n, bc);
+  KP_CHECK_LAUNCH();
+}
+
+template void mul_fwd<float>(const float*, const float*, float*, int64_t, int, const int64_t*, const int64_t*,
+                             const int64_t*, cudaStream_t);
+template void mul_fwd<double>(const double*, const double*, double*, int64_t, int, const int64_t*, const int64_t*,
+                              const int64_t*, cudaStream_t);
+template void mul_bwd<float>(const float*, const float*, const float*, float*, float*, int64_t, int, const int64_t*,
+                             const int64_t*, const int64_t*, cudaStream_t);
+template void mul_bwd<double>(const double*, const double*, const double*, double*, double*, int64_t, int,
+                              const int64_t*, const int64_t*, const int64_t*, cudaStream_t);
+template void add_fwd<float>(const float*, const float*, float*, int64_t, int, const int64_t*, const int64_t*,
+                             const int64_t*, cudaStream_t);
+template void add_fwd<double>(const double*, const double*, double*, int64_t, int, const int64_t*, const int64_t*,
+                              const int64_t*, cudaStream_t);

@@ -1,0 +1,284 @@
+"""mul (w * x) and add (x + b) with broadcasting on the CPU stand-in: forward and backward against torch for
+every broadcast case, gradcheck, the dim limit, and every bad input."""
+
+import pytest
+import torch
+
+import helpers
+
+N = 2**20 + 3
+# (shape of the first input, shape of the second): every broadcast case the ops promise.
+CASES = {
+    "equal-0": ((0,), (0,)),
+    "equal-1": ((1,), (1,)),
+    "equal-1023": ((1023,), (1023,)),
+    "equal-1025": ((1025,), (1025,)),
+    "equal-2^20+3": ((N,), (N,)),
+    "equal-3d": ((7, 11, 13), (7, 11, 13)),
+    "0dim-first": ((), (1025,)),
+    "0dim-second": ((1023, 3), ()),
+    "0dim-both": ((), ()),
+    "0dim-vs-empty": ((), (0,)),
+    "size1-first": ((1,), (N,)),
+    "size1-second": ((1025,), (1,)),
+    "size1-vs-2d": ((1, 1), (7, 11)),
+    "size1-vs-empty": ((1,), (3, 0)),
+    "row-vs-column": ((1, 1023), (5, 1)),
+    "middle-dim": ((3, 1, 5), (4, 1)),
+    "interleaved": ((2, 1, 3), (1, 4, 1)),
+    "leading-dims": ((7, 11, 13), (13,)),
+    "mixed-3d": ((7, 1, 13), (7, 11, 1)),
+}
+
+
+@pytest.fixture(scope="module")
+def ext():
+    return helpers.load_kernel("mul_add", target="cpu", quiet=True)
+
+
+@pytest.fixture(scope="module")
+def mul(ext):
+    class CustomMul(torch.autograd.Function):  # as in notebooks/02_mul_add.ipynb
+        @staticmethod
+        def forward(ctx, w, x):
+            ctx.save_for_backward(w, x)
+            return ext.mul(w, x)
+
+        @staticmethod
+        def backward(ctx, grad_out):
+            w, x = ctx.saved_tensors
+            return ext.mul_backward(grad_out, w, x, *ctx.needs_input_grad)
+
+    return CustomMul.apply
+
+
+@pytest.fixture(scope="module")
+def add(ext):
+    class CustomAdd(torch.autograd.Function):  # as in notebooks/02_mul_add.ipynb
+        @staticmethod
+        def forward(ctx, x, b):
+            ctx.x_shape, ctx.b_shape = x.shape, b.shape
+            return ext.add(x, b)
+
+        @staticmethod
+        def backward(ctx, grad_out):
+            grad_x = ext.sum_to(grad_out, ctx.x_shape) if ctx.needs_input_grad[0] else None
+            grad_b = ext.sum_to(grad_out, ctx.b_shape) if ctx.needs_input_grad[1] else None
+            return grad_x, grad_b
+
+    return CustomAdd.apply
+
+
+def check_forward_and_backward(op, reference, shape_a, shape_b, dtype):
+    a = torch.randn(shape_a, dtype=dtype, requires_grad=True)
+    b = torch.randn(shape_b, dtype=dtype, requires_grad=True)
+    out, ref = op(a, b), reference(a, b)
+    assert out.shape == ref.shape and out.dtype == dtype
+    torch.testing.assert_close(out, ref, rtol=0, atol=0)  # one rounding, as torch does
+    grad_out = torch.randn_like(out)
+    got = torch.autograd.grad(out, (a, b), grad_out)
+    expected = torch.autograd.grad(ref, (a, b), grad_out)
+    for g, e, inp in zip(got, expected, (a, b)):
+        assert g.shape == inp.shape  # a broadcast input's gradient is summed back to its shape
+        torch.testing.assert_close(g, e)  # the sums may add in another order
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_mul_matches_torch(mul, case, dtype):
+    check_forward_and_backward(mul, torch.mul, *CASES[case], dtype)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_add_matches_torch(add, case, dtype):
+    check_forward_and_backward(add, torch.add, *CASES[case], dtype)
+
+
+# Small shapes: gradcheck builds the full Jacobian, one column per input element.
+GRADCHECK_CASES = [((33,), (33,)), ((), (5, 7)), ((17,), (1,)), ((3, 1, 5), (4, 1)), ((3, 1, 5), (3, 4, 1))]
+
+
+@pytest.mark.parametrize("shape_a, shape_b", GRADCHECK_CASES, ids=str)
+def test_gradcheck_float64(mul, add, shape_a, shape_b):
+    for op in (mul, add):
+        a = torch.randn(shape_a, dtype=torch.float64, requires_grad=True)
+        b = torch.randn(shape_b, dtype=torch.float64, requires_grad=True)
+        assert torch.autograd.gradcheck(op, (a, b))
+
+
+def test_the_seed_example(mul, add):
+    w = torch.tensor([[2.0, 3.0]], requires_grad=True)
+    b = torch.tensor([3.0], requires_grad=True)
+    x = torch.tensor([[4.0, 5.0]])
+    out = add(b, mul(w, x).sum())
+    out.backward()
+    assert out.tolist() == [26.0]
+    assert w.grad.tolist() == [[4.0, 5.0]] and b.grad.tolist() == [1.0] and x.grad is None
+
+
+def test_a_gradient_that_is_not_needed_is_not_computed(ext, mul, add):
+    w, x = torch.randn(3, 1), torch.randn(4)
+    grad_out = torch.randn(3, 4)
+    assert ext.mul_backward(grad_out, w, x, False, False) == (None, None)
+    grad_w, grad_x = ext.mul_backward(grad_out, w, x, True, False)
+    assert grad_x is None
+    torch.testing.assert_close(grad_w, (grad_out * x).sum(1, keepdim=True))
+    grad_w, grad_x = ext.mul_backward(grad_out, w, x, False, True)
+    assert grad_w is None
+    torch.testing.assert_close(grad_x, (grad_out * w).sum(0))
+    for op in (mul, add):  # through the Functions: only the input that asks gets a gradient
+        w = torch.randn(3, 1, requires_grad=True)
+        op(w, x).sum().backward()
+        assert w.grad is not None and w.grad.shape == w.shape and x.grad is None
+
+
+def test_non_contiguous_offset_and_expanded_inputs(ext):
+    base = torch.randn(40, 67)
+    a = base.t()[5:, 3:]  # transposed, with a storage offset
+    b = torch.randn(62, 1).expand(62, 37)  # stride 0 along dim 1, not a copy
+    c = torch.randn(74)[::2]  # a strided 1-d view
+    for x, y in [(a, b), (a, c), (b, c), (c, a)]:
+        torch.testing.assert_close(ext.mul(x, y), x * y, rtol=0, atol=0)
+        torch.testing.assert_close(ext.add(x, y), x + y, rtol=0, atol=0)
+    grad_out = torch.ones(()).expand(62, 37)  # what the backward of .sum() hands in
+    grad_w, grad_x = ext.mul_backward(grad_out, a, c, True, True)
+    torch.testing.assert_close(grad_w, c.expand(62, 37))
+    torch.testing.assert_close(grad_x, a.sum(0))
+
+
+def test_sum_to(ext):
+    g = torch.randn(3, 4, 5, dtype=torch.float64)
+    for shape in [(3, 4, 5), (4, 5), (5,), (1, 5), (3, 1, 5), (3, 4, 1), (1, 1, 1), (1,), ()]:
+        expected = g.sum_to_size(shape) if shape else g.sum()
+        got = ext.sum_to(g, list(shape))
+        assert got.shape == torch.Size(shape)
+        torch.testing.assert_close(got, expected)
+
+
+def test_at_most_eight_dims_after_merging(ext):
+    # Alternating broadcast dims cannot merge: 8 such dims work, 9 are refused with the limit named.
+    for ndim, ok in [(8, True), (9, False)]:
+        a = torch.randn([2 if d % 2 else 1 for d in range(ndim)])
+        b = torch.randn([1 if d % 2 else 3 for d in range(ndim)])
+        if ok:
+            torch.testing.assert_close(ext.mul(a, b), a * b, rtol=0, atol=0)
+            torch.testing.assert_close(ext.add(a, b), a + b, rtol=0, atol=0)
+        else:
+            for op in ("mul", "add"):
+                with pytest.raises(
+                    RuntimeError,
+                    match=f"{op}: .* broadcast to 9 dims that do not merge, but the kernels take at most 8",
+                ):
+                    getattr(ext, op)(a, b)
+    # Dims that merge do not count: equal contiguous shapes are one dim, however many they have.
+    a, b = torch.randn([2] * 12), torch.randn([2] * 12)
+    torch.testing.assert_close(ext.mul(a, b), a * b, rtol=0, atol=0)
+
+
+F32, F64 = torch.float32, torch.float64
+
+
+@pytest.mark.parametrize("op, first, second", [("mul", "w", "x"), ("add", "x", "b")])
+@pytest.mark.parametrize(
+    "a, b, message",
+    [
+        (torch.ones(3, dtype=torch.int32), torch.ones(3), "{first} must be float32 or float64, got Int"),
+        (torch.ones(3), torch.ones(3, dtype=torch.float16), "{second} must be float32 or float64, got Half"),
+        (torch.ones(3), torch.ones(3, dtype=F64), "{second} has dtype Double but {first} has Float"),
+        (torch.ones(3, dtype=F64), torch.ones(()), "{second} has dtype Float but {first} has Double"),
+        (
+            torch.ones(3),
+            torch.ones(4),
+            r"{first} has shape \[3\] and {second} has \[4\], which do not broadcast \(sizes 3 and 4 at dim 0 of the result\)",
+        ),
+        (
+            torch.ones(2, 3),
+            torch.ones(3, 2),
+            r"{first} has shape \[2, 3\] and {second} has \[3, 2\], which do not broadcast \(sizes 2 and 3 at dim 0",
+        ),
+        (
+            torch.ones(5, 1, 4),
+            torch.ones(3, 3),
+            r"{first} has shape \[5, 1, 4\] and {second} has \[3, 3\], which do not broadcast \(sizes 4 and 3 at dim 2",
+        ),
+        (
+            torch.ones(3, device="meta"),
+            torch.ones(3),
+            "{first} is on a device other than cpu and cuda, but this build takes cpu tensors",
+        ),
+        (
+            torch.ones(3),
+            torch.ones(3, device="meta"),
+            "{second} is on a device other than cpu and cuda, but this build takes cpu tensors",
+        ),
+    ],
+)
+def test_bad_inputs_raise_a_runtime_error_naming_the_argument(ext, op, first, second, a, b, message):
+    with pytest.raises(RuntimeError, match=f"{op}: " + message.format(first=first, second=second)):
+        getattr(ext, op)(a, b)
+
+
+@pytest.mark.parametrize(
+    "grad_out, w, x, message",
+    [
+        (torch.ones(2, 3), torch.ones(2, 1), torch.ones(3), None),  # fine: the reference row
+        (
+            torch.ones(3, 2),
+            torch.ones(2, 1),
+            torch.ones(3),
+            r"grad_out has shape \[3, 2\] but w and x broadcast to \[2, 3\]",
+        ),
+        (torch.ones(3), torch.ones(2, 1), torch.ones(3), r"grad_out has shape \[3\] but w and x broadcast to \[2, 3\]"),
+        (torch.ones(2, 3, dtype=F64), torch.ones(2, 1), torch.ones(3), "grad_out has dtype Double but w has Float"),
+        (
+            torch.ones(2, 3, dtype=torch.int64),
+            torch.ones(2, 1),
+            torch.ones(3),
+            "grad_out must be float32 or float64, got Long",
+        ),
+        (
+            torch.ones(2, 3, device="meta"),
+            torch.ones(2, 1),
+            torch.ones(3),
+            "grad_out is on a device other than cpu and cuda",
+        ),
+        (torch.ones(2, 3), torch.ones(2, 1), torch.ones(3, dtype=F64), "x has dtype Double but w has Float"),
+        (torch.ones(2, 3), torch.ones(2, 1, dtype=torch.int32), torch.ones(3), "w must be float32 or float64, got Int"),
+        (
+            torch.ones(2, 3),
+            torch.ones(2, 2),
+            torch.ones(3),
+            r"w has shape \[2, 2\] and x has \[3\], which do not broadcast",
+        ),
+    ],
+)
+def test_bad_mul_backward_inputs_raise_a_runtime_error_naming_the_argument(ext, grad_out, w, x, message):
+    if message is None:
+        grad_w, grad_x = ext.mul_backward(grad_out, w, x, True, True)
+        assert grad_w.shape == w.shape and grad_x.shape == x.shape
+        return
+    with pytest.raises(RuntimeError, match="mul_backward: " + message):
+        ext.mul_backward(grad_out, w, x, True, True)
+
+
+@pytest.mark.parametrize(
+    "grad, shape, message",
+    [
+        (torch.ones(3, 4), [5], r"sum_to: shape \[5\] does not broadcast to grad's shape \[3, 4\]"),
+        (torch.ones(3, 4), [2, 3, 4], r"sum_to: shape \[2, 3, 4\] does not broadcast to grad's shape \[3, 4\]"),
+        (torch.ones(3, 4), [3, 2], r"sum_to: shape \[3, 2\] does not broadcast to grad's shape \[3, 4\]"),
+        (torch.ones(3, dtype=torch.int32), [3], "sum_to: grad must be float32 or float64, got Int"),
+        (torch.ones(3, device="meta"), [3], "sum_to: grad is on a device other than cpu and cuda"),
+    ],
+)
+def test_bad_sum_to_inputs_raise_a_runtime_error_naming_the_argument(ext, grad, shape, message):
+    with pytest.raises(RuntimeError, match=message):
+        ext.sum_to(grad, shape)
+
+
+def test_a_bad_call_loses_nothing(ext):
+    a = torch.randn(5)
+    with pytest.raises(RuntimeError):
+        ext.mul(a, torch.ones(6))
+    torch.testing.assert_close(ext.mul(a, a), a * a)
