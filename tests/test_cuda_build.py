@@ -26,9 +26,15 @@ def test_builds_links_and_imports_with_nvcc(op):
     assert module.build.target == "cuda" and module.ops, module
     assert os.environ["TORCH_CUDA_ARCH_LIST"]
     if not torch.cuda.is_available():  # imported, and its checks answer cleanly without a GPU
-        first = module.ops[0]
+        op_name, tensor_args = _an_op_taking_only_tensors(module)
         with pytest.raises(RuntimeError, match="this build takes cuda tensors"):
-            schema_args = getattr(module, first).default._schema.arguments
-            getattr(module, first)(
-                *[torch.ones(2, dtype=torch.float64) for _ in schema_args if "Tensor" in str(_.type)]
-            )
+            getattr(module, op_name)(*[torch.ones(2, dtype=torch.float64) for _ in range(tensor_args)])
+
+
+def _an_op_taking_only_tensors(module):
+    """(name, number of arguments) of an op whose required arguments are all tensors."""
+    for name in module.ops:
+        required = [a for a in getattr(module, name).default._schema.arguments if not a.has_default_value()]
+        if required and all(str(a.type) == "Tensor" for a in required):
+            return name, len(required)
+    pytest.fail(f"{module} has no op whose required arguments are all tensors")

@@ -34,8 +34,9 @@ static Tensor input(const char* op, Tensor x) {
 }
 
 static void check_int32(const char* op, const Tensor& x) {
-  kp::check(x.scalar_type() == ScalarType::Int && x.is_cpu() && x.is_contiguous(),
-            std::string(op) + ": x must be a contiguous int32 cpu tensor");
+  kp::check(kp::served(x),
+            std::string(op) + ": x is on " + kp::device_name(x) + ", but this build takes " + kp::kBuildServes);
+  kp::check(x.scalar_type() == ScalarType::Int && x.is_contiguous(), std::string(op) + ": x must be contiguous int32");
 }
 
 Tensor tiled_matmul_op(Tensor A, Tensor B) {
