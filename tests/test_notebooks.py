@@ -25,3 +25,15 @@ def test_committed_clean(path):
 def test_runs_top_to_bottom(path):
     run = execute(path)
     assert run.error is None, f"{path.name} failed in code cell {run.failed_cell}:\n{run.error[-4000:]}"
+
+
+def test_a_failing_cell_is_reported_by_index(tmp_path):
+    import nbformat
+
+    nb = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_code_cell("x = 1"), nbformat.v4.new_code_cell("raise ValueError('broken kernel')")]
+    )
+    path = tmp_path / "99_broken.ipynb"
+    nbformat.write(nb, path)
+    run = execute(path)
+    assert run.failed_cell == 1 and "broken kernel" in run.error

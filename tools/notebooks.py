@@ -1,10 +1,13 @@
 """Execute notebooks top to bottom in a fresh kernel: shared by `make run` and the notebook test."""
 
+import os
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
+from jupyter_client import KernelManager
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
@@ -29,18 +32,21 @@ def execute(path, timeout=1200):
     """Run every cell of `path` in a fresh python3 kernel whose working folder is the notebook's."""
     path = Path(path)
     nb = nbformat.read(path, as_version=4)
-    client = NotebookClient(
-        nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
-    )
-    start = time.perf_counter()
-    error, failed = None, None
-    try:
-        client.execute()
-    except CellExecutionError as e:
-        error = str(e)
-        code_cells = [c for c in nb.cells if c.cell_type == "code"]
-        failed = next(
-            (i for i, c in enumerate(code_cells) if any(o.get("output_type") == "error" for o in c.get("outputs", []))),
-            None,
-        )
-    return Executed(path, nb, time.perf_counter() - start, error, failed)
+    # IPC sockets in a private folder: a local kernel needs no TCP port (and jupyter_client warns
+    # about unencrypted TCP).
+    with tempfile.TemporaryDirectory(prefix="kp-kernel-") as sockets:
+        km = KernelManager(kernel_name="python3", transport="ipc", ip=os.path.join(sockets, "kernel"))
+        client = NotebookClient(nb, km=km, timeout=timeout, resources={"metadata": {"path": str(path.parent)}})
+        start = time.perf_counter()
+        error, failed = None, None
+        try:
+            client.execute()
+        except CellExecutionError as e:
+            error = str(e)
+            code_cells = [c for c in nb.cells if c.cell_type == "code"]
+            failed = next(
+                (i for i, c in enumerate(code_cells) if any(o.get("output_type") == "error" for o in c.outputs)),
+                None,
+            )
+        seconds = time.perf_counter() - start
+    return Executed(path, nb, seconds, error, failed)
