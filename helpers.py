@@ -246,7 +246,9 @@ def _show_build_errors_in_notebook():
 
         def handler(shell, etype, value, tb, tb_offset=None):
             display(HTML(value._render_html()))
-            return [f"KernelBuildError: {str(value).splitlines()[0]}"]
+            stb = [f"KernelBuildError: {str(value).splitlines()[0]}"]
+            shell._showtraceback(etype, value, stb)  # the cell's error output: one line, not a traceback
+            return stb
 
         shell.set_custom_exc((KernelBuildError,), handler)
 

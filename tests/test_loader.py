@@ -177,3 +177,28 @@ def test_find_cuda_root_sees_through_a_wrapper_script(tmp_path):
 def test_unknown_kernel_lists_the_known_ones():
     with pytest.raises(FileNotFoundError, match="the kernels here: .*add2"):
         helpers.load_kernel("no_such_op")
+
+
+def test_in_jupyter_a_build_error_shows_readably_and_the_kernel_lives_on(kernel_copy, tmp_path):
+    """Edit -> error -> fix, in one Jupyter kernel: the error is the .cu line plus a collapsed log."""
+    import nbformat
+
+    from tools.notebooks import execute
+
+    cu = kernel_copy()
+    cells = [
+        f"import torch, helpers\nfrom pathlib import Path\ncu = Path({str(cu)!r})\ngood = cu.read_text()",
+        "cu.write_text(good.replace('c[i] = a[i] + b[i];', 'c[i] = a[i] + oops;'))\nhelpers.load_kernel(cu)",
+        "cu.write_text(good.replace('a[i] + b[i]', 'a[i] - b[i]'))\n"
+        "print(helpers.load_kernel(cu).add2(torch.ones(2), torch.ones(2)))",
+    ]
+    path = tmp_path / "edit_loop.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells]), path)
+    run = execute(path, allow_errors=True)
+    outputs = run.notebook.cells[1].outputs
+    html = next(o["data"]["text/html"] for o in outputs if o["output_type"] == "display_data")
+    assert "KernelBuildError" in html and "oops" in html and "<details>" in html
+    (error,) = [o for o in outputs if o["output_type"] == "error"]
+    assert len(error["traceback"]) == 1  # one line, not a wall of traceback
+    assert error["traceback"][0].startswith(f"KernelBuildError: {cu}:") and "oops" in error["traceback"][0]
+    assert "tensor([0., 0.])" in run.notebook.cells[2].outputs[-1]["text"]  # same kernel, fixed code

@@ -190,7 +190,7 @@ F32, F64 = torch.float32, torch.float64
         (
             torch.ones(3),
             torch.ones(4),
-            r"{first} has shape \[3\] and {second} has \[4\], which do not broadcast \(sizes 3 and 4 at dim 0 of the result\)",
+            r"{first} has shape \[3\] and {second} has \[4\], which do not broadcast \(sizes 3 and 4 at dim 0 of the result\)",  # noqa: E501
         ),
         (
             torch.ones(2, 3),

@@ -28,15 +28,20 @@ def all_notebooks():
     return sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
 
 
-def execute(path, timeout=1200):
-    """Run every cell of `path` in a fresh python3 kernel whose working folder is the notebook's."""
+def execute(path, timeout=1200, allow_errors=False):
+    """Run every cell of `path` in a fresh python3 kernel whose working folder is the notebook's.
+
+    With `allow_errors`, cells after a failing one still run (the error stays in its outputs).
+    """
     path = Path(path)
     nb = nbformat.read(path, as_version=4)
     # IPC sockets in a private folder: a local kernel needs no TCP port (and jupyter_client warns
     # about unencrypted TCP).
     with tempfile.TemporaryDirectory(prefix="kp-kernel-") as sockets:
         km = KernelManager(kernel_name="python3", transport="ipc", ip=os.path.join(sockets, "kernel"))
-        client = NotebookClient(nb, km=km, timeout=timeout, resources={"metadata": {"path": str(path.parent)}})
+        client = NotebookClient(
+            nb, km=km, timeout=timeout, allow_errors=allow_errors, resources={"metadata": {"path": str(path.parent)}}
+        )
         start = time.perf_counter()
         error, failed = None, None
         try:
