@@ -202,3 +202,26 @@ def test_in_jupyter_a_build_error_shows_readably_and_the_kernel_lives_on(kernel_
     assert len(error["traceback"]) == 1  # one line, not a wall of traceback
     assert error["traceback"][0].startswith(f"KernelBuildError: {cu}:") and "oops" in error["traceback"][0]
     assert "tensor([0., 0.])" in run.notebook.cells[2].outputs[-1]["text"]  # same kernel, fixed code
+
+
+def test_show_graph_without_graphviz_says_how_to_install_it(monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))  # no `dot` here
+    x = torch.ones(2, requires_grad=True)
+    with pytest.raises(helpers.ToolchainError, match=r"apt-get install -y graphviz .*conda install graphviz"):
+        helpers.show_graph((x * 2).sum())
+
+
+def test_doctor_command_checks_every_target():
+    done = subprocess.run(
+        [sys.executable, str(helpers.ROOT / "helpers.py"), "doctor", "cpu"], capture_output=True, text=True, timeout=120
+    )
+    assert "[cpu] ok" in done.stdout and done.returncode == 0, done.stdout + done.stderr
+    done = subprocess.run(
+        [sys.executable, str(helpers.ROOT / "helpers.py"), "doctor", "cpu"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PATH": "/nonexistent"},
+    )
+    # helpers finds the environment's own ninja by itself, but no compiler: one message with the fix.
+    assert done.returncode == 1 and "c++ compiler: `c++` was not found\n    fix: apt-get install -y g++" in done.stdout
