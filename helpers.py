@@ -6,7 +6,9 @@
 
 Edit `kernels/add2.cu`, call `load_kernel("add2")` again, and the new code answers, in the same
 process: each build gets a fresh op namespace and its own copy of the library, while ninja keeps
-its incremental state, so only the edited object is rebuilt.
+its incremental state, so only the edited object is rebuilt. The ops' Python side of
+torch.library (fake implementations for tracing, autograd formulas) lives in
+`kernels/<op>_ops.py` and is registered again with every version.
 
 Targets: "cuda" (nvcc) when a GPU is present, else "cpu": the CPU stand-in for CUDA's execution
 model (kernels/common/cuda_cpu.h), which runs the same `.cu` file. `python helpers.py doctor`
@@ -18,11 +20,13 @@ import ctypes
 import fcntl
 import hashlib
 import html
+import importlib.util
 import json
 import logging
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -367,6 +371,11 @@ def resolve_kernel(name_or_path):
     return path, binding
 
 
+def python_side_of(cu):
+    """`kernels/add2.cu` -> `kernels/add2_ops.py`: fakes and autograd formulas of its ops (optional)."""
+    return Path(cu).with_name(f"{Path(cu).stem}_ops.py")
+
+
 @dataclass
 class Build:
     """What one call of build_kernel did."""
@@ -376,7 +385,7 @@ class Build:
     library: Path  # the built shared library
     key: str  # hash of every input of the build
     status: str  # "built", "cached" (built earlier, nothing changed) or "loaded" (already in this process)
-    seconds: float = 0.0
+    seconds: float = 0.0  # of this build; for "cached" and "loaded", of the build that made the library
     rebuilt: int = 0  # objects compiled
     objects: int = 0  # objects in the library
 
@@ -384,7 +393,7 @@ class Build:
         where = {"cpu": "cpu stand-in", "cuda": "nvcc"}[self.target]
         if self.status == "built":
             return f"{self.name}: {where}, built in {self.seconds:.1f} s ({self.rebuilt} of {self.objects} objects)"
-        return f"{self.name}: {self.status} ({where})"
+        return f"{self.name}: {self.status} ({where}, built in {self.seconds:.1f} s)"
 
 
 def _build_flags(target, cu):
@@ -422,6 +431,8 @@ def build_kernel(name_or_path, target=None, verbose=False):
 
     includes, cflags, cuda_cflags, ldflags = _build_flags(target, cu)
     inputs = sorted({cu, binding, *project_headers(cu, includes), *project_headers(binding, includes)})
+    if python_side_of(cu).is_file():  # part of the version: an edit of it loads like an edit of the kernel
+        inputs.append(python_side_of(cu))
     if target == "cpu":
         standin = COMMON / "cuda_cpu.h"
         inputs += [standin, *sorted(project_headers(standin, [COMMON])), COMMON / "cuda_cpu_translate.py"]
@@ -434,10 +445,11 @@ def build_kernel(name_or_path, target=None, verbose=False):
     library = build_dir / f"{name}.so"
     stamp = build_dir / "built.json"
     with locked(build_dir / ".kp-lock"):
-        with contextlib.suppress(OSError, ValueError):
-            if json.loads(stamp.read_text())["key"] == key and library.exists():
+        with contextlib.suppress(OSError, ValueError, KeyError):
+            built = json.loads(stamp.read_text())
+            if built["key"] == key and library.exists():
                 objects = len(list(build_dir.glob("*.o")))
-                return Build(name, target, library, key, "cached", objects=objects)
+                return Build(name, target, library, key, "cached", built.get("seconds", 0.0), objects=objects)
         start = time.perf_counter()
         if target == "cpu":
             try:
@@ -477,45 +489,106 @@ def build_kernel(name_or_path, target=None, verbose=False):
                     raise ToolchainError("\n".join(map(str, problems))) from err
             raise err from None
         after = {p: p.stat().st_mtime_ns for p in build_dir.glob("*.o")}
-        stamp.write_text(json.dumps({"key": key, "inputs": [str(p) for p in inputs]}))
+        seconds = time.perf_counter() - start
+        stamp.write_text(json.dumps({"key": key, "seconds": seconds, "inputs": [str(p) for p in inputs]}))
         rebuilt = sum(1 for p, t in after.items() if before.get(p) != t)
-        return Build(name, target, library, key, "built", time.perf_counter() - start, rebuilt, len(after))
+        return Build(name, target, library, key, "built", seconds, rebuilt, len(after))
 
 
 class KernelModule:
-    """The ops of one loaded kernel version: `mod.add2(a, b)` calls `torch.ops.<namespace>.add2`."""
+    """The ops of one loaded kernel version: `mod.add2` is the custom op `torch.ops.<namespace>.add2`.
+
+    `register_fake` and `register_autograd` add the Python side of torch.library to this version's
+    ops (kernels/<op>_ops.py calls them); `fakes` and `autograd` name the ops that have one.
+    """
 
     def __init__(self, build, namespace, library_path):
         self.build, self.namespace, self.library_path = build, namespace, library_path
         self.__name__ = build.name
+        self.fakes, self.autograd = set(), set()
+        self._library = None  # torch.library.Library(namespace, "FRAGMENT"), made on first use
+        self._op_names = self.ops
+        packets = getattr(torch.ops, namespace)
+        for op in self._op_names:  # plain attributes: what torch.compile traces through without guards on code
+            if op in vars(type(self)) or op in vars(self):
+                raise KernelBuildError(f"{build.name}: an op may not be named {op!r} (a KernelModule attribute)")
+            setattr(self, op, getattr(packets, op))
 
     @property
     def ops(self):
         names = torch._C._dispatch_get_registrations_for_dispatch_key("CompositeExplicitAutograd")
         return sorted(n.split("::", 1)[1] for n in names if n.startswith(self.namespace + "::"))
 
+    def _qualname(self, op):
+        if op not in self._op_names:
+            raise ValueError(f"{self.build.name} has no op {op!r}; its ops: {', '.join(self._op_names)}")
+        if self._library is None:
+            self._library = torch.library.Library(self.namespace, "FRAGMENT")
+        return f"{self.namespace}::{op}"
+
+    def register_fake(self, op, fn=None):
+        """torch.library.register_fake for `op` of this version; use as `@ops.register_fake("add2")`."""
+
+        def register(fn):
+            torch.library.register_fake(self._qualname(op), fn, lib=self._library)
+            self.fakes.add(op)
+            return fn
+
+        return register if fn is None else register(fn)
+
+    def register_autograd(self, op, backward, setup_context=None):
+        """torch.library.register_autograd for `op` of this version: `op(...)` becomes differentiable."""
+        torch.library.register_autograd(self._qualname(op), backward, setup_context=setup_context, lib=self._library)
+        self.autograd.add(op)
+
+    def _unregister_python_side(self):
+        if self._library is not None:
+            self._library._destroy()  # what its finalizer does; done now, so that a retry can register again
+            self._library = None
+        self.fakes.clear()
+        self.autograd.clear()
+
     def __getattr__(self, op):
-        if op.startswith("__"):
+        if op.startswith("_"):
             raise AttributeError(op)
-        return getattr(getattr(torch.ops, self.namespace), op)
+        raise AttributeError(f"{self.build.name} has no op {op!r}; its ops: {', '.join(self._op_names)}")
 
     def __dir__(self):
-        return [*super().__dir__(), *self.ops]
+        return [*super().__dir__(), *self._op_names]
 
     def __repr__(self):
-        return f"<kernel {self.build.name} [{self.build.target}] ops={self.ops} namespace={self.namespace}>"
+        return f"<kernel {self.build.name} [{self.build.target}] ops={self._op_names} namespace={self.namespace}>"
 
 
+def register_python_side(module, cu):
+    """Run `register(ops)` of kernels/<op>_ops.py, if there is one, for one loaded version."""
+    path = python_side_of(cu)
+    if not path.is_file():
+        return
+    spec = importlib.util.spec_from_file_location(f"{module.namespace}_ops", path)
+    code = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(code)
+        if not callable(getattr(code, "register", None)):
+            raise TypeError(f"{display_path(path)} must define register(ops), which load_kernel calls")
+        code.register(module)
+    except BaseException:
+        module._unregister_python_side()
+        raise
+
+
+_native = {}  # build key -> (namespace, library copy): C++ registrations made in this process, never undone
 _loaded = {}  # build key -> KernelModule: one load per kernel version per process
 
 
 def load_kernel(name_or_path, target=None, verbose=False, quiet=False):
     """Build (if needed) and load a kernel; return its ops as a KernelModule.
 
-    `name_or_path`: an op name ("add2" -> kernels/add2.cu + kernels/add2_binding.cpp) or a path to a
-    `.cu` file with its `<stem>_binding.cpp` beside it. Prints one line saying what happened,
-    unless `quiet`. Raises KernelBuildError (compile errors, pointing at the `.cu` line) or
-    ToolchainError (a missing or misconfigured tool, with the fix).
+    `name_or_path`: an op name ("add2" -> kernels/add2.cu + kernels/add2_binding.cpp, and
+    kernels/add2_ops.py if present) or a path to a `.cu` file with its `<stem>_binding.cpp` beside
+    it. Prints one line saying what happened, unless `quiet`. Raises KernelBuildError (compile
+    errors, pointing at the `.cu` line) or ToolchainError (a missing or misconfigured tool, with
+    the fix); an error in `<op>_ops.py` is raised as it is.
     """
     build = build_kernel(name_or_path, target, verbose)
     module = _loaded.get(build.key)
@@ -523,21 +596,29 @@ def load_kernel(name_or_path, target=None, verbose=False, quiet=False):
         build.status = "loaded"
         module.build = build
     else:
-        copies = build.library.parent / "loaded"
-        copies.mkdir(exist_ok=True)
-        # dlopen returns the already-loaded library for a path it has seen: every version gets its own file.
-        copy = copies / f"{build.name}-{build.key}.so"
-        if not copy.exists():
-            copy_atomically(build.library, copy)
-        namespace = f"kp_{build.name}_{build.key}"
-        lib = ctypes.CDLL(str(copy))
-        lib.kp_register.restype = ctypes.c_char_p
-        error = lib.kp_register(namespace.encode())
-        if error:
-            raise KernelBuildError(f"{display_path(build.library)}: registering the ops failed: {error.decode()}")
-        module = _loaded[build.key] = KernelModule(build, namespace, copy)
+        if build.key not in _native:
+            copies = build.library.parent / "loaded"
+            copies.mkdir(exist_ok=True)
+            # dlopen returns the already-loaded library for a path it has seen: every version gets its own file.
+            copy = copies / f"{build.name}-{build.key}.so"
+            if not copy.exists():
+                copy_atomically(build.library, copy)
+            namespace = f"kp_{build.name}_{build.key}"
+            lib = ctypes.CDLL(str(copy))
+            lib.kp_register.restype = ctypes.c_char_p
+            error = lib.kp_register(namespace.encode())
+            _native[build.key] = (namespace, copy)
+            if error:  # kept, and raised again: registering the same namespace twice would abort the process
+                text = f"{display_path(build.library)}: registering the ops failed: {error.decode()}"
+                _native[build.key] = KernelBuildError(text + "\n(edit the binding and load again)")
+        if isinstance(_native[build.key], KernelBuildError):
+            raise _native[build.key]
+        module = KernelModule(build, *_native[build.key])
+        register_python_side(module, resolve_kernel(name_or_path)[0])
+        _loaded[build.key] = module
     if not quiet:
         print(build.describe())
+    record("build", build.describe())
     return module
 
 
@@ -597,45 +678,332 @@ def show_graph(tensor, params=None):
     return svg
 
 
-def bench(providers, sizes, make_inputs, bytes_moved=None, flops=None, reps=25, warmup=3, plot=True, logy=False):
-    """Time each provider on each size; report throughput as a table and a plot (one line per provider).
+class Table:
+    """Rows of dicts with the same keys: shown as a markdown table in Jupyter, `.markdown()` elsewhere."""
 
-    `providers`: {"name": fn}; `make_inputs(size)` returns the arguments for fn; `size` may be an int
-    or a tuple (e.g. (B, M, N)). Give `bytes_moved(size)` for GB/s or `flops(size)` for GFLOP/s.
-    Each time is the median of `reps` runs after `warmup` runs (CUDA events would be the clock on a
-    GPU). `logy` draws throughput on a log axis, for providers far apart. Returns rows of
-    {"provider", "size", "ms", unit}.
+    def __init__(self, rows, title=""):
+        self.rows, self.title = list(rows), title
+
+    def markdown(self):
+        if not self.rows:
+            return f"{self.title}\n\n(no rows)" if self.title else "(no rows)"
+        columns = list(self.rows[0])
+        lines = [f"| {' | '.join(columns)} |", "|" + "---|" * len(columns)]
+        lines += [f"| {' | '.join(_cell(r[c]) for c in columns)} |" for r in self.rows]
+        return (f"{self.title}\n\n" if self.title else "") + "\n".join(lines)
+
+    _repr_markdown_ = markdown
+
+    def __str__(self):
+        return self.markdown()
+
+    def __iter__(self):
+        return iter(self.rows)
+
+    def __len__(self):
+        return len(self.rows)
+
+    def __getitem__(self, i):
+        return self.rows[i]
+
+
+def _cell(value):
+    if isinstance(value, float):
+        return f"{value:.3g}" if abs(value) < 100 else f"{value:.0f}"
+    return str(value)
+
+
+# ---------------------------------------------------------------------------------------------
+# What a notebook found, for the index page of `make run` (tools/run_notebooks.py).
+
+
+def record(key, text):
+    """Note one result of this notebook (key: "build", "gradcheck", "metric", "bench") for the report.
+
+    Only when the notebook runs under `make run`, which names the file in KP_REPORT; a no-op otherwise.
+    load_kernel, gradcheck and bench record themselves; a notebook records its toy model's metric.
+    """
+    path = os.environ.get("KP_REPORT")
+    if not path:
+        return
+    path = Path(path)
+    with locked(path.with_name(path.name + ".lock")):
+        found = {}
+        with contextlib.suppress(OSError, ValueError):
+            found = json.loads(path.read_text())
+        found.setdefault(key, []).append(str(text))
+        write_if_changed(path, json.dumps(found, indent=1))
+
+
+def gradcheck(fn, inputs, name=None, **kwargs):
+    """torch.autograd.gradcheck on `fn(*inputs)`: prints what passed, raises GradcheckError if not.
+
+    Use float64 inputs: finite differences in float32 are too coarse to mean anything.
+    """
+    name = name or getattr(fn, "__qualname__", None) or getattr(fn, "__name__", "fn")
+    leaves = [t for t in inputs if torch.is_tensor(t) and t.requires_grad]
+    shapes = ", ".join(f"{tuple(t.shape)} {str(t.dtype).removeprefix('torch.')}" for t in leaves)
+    try:
+        torch.autograd.gradcheck(fn, tuple(inputs), **kwargs)
+    except Exception as e:
+        record("gradcheck", f"FAILED: {name}: {str(e).splitlines()[0]}")
+        raise
+    print(f"gradcheck passed: {name}, gradients for {shapes}")
+    record("gradcheck", f"passed: {name}")
+    return True
+
+
+def check_compiled(model, *inputs, **compile_kwargs):
+    """Run `model(*inputs)` eagerly and under torch.compile(fullgraph=True); check that outputs agree,
+    and gradients too, for every input and parameter that requires grad. Returns the compiled model.
+
+    fullgraph=True makes any graph break an error: the custom ops and their autograd Function
+    must trace whole, which takes a fake (shape-only) implementation of every op.
+    """
+    compiled = torch.compile(model, fullgraph=True, **compile_kwargs)
+    named = [(f"input {i}", t) for i, t in enumerate(inputs) if torch.is_tensor(t) and t.requires_grad]
+    if isinstance(model, torch.nn.Module):
+        named += [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+
+    def run(fn):
+        out = fn(*inputs)
+        outs = list(out) if isinstance(out, (tuple, list)) else [out]
+        if not named:
+            return outs, []
+        generator = torch.Generator(device=outs[0].device).manual_seed(0)
+        seeds = [torch.randn(o.shape, dtype=o.dtype, device=o.device, generator=generator) for o in outs]
+        grads = torch.autograd.grad(outs, [t for _, t in named], seeds, allow_unused=True)
+        return outs, grads
+
+    expected = run(model)
+    start = time.perf_counter()
+    got = run(compiled)
+    print(f"torch.compile(fullgraph=True): compiled and ran in {time.perf_counter() - start:.1f} s")
+    for i, (g, e) in enumerate(zip(got[0], expected[0], strict=True)):
+        check_against_reference(f"output {i}", g, e)
+    for (n, _), g, e in zip(named, got[1], expected[1], strict=True):
+        if (g is None) != (e is None):
+            raise AssertionError(f"grad of {n}: compiled gave {g is not None}, eager gave {e is not None}")
+        if g is not None:
+            check_against_reference(f"grad {n}", g, e)
+    return compiled
+
+
+# ---------------------------------------------------------------------------------------------
+# Benchmarks.
+
+
+def _median_ms(fn, args, warmup, min_reps, min_seconds, max_reps):
+    """Median milliseconds of fn(*args) over at least `min_reps` runs and `min_seconds`, after warm-up."""
+    cuda = any(torch.is_tensor(a) and a.is_cuda for a in args)
+    for _ in range(warmup):
+        fn(*args)
+    if cuda:
+        torch.cuda.synchronize()
+    times, deadline = [], time.perf_counter() + min_seconds
+    while len(times) < min_reps or (time.perf_counter() < deadline and len(times) < max_reps):
+        if cuda:  # the GPU's own clock: launches are asynchronous, so perf_counter would time the launch
+            begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            begin.record()
+            fn(*args)
+            end.record()
+            end.synchronize()
+            times.append(begin.elapsed_time(end))
+        else:
+            begin = time.perf_counter()
+            fn(*args)
+            times.append((time.perf_counter() - begin) * 1e3)
+    return statistics.median(times), len(times)
+
+
+class BenchResult(Table):
+    """bench()'s answer: rows per size and provider (ms, throughput), and the custom-vs-baseline ratio."""
+
+    def __init__(self, rows, unit, formula, custom, baseline, title):
+        super().__init__(rows, title)
+        self.unit, self.formula, self.custom, self.baseline = unit, formula, custom, baseline
+
+    def throughput(self, provider, size):
+        return next(r[self.unit] for r in self.rows if r["provider"] == provider and r["size"] == size)
+
+    def ratio(self, size=None):
+        """Custom throughput / baseline throughput at `size` (default: the largest size measured)."""
+        size = self.rows[-1]["size"] if size is None else size
+        return self.throughput(self.custom, size) / self.throughput(self.baseline, size)
+
+    def summary(self):
+        size = self.rows[-1]["size"]
+        return f"{self.custom} {self.ratio():.2f}x {self.baseline} at size {size} ({self.unit})"
+
+    def markdown(self):
+        providers = list(dict.fromkeys(r["provider"] for r in self.rows))
+        sizes = list(dict.fromkeys(r["size"] for r in self.rows))
+        head = ["size", *(f"{p} ({self.unit})" for p in providers), f"{self.custom} ÷ {self.baseline}"]
+        lines = [f"| {' | '.join(head)} |", "|" + "---|" * len(head)]
+        for size in sizes:
+            cells = [f"{self.throughput(p, size):.3g}" for p in providers]
+            lines.append(f"| {size} | {' | '.join(cells)} | {self.ratio(size):.2f}x |")
+        note = f"{self.unit} = {self.formula} ÷ median time"
+        return (f"{self.title}\n\n" if self.title else "") + "\n".join(lines) + f"\n\n{note}"
+
+    _repr_markdown_ = markdown
+
+
+def bench(
+    providers,
+    sizes,
+    make_inputs,
+    *,
+    formula,
+    bytes_moved=None,
+    flops=None,
+    baseline=None,
+    warmup=3,
+    min_reps=25,
+    min_seconds=0.2,
+    max_reps=1000,
+    title="",
+    plot=True,
+    logy=False,
+):
+    """Time each provider on each size; report throughput as a table and one plot (a line per provider).
+
+    `providers`: {"name": fn}, the custom op first, then the native torch op (or the pure-torch
+    reference where torch has none). `make_inputs(size)` returns the arguments of fn; `size` may
+    be an int or a tuple (e.g. (B, M, N)). Give `bytes_moved(size)` for GB/s or `flops(size)` for
+    GFLOP/s, and state it in words in `formula` (e.g. "3 × 4n bytes: read a and b, write c").
+    Each time is the median of at least `min_reps` runs and `min_seconds`, after `warmup` runs; on
+    a GPU, timed with CUDA events. `baseline` (default: the second provider) is what the custom op's
+    ratio is taken against. Returns a BenchResult (shown as a table in Jupyter).
     """
     if (bytes_moved is None) == (flops is None):
         raise ValueError("give exactly one of bytes_moved= (GB/s) or flops= (GFLOP/s)")
+    if len(providers) < 2:
+        raise ValueError("give the custom op and at least one provider to compare it with")
+    names = list(providers)
+    baseline = baseline or names[1]
+    if baseline not in providers:
+        raise ValueError(f"baseline {baseline!r} is not one of the providers {names}")
     unit, amount = ("GB/s", bytes_moved) if bytes_moved else ("GFLOP/s", flops)
-    rows = []
+    rows, where = [], "CPU"
     for size in sizes:
         args = make_inputs(size)
+        if any(torch.is_tensor(a) and a.is_cuda for a in args):
+            where = torch.cuda.get_device_name()
         for name, fn in providers.items():
-            for _ in range(warmup):
-                fn(*args)
-            times = []
-            for _ in range(reps):
-                start = time.perf_counter()
-                fn(*args)
-                times.append(time.perf_counter() - start)
-            ms = sorted(times)[len(times) // 2] * 1e3
-            rows.append({"provider": name, "size": size, "ms": ms, unit: amount(size) / ms / 1e6})
-    print(f"{'provider':<20}{'size':>20}{'ms':>10}{unit:>10}")
-    for r in rows:
-        print(f"{r['provider']:<20}{str(r['size']):>20}{r['ms']:>10.3f}{r[unit]:>10.2f}")
+            ms, reps = _median_ms(fn, args, warmup, min_reps, min_seconds, max_reps)
+            rows.append({"provider": name, "size": size, "ms": ms, unit: amount(size) / ms / 1e6, "runs": reps})
+    result = BenchResult(rows, unit, formula, names[0], baseline, title)
+    record("bench", result.summary())
     if plot:
         import matplotlib.pyplot as plt
 
         fig, ax = plt.subplots(figsize=(6, 3.5))
         labels = [str(s) for s in sizes]
-        for name in providers:
+        for name in names:
             ax.plot(labels, [r[unit] for r in rows if r["provider"] == name], marker="o", label=name)
-        ax.set(xlabel="size", ylabel=unit, title=f"throughput (median of {reps})", yscale="log" if logy else "linear")
+        ax.set(
+            xlabel="size",
+            ylabel=unit,
+            title=title or f"{unit} (median, {where})",
+            yscale="log" if logy else "linear",
+        )
         ax.legend()
         plt.show()
+    return result
+
+
+# ---------------------------------------------------------------------------------------------
+# What nvcc made of a kernel, without a GPU: ptxas's resource usage.
+
+PTXAS_ENTRY = re.compile(r"Compiling entry function '(?P<name>[^']+)' for '(?P<arch>sm_\w+)'")
+PTXAS_FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+PTXAS_USED = re.compile(r"Used (\d+) registers(?P<rest>.*)")
+
+
+def parse_ptxas(log):
+    """ptxas -v output -> one dict per kernel: registers, shared memory, stack and spill bytes."""
+    rows, current = [], None
+    for line in log.splitlines():
+        if m := PTXAS_ENTRY.search(line):
+            current = {"kernel": m["name"], "arch": m["arch"], "registers": 0, "shared memory (bytes)": 0}
+            current.update({"stack (bytes)": 0, "spill stores (bytes)": 0, "spill loads (bytes)": 0})
+            rows.append(current)
+        elif current and (m := PTXAS_FRAME.search(line)):
+            current["stack (bytes)"], current["spill stores (bytes)"], current["spill loads (bytes)"] = map(
+                int, m.groups()
+            )
+        elif current and (m := PTXAS_USED.search(line)):
+            current["registers"] = int(m[1])
+            smem = re.search(r"(\d+) bytes smem", m["rest"])
+            current["shared memory (bytes)"] = int(smem[1]) if smem else 0
     return rows
+
+
+def demangle(names):
+    """C++ symbol names -> `kernel<float>`, the template arguments kept and the parameters dropped."""
+    filt = shutil.which("c++filt")
+    if not filt or not names:
+        return list(names)
+    out = subprocess.run([filt], input="\n".join(names), capture_output=True, text=True).stdout.splitlines()
+    if len(out) != len(names):
+        return list(names)
+    short = []
+    for full in out:
+        full = re.sub(r"^void ", "", full)
+        depth, cut = 0, len(full)
+        for i, ch in enumerate(full):  # the parameter list is the first "(" outside template brackets
+            depth += {"<": 1, ">": -1}.get(ch, 0)
+            if ch == "(" and depth == 0:
+                cut = i
+                break
+        short.append(full[:cut])
+    return short
+
+
+def cuda_arch():
+    """The first architecture of TORCH_CUDA_ARCH_LIST (default 9.0) as nvcc's sm_XX."""
+    first = re.split(r"[ ;]+", os.environ.get("TORCH_CUDA_ARCH_LIST", DEFAULT_CUDA_ARCH).strip())[0]
+    return "sm_" + first.replace("+PTX", "").replace(".", "")
+
+
+def kernel_resources(name_or_path, arch=None):
+    """Registers, shared memory, stack and spills of each kernel in a `.cu` file, as ptxas reports them.
+
+    Compiles the kernel file alone with nvcc (no binding, no torch headers: about a second) for
+    `arch` (default: the first of TORCH_CUDA_ARCH_LIST, else sm_90). Needs nvcc, not a GPU. Cached
+    per file content. Returns a Table, one row per kernel (per template instantiation).
+    """
+    cu, _ = resolve_kernel(name_or_path)
+    arch = arch or cuda_arch()
+    home = os.environ.get("CUDA_HOME") or find_cuda_root()
+    if not home or not is_cuda_root(home):
+        raise ToolchainError(
+            "nvcc was not found, so there is no CUDA build to report on\n"
+            "  fix: install the CUDA toolkit and export CUDA_HOME=<its root> (`python helpers.py doctor cuda`)"
+        )
+    includes = [COMMON, KERNELS, cu.parent]
+    inputs = sorted({cu, *project_headers(cu, includes)})
+    h = hashlib.sha256(repr((arch, home)).encode())
+    for p in inputs:
+        h.update(str(p).encode() + b"\0" + p.read_bytes())
+    cache = BUILD_ROOT / "cuda" / "ptxas" / f"{cu.stem}-{h.hexdigest()[:16]}.json"
+    with contextlib.suppress(OSError, ValueError):
+        return Table(json.loads(cache.read_text()), f"ptxas, {arch}: {display_path(cu)}")
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    obj = cache.with_suffix(f".o.tmp{os.getpid()}")
+    cmd = [str(Path(home) / "bin" / "nvcc"), "-c", "-O2", "--resource-usage", f"-arch={arch}"]
+    cmd += [f"-I{d}" for d in includes] + [str(cu), "-o", str(obj)]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    obj.unlink(missing_ok=True)
+    log = done.stdout + done.stderr
+    if done.returncode:
+        raise KernelBuildError.from_log(log, [cu])
+    rows = parse_ptxas(log)
+    for row, short in zip(rows, demangle([r["kernel"] for r in rows]), strict=True):
+        row["kernel"] = short
+    write_if_changed(cache, json.dumps(rows))
+    return Table(rows, f"ptxas, {arch}: {display_path(cu)}")
 
 
 def main(argv):
