@@ -217,7 +217,7 @@ class KernelBuildError(RuntimeError):
         ours = [m for m in found if Path(m["file"]).resolve() in {Path(s).resolve() for s in sources}]
         if ours or found:
             m = (ours or found)[0]
-            line, col = int(m["line"]), int(m["col"]) if m["col"] else None
+            line, col = int(m["line"]), int(m["col"]) if m.groupdict().get("col") else None
             where = f"{display_path(m['file'])}:{line}:" + (f"{col}:" if col else "")
             excerpt = source_excerpt(m["file"], line, col)
             message = f"{where} error: {m['msg']}" + (f"\n{excerpt}" if excerpt else "")
@@ -541,13 +541,6 @@ class KernelModule:
         torch.library.register_autograd(self._qualname(op), backward, setup_context=setup_context, lib=self._library)
         self.autograd.add(op)
 
-    def _unregister_python_side(self):
-        if self._library is not None:
-            self._library._destroy()  # what its finalizer does; done now, so that a retry can register again
-            self._library = None
-        self.fakes.clear()
-        self.autograd.clear()
-
     def __getattr__(self, op):
         if op.startswith("_"):
             raise AttributeError(op)
@@ -567,14 +560,10 @@ def register_python_side(module, cu):
         return
     spec = importlib.util.spec_from_file_location(f"{module.namespace}_ops", path)
     code = importlib.util.module_from_spec(spec)
-    try:
-        spec.loader.exec_module(code)
-        if not callable(getattr(code, "register", None)):
-            raise TypeError(f"{display_path(path)} must define register(ops), which load_kernel calls")
-        code.register(module)
-    except BaseException:
-        module._unregister_python_side()
-        raise
+    spec.loader.exec_module(code)
+    if not callable(getattr(code, "register", None)):
+        raise TypeError(f"{display_path(path)} must define register(ops), which load_kernel calls")
+    code.register(module)  # if it raises, the module is dropped; a retry registers on a new one
 
 
 _native = {}  # build key -> (namespace, library copy): C++ registrations made in this process, never undone
@@ -740,7 +729,8 @@ def gradcheck(fn, inputs, name=None, **kwargs):
 
     Use float64 inputs: finite differences in float32 are too coarse to mean anything.
     """
-    name = name or getattr(fn, "__qualname__", None) or getattr(fn, "__name__", "fn")
+    owner = getattr(fn, "__self__", None)  # P2.apply -> "P2"
+    name = name or (owner.__name__ if isinstance(owner, type) else getattr(fn, "__qualname__", repr(fn)))
     leaves = [t for t in inputs if torch.is_tensor(t) and t.requires_grad]
     shapes = ", ".join(f"{tuple(t.shape)} {str(t.dtype).removeprefix('torch.')}" for t in leaves)
     try:
