@@ -1,7 +1,9 @@
-"""add2 (c = a + b) on the CPU stand-in: against torch on irregular sizes, and every bad input."""
+"""add2 (c = a + b) on the CPU stand-in: against torch on irregular sizes, and every bad input; the op as a
+torch custom op (opcheck, its fake, its own autograd formula) and the notebook's Function under torch.compile."""
 
 import pytest
 import torch
+from torch._subclasses.fake_tensor import FakeTensorMode
 
 import helpers
 
@@ -37,15 +39,14 @@ def test_non_contiguous_inputs(add2):
         (torch.ones(3), torch.ones(3, dtype=torch.float64), "add2: b has dtype Double but a has Float"),
         (torch.ones(3), torch.ones(4), r"add2: b has shape \[4\] but a has \[3\]"),
         (torch.ones(2, 3), torch.ones(3, 2), r"add2: b has shape \[3, 2\] but a has \[2, 3\]"),
+        # a meta tensor sends the call to the fake implementation, which makes the binding's checks too
+        (torch.ones(3), torch.ones(3, device="meta"), "add2: b is on meta but a is on cpu"),
+        (torch.ones(3, device="meta"), torch.ones(3), "add2: b is on cpu but a is on meta"),
+        (torch.ones(3, device="meta"), torch.ones(4, device="meta"), r"add2: b has shape \[4\] but a has \[3\]"),
         (
+            torch.ones(3, dtype=torch.int64, device="meta"),
             torch.ones(3, device="meta"),
-            torch.ones(3, device="meta"),
-            "add2: a is on a device other than cpu and cuda, but this build takes cpu tensors",
-        ),
-        (
-            torch.ones(3),
-            torch.ones(3, device="meta"),
-            "add2: b is on a device other than cpu and cuda, but this build takes cpu tensors",
+            "add2: a must be float32 or float64, got Long",
         ),
     ],
 )
@@ -59,3 +60,79 @@ def test_a_bad_call_loses_nothing(add2):
     with pytest.raises(RuntimeError):
         add2.add2(a, torch.ones(6))
     torch.testing.assert_close(add2.add2(a, a), 2 * a)
+
+
+# --- add2 as a torch custom op ----------------------------------------------------------------------
+
+
+def add2_reference(a, b):
+    return a + b
+
+
+@pytest.fixture(scope="module")
+def add2_fn(add2, notebook_code):
+    """The notebook's own autograd Function, AddFunction.apply."""
+    return notebook_code("01_add2_sum_of_squares", "autograd-function", torch=torch, add2_ext=add2)["add2"]
+
+
+def test_the_op_has_a_fake_and_an_autograd_formula(add2):
+    assert set(add2.ops) == add2.fakes == add2.autograd == {"add2"}
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("shape", [(1,), (1025,), (7, 11, 13)])
+def test_opcheck(add2, shape, dtype):
+    a = torch.randn(shape, dtype=dtype, requires_grad=True)
+    b = torch.randn(shape, dtype=dtype, requires_grad=True)
+    result = torch.library.opcheck(add2.add2, (a, b))
+    assert set(result.values()) == {"SUCCESS"}, result
+
+
+def test_the_op_is_differentiable_by_itself(add2):
+    # The formula registered in kernels/add2_ops.py, without the notebook's Function.
+    a = torch.randn(1025, 3, dtype=torch.float64, requires_grad=True)
+    b = torch.randn(1025, 3, dtype=torch.float64, requires_grad=True)
+    c, ref = add2.add2(a * a, b), add2_reference(a * a, b)
+    grad_c = torch.randn_like(c)
+    got = torch.autograd.grad(c, (a, b), grad_c)
+    expected = torch.autograd.grad(ref, (a, b), grad_c)
+    for g, e in zip(got, expected):
+        torch.testing.assert_close(g, e, rtol=0, atol=0)
+    inputs = [torch.randn(33, dtype=torch.float64, requires_grad=True) for _ in range(2)]
+    assert torch.autograd.gradcheck(add2.add2, inputs)
+
+
+def test_notebook_function_matches_torch(add2_fn):
+    a = torch.randn(1025, 3, dtype=torch.float64, requires_grad=True)
+    b = torch.randn(1025, 3, dtype=torch.float64, requires_grad=True)
+    out, ref = add2_fn(a, b), add2_reference(a, b)
+    torch.testing.assert_close(out, ref, rtol=0, atol=0)
+    grad = torch.randn_like(out)
+    for g, e in zip(torch.autograd.grad(out, (a, b), grad), torch.autograd.grad(ref, (a, b), grad)):
+        torch.testing.assert_close(g, e, rtol=0, atol=0)
+
+
+def test_compiled_model_matches_eager(add2_fn):
+    a = torch.randn(1025, 3, requires_grad=True)
+    b = torch.randn(1025, 3, requires_grad=True)
+
+    def sum_of_squares(a, b):  # the notebook's toy model
+        return add2_fn(a * a, b * b).sum()
+
+    helpers.check_compiled(sum_of_squares, a, b)
+
+
+def test_meta_tensors_get_the_fake_implementation(add2):
+    a = torch.empty(7, 1025, dtype=torch.float64, device="meta")
+    c = add2.add2(a, a)
+    assert c.device.type == "meta" and c.shape == a.shape and c.dtype == a.dtype and c.is_contiguous()
+
+
+def test_the_fake_rejects_bad_inputs_with_the_binding_message(add2):
+    with FakeTensorMode():  # what torch.compile traces with
+        a = torch.empty(3, 5)
+        assert add2.add2(a, a).shape == (3, 5)
+        with pytest.raises(RuntimeError, match=r"add2: b has shape \[5, 3\] but a has \[3, 5\]"):
+            add2.add2(a, torch.empty(5, 3))
+        with pytest.raises(RuntimeError, match="add2: b has dtype Double but a has Float"):
+            add2.add2(a, torch.empty(3, 5, dtype=torch.float64))

@@ -1,7 +1,9 @@
-"""exp (y = exp(x)) on the CPU stand-in: forward and backward against torch, overflow, gradcheck, every bad input."""
+"""exp (y = exp(x)) on the CPU stand-in: forward and backward against torch, overflow, gradcheck, every bad input;
+the ops as torch custom ops (opcheck, their fakes, the op's own autograd formula) and under torch.compile."""
 
 import pytest
 import torch
+from torch._subclasses.fake_tensor import FakeTensorMode
 
 import helpers
 
@@ -14,20 +16,9 @@ def exp_ext():
 
 
 @pytest.fixture(scope="module")
-def exp(exp_ext):
-    class Exp(torch.autograd.Function):  # as in notebooks/04_exp_activation.ipynb
-        @staticmethod
-        def forward(ctx, x):
-            y = exp_ext.exp(x)
-            ctx.save_for_backward(y)
-            return y
-
-        @staticmethod
-        def backward(ctx, grad_y):
-            (y,) = ctx.saved_tensors
-            return exp_ext.exp_backward(grad_y, y) if ctx.needs_input_grad[0] else None
-
-    return Exp.apply
+def exp(exp_ext, notebook_code):
+    """The notebook's own autograd Function, Exp.apply."""
+    return notebook_code("04_exp_activation", "autograd-function", torch=torch, exp_ext=exp_ext)["exp"]
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
@@ -80,10 +71,8 @@ def test_non_contiguous_and_expanded_inputs(exp_ext):
     [
         (torch.ones(3, dtype=torch.int32), "exp: x must be float32 or float64, got Int"),
         (torch.ones(3, dtype=torch.bfloat16), "exp: x must be float32 or float64, got BFloat16"),
-        (
-            torch.ones(3, device="meta"),
-            "exp: x is on a device other than cpu and cuda, but this build takes cpu tensors",
-        ),
+        # on the meta device the fake implementation answers, with the binding's checks
+        (torch.ones(3, dtype=torch.int32, device="meta"), "exp: x must be float32 or float64, got Int"),
     ],
 )
 def test_bad_forward_inputs_raise_a_runtime_error_naming_the_argument(exp_ext, x, message):
@@ -99,10 +88,71 @@ def test_bad_forward_inputs_raise_a_runtime_error_naming_the_argument(exp_ext, x
         (torch.ones(3), torch.ones(3, dtype=torch.float64), "exp_backward: grad_y has dtype Float but y has Double"),
         (torch.ones(2), torch.ones(3), r"exp_backward: grad_y has shape \[2\] but y has \[3\]"),
         (torch.ones(1, 3), torch.ones(3), r"exp_backward: grad_y has shape \[1, 3\] but y has \[3\]"),
-        (torch.ones(3, device="meta"), torch.ones(3), "exp_backward: grad_y is on a device other than cpu and cuda"),
-        (torch.ones(3), torch.ones(3, device="meta"), "exp_backward: y is on a device other than cpu and cuda"),
+        # a meta tensor sends the call to the fake implementation, which refuses mixed devices
+        (torch.ones(3, device="meta"), torch.ones(3), "exp_backward: grad_y is on meta but y is on cpu"),
+        (torch.ones(3), torch.ones(3, device="meta"), "exp_backward: grad_y is on cpu but y is on meta"),
     ],
 )
 def test_bad_backward_inputs_raise_a_runtime_error_naming_the_argument(exp_ext, grad_y, y, message):
     with pytest.raises(RuntimeError, match=message):
         exp_ext.exp_backward(grad_y, y)
+
+
+# --- exp and exp_backward as torch custom ops ------------------------------------------------------
+
+
+def test_every_op_has_a_fake_and_the_forward_op_an_autograd_formula(exp_ext):
+    assert set(exp_ext.ops) == exp_ext.fakes == {"exp", "exp_backward"}
+    assert exp_ext.autograd == {"exp"}
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("shape", [(1,), (1025,), (7, 11, 13)])
+def test_opcheck(exp_ext, shape, dtype):
+    x = torch.randn(shape, dtype=dtype, requires_grad=True)
+    grad_y, y = torch.randn(shape, dtype=dtype), torch.rand(shape, dtype=dtype)
+    for op, args in [(exp_ext.exp, (x,)), (exp_ext.exp_backward, (grad_y, y))]:
+        result = torch.library.opcheck(op, args)
+        assert set(result.values()) == {"SUCCESS"}, (op, result)
+
+
+def test_the_op_is_differentiable_by_itself(exp_ext):
+    # The formula registered in kernels/exp_ops.py, without the notebook's Function.
+    x = (4 * torch.randn(1025, 3, dtype=torch.float64)).requires_grad_()
+    y, ref = exp_ext.exp(x), torch.exp(x)
+    grad_y = torch.randn_like(y)
+    (got,) = torch.autograd.grad(y, x, grad_y)
+    (expected,) = torch.autograd.grad(ref, x, grad_y)
+    torch.testing.assert_close(got, expected)
+    assert torch.autograd.gradcheck(exp_ext.exp, (torch.randn(33, dtype=torch.float64, requires_grad=True),))
+
+
+def test_compiled_model_matches_eager(exp):
+    x = torch.randn(1025, 3)
+    k = torch.poisson(torch.full((1025,), 2.0))
+    w = (0.1 * torch.randn(3)).requires_grad_()
+    b = torch.zeros((), requires_grad=True)
+
+    def poisson_nll(w, b, x, k):  # the notebook's toy model
+        eta = x @ w + b
+        return (exp(eta) - k * eta).mean()
+
+    helpers.check_compiled(poisson_nll, w, b, x, k)
+
+
+def test_meta_tensors_get_the_fake_implementation(exp_ext):
+    x = torch.empty(7, 1025, dtype=torch.float64, device="meta")
+    for y in (exp_ext.exp(x), exp_ext.exp_backward(x, x)):
+        assert y.device.type == "meta" and y.shape == x.shape and y.dtype == x.dtype and y.is_contiguous()
+
+
+def test_the_fake_rejects_bad_inputs_with_the_binding_message(exp_ext):
+    with FakeTensorMode():  # what torch.compile traces with
+        y = torch.empty(3, 5)
+        assert exp_ext.exp_backward(y, y).shape == (3, 5)
+        with pytest.raises(RuntimeError, match=r"exp_backward: grad_y has shape \[15\] but y has \[3, 5\]"):
+            exp_ext.exp_backward(torch.empty(15), y)
+        with pytest.raises(RuntimeError, match="exp_backward: grad_y has dtype Double but y has Float"):
+            exp_ext.exp_backward(torch.empty(3, 5, dtype=torch.float64), y)
+        with pytest.raises(RuntimeError, match="exp: x must be float32 or float64, got BFloat16"):
+            exp_ext.exp(torch.empty(3, dtype=torch.bfloat16))

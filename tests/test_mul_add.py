@@ -1,8 +1,10 @@
 """mul (w * x) and add (x + b) with broadcasting on the CPU stand-in: forward and backward against torch for
-every broadcast case, gradcheck, the dim limit, and every bad input."""
+every broadcast case, gradcheck, the dim limit, and every bad input; the ops as torch custom ops (opcheck,
+their fakes, the ops' own autograd formulas) and the notebook's Functions under torch.compile."""
 
 import pytest
 import torch
+from torch._subclasses.fake_tensor import FakeTensorMode
 
 import helpers
 
@@ -37,36 +39,19 @@ def ext():
 
 
 @pytest.fixture(scope="module")
-def mul(ext):
-    class CustomMul(torch.autograd.Function):  # as in notebooks/02_mul_add.ipynb
-        @staticmethod
-        def forward(ctx, w, x):
-            ctx.save_for_backward(w, x)
-            return ext.mul(w, x)
-
-        @staticmethod
-        def backward(ctx, grad_out):
-            w, x = ctx.saved_tensors
-            return ext.mul_backward(grad_out, w, x, *ctx.needs_input_grad)
-
-    return CustomMul.apply
+def functions(ext, notebook_code):
+    """The notebook's own autograd Functions: {"mul": CustomMul.apply, "add": CustomAdd.apply, ...}."""
+    return notebook_code("02_mul_add", "autograd-function", torch=torch, mul_add_ext=ext)
 
 
 @pytest.fixture(scope="module")
-def add(ext):
-    class CustomAdd(torch.autograd.Function):  # as in notebooks/02_mul_add.ipynb
-        @staticmethod
-        def forward(ctx, x, b):
-            ctx.x_shape, ctx.b_shape = x.shape, b.shape
-            return ext.add(x, b)
+def mul(functions):
+    return functions["mul"]
 
-        @staticmethod
-        def backward(ctx, grad_out):
-            grad_x = ext.sum_to(grad_out, ctx.x_shape) if ctx.needs_input_grad[0] else None
-            grad_b = ext.sum_to(grad_out, ctx.b_shape) if ctx.needs_input_grad[1] else None
-            return grad_x, grad_b
 
-    return CustomAdd.apply
+@pytest.fixture(scope="module")
+def add(functions):
+    return functions["add"]
 
 
 def check_forward_and_backward(op, reference, shape_a, shape_b, dtype):
@@ -202,16 +187,9 @@ F32, F64 = torch.float32, torch.float64
             torch.ones(3, 3),
             r"{first} has shape \[5, 1, 4\] and {second} has \[3, 3\], which do not broadcast \(sizes 4 and 3 at dim 2",
         ),
-        (
-            torch.ones(3, device="meta"),
-            torch.ones(3),
-            "{first} is on a device other than cpu and cuda, but this build takes cpu tensors",
-        ),
-        (
-            torch.ones(3),
-            torch.ones(3, device="meta"),
-            "{second} is on a device other than cpu and cuda, but this build takes cpu tensors",
-        ),
+        # a meta tensor sends the call to the fake implementation, which refuses mixed devices
+        (torch.ones(3, device="meta"), torch.ones(3), "{second} is on cpu but {first} is on meta"),
+        (torch.ones(3), torch.ones(3, device="meta"), "{second} is on meta but {first} is on cpu"),
     ],
 )
 def test_bad_inputs_raise_a_runtime_error_naming_the_argument(ext, op, first, second, a, b, message):
@@ -237,12 +215,7 @@ def test_bad_inputs_raise_a_runtime_error_naming_the_argument(ext, op, first, se
             torch.ones(3),
             "grad_out must be float32 or float64, got Long",
         ),
-        (
-            torch.ones(2, 3, device="meta"),
-            torch.ones(2, 1),
-            torch.ones(3),
-            "grad_out is on a device other than cpu and cuda",
-        ),
+        (torch.ones(2, 3, device="meta"), torch.ones(2, 1), torch.ones(3), "grad_out is on meta but w is on cpu"),
         (torch.ones(2, 3), torch.ones(2, 1), torch.ones(3, dtype=F64), "x has dtype Double but w has Float"),
         (torch.ones(2, 3), torch.ones(2, 1, dtype=torch.int32), torch.ones(3), "w must be float32 or float64, got Int"),
         (
@@ -269,7 +242,13 @@ def test_bad_mul_backward_inputs_raise_a_runtime_error_naming_the_argument(ext, 
         (torch.ones(3, 4), [2, 3, 4], r"sum_to: shape \[2, 3, 4\] does not broadcast to grad's shape \[3, 4\]"),
         (torch.ones(3, 4), [3, 2], r"sum_to: shape \[3, 2\] does not broadcast to grad's shape \[3, 4\]"),
         (torch.ones(3, dtype=torch.int32), [3], "sum_to: grad must be float32 or float64, got Int"),
-        (torch.ones(3, device="meta"), [3], "sum_to: grad is on a device other than cpu and cuda"),
+        # on the meta device the fake implementation answers, with the binding's checks
+        (
+            torch.ones(3, 4, device="meta"),
+            [4, 3],
+            r"sum_to: shape \[4, 3\] does not broadcast to grad's shape \[3, 4\]",
+        ),
+        (torch.ones(3, dtype=torch.int32, device="meta"), [3], "sum_to: grad must be float32 or float64, got Int"),
     ],
 )
 def test_bad_sum_to_inputs_raise_a_runtime_error_naming_the_argument(ext, grad, shape, message):
@@ -282,3 +261,132 @@ def test_a_bad_call_loses_nothing(ext):
     with pytest.raises(RuntimeError):
         ext.mul(a, torch.ones(6))
     torch.testing.assert_close(ext.mul(a, a), a * a)
+
+
+# --- mul, mul_backward, add and sum_to as torch custom ops ------------------------------------------
+
+
+def test_every_op_has_a_fake_and_the_forward_ops_an_autograd_formula(ext):
+    assert set(ext.ops) == ext.fakes == {"mul", "mul_backward", "add", "sum_to"}
+    assert ext.autograd == {"mul", "add"}
+
+
+OPCHECK_CASES = ["equal-1025", "equal-3d", "0dim-first", "size1-second", "row-vs-column", "middle-dim", "mixed-3d"]
+
+
+def randn(shape, dtype, requires_grad=False):
+    return torch.randn(shape, dtype=dtype, requires_grad=requires_grad)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("case", OPCHECK_CASES)
+def test_opcheck_forward_ops(ext, case, dtype):
+    shape_a, shape_b = CASES[case]
+    for op in (ext.mul, ext.add):
+        args = (randn(shape_a, dtype, requires_grad=True), randn(shape_b, dtype, requires_grad=True))
+        result = torch.library.opcheck(op, args)
+        assert set(result.values()) == {"SUCCESS"}, (op, result)
+
+
+@pytest.mark.parametrize("need_w, need_x", [(True, True), (True, False), (False, True), (False, False)])
+@pytest.mark.parametrize("case", OPCHECK_CASES)
+def test_opcheck_mul_backward(ext, case, need_w, need_x):
+    shape_w, shape_x = CASES[case]
+    w, x = randn(shape_w, torch.float64), randn(shape_x, torch.float64)
+    grad_out = randn(torch.broadcast_shapes(w.shape, x.shape), torch.float64)
+    result = torch.library.opcheck(ext.mul_backward, (grad_out, w, x, need_w, need_x))
+    assert set(result.values()) == {"SUCCESS"}, result
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize(
+    "shape",
+    [
+        (4, 5),
+        (5,),
+        (1, 5),
+        (3, 1, 5),
+        (1, 1, 1),
+        (),
+        (3, 4, 5),  # nothing to sum: still a new tensor, not grad itself (the schema declares no alias)
+    ],
+    ids=str,
+)
+def test_opcheck_sum_to(ext, shape, dtype):
+    grad = randn((3, 4, 5), dtype)
+    result = torch.library.opcheck(ext.sum_to, (grad, list(shape)))
+    assert set(result.values()) == {"SUCCESS"}, result
+    assert ext.sum_to(grad, list(shape)).data_ptr() != grad.data_ptr()
+
+
+@pytest.mark.parametrize("case", ["equal-1025", "0dim-first", "row-vs-column", "mixed-3d"])
+def test_the_ops_are_differentiable_by_themselves(ext, case):
+    # The formulas registered in kernels/mul_add_ops.py, without the notebook's Functions.
+    for op, reference in [(ext.mul, torch.mul), (ext.add, torch.add)]:
+        a = randn(CASES[case][0], torch.float64, requires_grad=True)
+        b = randn(CASES[case][1], torch.float64, requires_grad=True)
+        out, ref = op(a, b), reference(a, b)
+        grad_out = torch.randn_like(out)
+        got = torch.autograd.grad(out, (a, b), grad_out)
+        expected = torch.autograd.grad(ref, (a, b), grad_out)
+        for g, e, inp in zip(got, expected, (a, b)):
+            assert g.shape == inp.shape
+            torch.testing.assert_close(g, e)
+    a = randn((3, 1, 5), torch.float64, requires_grad=True)
+    b = randn((4, 1), torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(ext.mul, (a, b)) and torch.autograd.gradcheck(ext.add, (a, b))
+    w, x = randn((3, 1), torch.float64, requires_grad=True), randn(4, torch.float64)
+    ext.mul(w, x).sum().backward()  # only the input that asks gets a gradient
+    assert w.grad.shape == w.shape and x.grad is None
+
+
+def test_compiled_model_matches_eager(mul, add):
+    w = torch.randn(1, requires_grad=True)
+    b = torch.randn(1, requires_grad=True)
+    x = torch.randn(1000)
+    y = 2.5 * x - 0.7
+
+    def mse(w, b, x, y):  # the notebook's toy model: w and b of shape [1] broadcast against the batch
+        return (add(mul(w, x), b) - y).pow(2).mean()
+
+    helpers.check_compiled(mse, w, b, x, y)
+
+
+def test_compiled_broadcasting_matches_eager(mul, add):
+    w = torch.randn(3, 1, 5, requires_grad=True)
+    x = torch.randn(4, 1, requires_grad=True)
+    b = torch.randn((), requires_grad=True)
+    helpers.check_compiled(lambda w, x, b: add(mul(w, x), b), w, x, b)
+
+
+def test_meta_tensors_get_the_fake_implementation(ext):
+    w, x = torch.empty(7, 1, 5, device="meta"), torch.empty(1025, 1, device="meta")
+    for out in (ext.mul(w, x), ext.add(w, x)):
+        assert out.device.type == "meta" and out.shape == (7, 1025, 5) and out.is_contiguous()
+    grad_w, grad_x = ext.mul_backward(torch.empty(7, 1025, 5, device="meta"), w, x, True, True)
+    assert grad_w.shape == w.shape and grad_x.shape == x.shape
+    assert ext.mul_backward(torch.empty(7, 1025, 5, device="meta"), w, x, False, False) == (None, None)
+    assert ext.sum_to(torch.empty(7, 1025, 5, device="meta"), [1025, 1]).shape == (1025, 1)
+
+
+def test_the_fakes_reject_bad_inputs_with_the_binding_messages(ext):
+    with FakeTensorMode():  # what torch.compile traces with
+        w, x = torch.empty(5, 1, 4), torch.empty(3, 1)
+        assert ext.mul(w, x).shape == (5, 3, 4)
+        with pytest.raises(
+            RuntimeError,
+            match=r"mul: w has shape \[5, 1, 4\] and x has \[3, 3\], which do not broadcast \(sizes 4 and 3 at dim 2",
+        ):
+            ext.mul(w, torch.empty(3, 3))
+        with pytest.raises(RuntimeError, match=r"add: x has shape \[3\] and b has \[4\], which do not broadcast"):
+            ext.add(torch.empty(3), torch.empty(4))
+        with pytest.raises(RuntimeError, match="add: b has dtype Double but x has Float"):
+            ext.add(torch.empty(3), torch.empty((), dtype=torch.float64))
+        with pytest.raises(
+            RuntimeError, match=r"mul_backward: grad_out has shape \[5, 4\] but w and x broadcast to \[5, 3, 4\]"
+        ):
+            ext.mul_backward(torch.empty(5, 4), w, x, True, True)
+        with pytest.raises(
+            RuntimeError, match=r"sum_to: shape \[2, 3, 4\] does not broadcast to grad's shape \[3, 4\]"
+        ):
+            ext.sum_to(torch.empty(3, 4), [2, 3, 4])

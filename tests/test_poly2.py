@@ -1,7 +1,9 @@
-"""poly2 (y = x² + 2x) on the CPU stand-in: forward and backward against torch, gradcheck, every bad input."""
+"""poly2 (y = x² + 2x) on the CPU stand-in: forward and backward against torch, gradcheck, every bad input;
+the ops as torch custom ops (opcheck, their fakes, the op's own autograd formula) and under torch.compile."""
 
 import pytest
 import torch
+from torch._subclasses.fake_tensor import FakeTensorMode
 
 import helpers
 
@@ -14,19 +16,9 @@ def poly2_ext():
 
 
 @pytest.fixture(scope="module")
-def poly2(poly2_ext):
-    class P2(torch.autograd.Function):  # as in notebooks/03_poly2_tan_fit.ipynb
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return poly2_ext.poly2(x)
-
-        @staticmethod
-        def backward(ctx, grad_y):
-            (x,) = ctx.saved_tensors
-            return poly2_ext.poly2_backward(grad_y, x) if ctx.needs_input_grad[0] else None
-
-    return P2.apply
+def poly2(poly2_ext, notebook_code):
+    """The notebook's own autograd Function, P2.apply."""
+    return notebook_code("03_poly2_tan_fit", "autograd-function", torch=torch, poly2_ext=poly2_ext)["p2"]
 
 
 def poly2_reference(x):
@@ -71,10 +63,8 @@ def test_non_contiguous_and_expanded_inputs(poly2_ext):
     [
         (torch.ones(3, dtype=torch.int32), "poly2: x must be float32 or float64, got Int"),
         (torch.ones(3, dtype=torch.float16), "poly2: x must be float32 or float64, got Half"),
-        (
-            torch.ones(3, device="meta"),
-            "poly2: x is on a device other than cpu and cuda, but this build takes cpu tensors",
-        ),
+        # on the meta device the fake implementation answers, with the binding's checks
+        (torch.ones(3, dtype=torch.int32, device="meta"), "poly2: x must be float32 or float64, got Int"),
     ],
 )
 def test_bad_forward_inputs_raise_a_runtime_error_naming_the_argument(poly2_ext, x, message):
@@ -90,10 +80,69 @@ def test_bad_forward_inputs_raise_a_runtime_error_naming_the_argument(poly2_ext,
         (torch.ones(3, dtype=torch.float64), torch.ones(3), "poly2_backward: grad_y has dtype Double but x has Float"),
         (torch.ones(4), torch.ones(3), r"poly2_backward: grad_y has shape \[4\] but x has \[3\]"),
         (torch.ones(3, 1), torch.ones(3), r"poly2_backward: grad_y has shape \[3, 1\] but x has \[3\]"),
-        (torch.ones(3, device="meta"), torch.ones(3), "poly2_backward: grad_y is on a device other than cpu and cuda"),
-        (torch.ones(3), torch.ones(3, device="meta"), "poly2_backward: x is on a device other than cpu and cuda"),
+        # a meta tensor sends the call to the fake implementation, which refuses mixed devices
+        (torch.ones(3, device="meta"), torch.ones(3), "poly2_backward: grad_y is on meta but x is on cpu"),
+        (torch.ones(3), torch.ones(3, device="meta"), "poly2_backward: grad_y is on cpu but x is on meta"),
     ],
 )
 def test_bad_backward_inputs_raise_a_runtime_error_naming_the_argument(poly2_ext, grad_y, x, message):
     with pytest.raises(RuntimeError, match=message):
         poly2_ext.poly2_backward(grad_y, x)
+
+
+# --- poly2 and poly2_backward as torch custom ops --------------------------------------------------
+
+
+def test_every_op_has_a_fake_and_the_forward_op_an_autograd_formula(poly2_ext):
+    assert set(poly2_ext.ops) == poly2_ext.fakes == {"poly2", "poly2_backward"}
+    assert poly2_ext.autograd == {"poly2"}
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("shape", [(1,), (1025,), (7, 11, 13)])
+def test_opcheck(poly2_ext, shape, dtype):
+    x = torch.randn(shape, dtype=dtype, requires_grad=True)
+    grad_y = torch.randn(shape, dtype=dtype)
+    for op, args in [(poly2_ext.poly2, (x,)), (poly2_ext.poly2_backward, (grad_y, x.detach()))]:
+        result = torch.library.opcheck(op, args)
+        assert set(result.values()) == {"SUCCESS"}, (op, result)
+
+
+def test_the_op_is_differentiable_by_itself(poly2_ext):
+    # The formula registered in kernels/poly2_ops.py, without the notebook's Function.
+    x = torch.randn(1025, 3, dtype=torch.float64, requires_grad=True)
+    y, ref = poly2_ext.poly2(x), poly2_reference(x)
+    grad_y = torch.randn_like(y)
+    (got,) = torch.autograd.grad(y, x, grad_y)
+    (expected,) = torch.autograd.grad(ref, x, grad_y)
+    torch.testing.assert_close(got, expected)
+    assert torch.autograd.gradcheck(poly2_ext.poly2, (torch.randn(33, dtype=torch.float64, requires_grad=True),))
+
+
+def test_compiled_model_matches_eager(poly2):
+    x = torch.linspace(-1.4, 1.4, 1025)
+    a, b, c, d = (torch.randn((), requires_grad=True) for _ in range(4))
+
+    def loss(a, b, c, d, x):  # the notebook's toy model
+        return (a + b * poly2(c * x + d) - torch.tan(x)).pow(2).mean()
+
+    helpers.check_compiled(loss, a, b, c, d, x)
+
+
+def test_meta_tensors_get_the_fake_implementation(poly2_ext):
+    x = torch.empty(7, 1025, dtype=torch.float64, device="meta")
+    for y in (poly2_ext.poly2(x), poly2_ext.poly2_backward(x, x)):
+        assert y.device.type == "meta" and y.shape == x.shape and y.dtype == x.dtype and y.is_contiguous()
+
+
+def test_the_fake_rejects_bad_inputs_with_the_binding_message(poly2_ext):
+    with FakeTensorMode():  # what torch.compile traces with
+        x = torch.empty(3, 5)
+        y = poly2_ext.poly2_backward(x, x)
+        assert y.shape == (3, 5)
+        with pytest.raises(RuntimeError, match=r"poly2_backward: grad_y has shape \[5, 3\] but x has \[3, 5\]"):
+            poly2_ext.poly2_backward(torch.empty(5, 3), x)
+        with pytest.raises(RuntimeError, match="poly2_backward: grad_y has dtype Double but x has Float"):
+            poly2_ext.poly2_backward(torch.empty(3, 5, dtype=torch.float64), x)
+        with pytest.raises(RuntimeError, match="poly2: x must be float32 or float64, got Long"):
+            poly2_ext.poly2(torch.empty(3, dtype=torch.int64))
