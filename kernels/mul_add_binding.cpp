@@ -169,7 +169,10 @@ kp::Tensor sum_to(kp::Tensor grad, IntHeaderOnlyArrayRef shape) {
   bool ok = lead >= 0;
   for (size_t j = 0; ok && j < shape.size(); ++j) ok = shape[j] == 1 || shape[j] == grad.size(lead + j);
   kp::check(ok, "sum_to: shape " + shape_str(shape) + " does not broadcast to grad's shape " + kp::shape_of(grad));
-  return sum_to_shape(grad, shape);
+  // A new contiguous tensor, as the schema promises, even when nothing is summed (reshape would alias grad).
+  kp::Tensor out = torch::stable::new_empty(grad, shape);
+  torch::stable::copy_(out, sum_to_shape(grad, shape));
+  return out;
 }
 
 KP_OPS(m) {
