@@ -1,11 +1,12 @@
 # make run   — set up (first time only), execute every notebook, write build/report/
 # make test  — set up (first time only), run the whole test suite
+# make bench — set up (first time only), run every benchmark under bench/, write build/report/bench.md
 # make lab   — JupyterLab on notebooks/
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup graphviz run test lab doctor lint format clean
+.PHONY: setup graphviz run test bench lab doctor lint format clean
 
 setup: $(STAMP) graphviz
 
@@ -31,6 +32,10 @@ run: setup
 
 test: setup
 	$(PY) -m pytest
+
+# Build latency, the CPU stand-in's costs, every op against torch, ptxas's registers per kernel (~5 min).
+bench: setup
+	$(PY) bench/report.py
 
 lab: setup
 	$(VENV)/bin/jupyter lab notebooks/

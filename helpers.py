@@ -495,6 +495,45 @@ def build_kernel(name_or_path, target=None, verbose=False):
         return Build(name, target, library, key, "built", seconds, rebuilt, len(after))
 
 
+# The binding's checks (kernels/common/binding.h) in Python, for the fake implementations in
+# kernels/<op>_ops.py: the same conditions and messages, so an error reads the same traced or run.
+
+C10_DTYPE_NAMES = {torch.float32: "Float", torch.float64: "Double", torch.float16: "Half", torch.bfloat16: "BFloat16"}
+C10_DTYPE_NAMES |= {torch.int64: "Long", torch.int32: "Int", torch.int16: "Short", torch.int8: "Char"}
+C10_DTYPE_NAMES |= {torch.uint8: "Byte", torch.bool: "Bool", torch.complex64: "ComplexFloat"}
+
+
+def dtype_name(dtype):
+    """c10's name of a dtype (Float, Double, Int...), as the bindings' messages give it."""
+    return C10_DTYPE_NAMES.get(dtype, str(dtype).removeprefix("torch."))
+
+
+def check_floating(op, name, t):
+    """`t` is float32 or float64 (the device is the dispatcher's business under a fake)."""
+    torch._check(
+        t.dtype in (torch.float32, torch.float64),
+        lambda: f"{op}: {name} must be float32 or float64, got {dtype_name(t.dtype)}",
+    )
+
+
+def check_same_kind(op, name, t, ref_name, ref):
+    """`t` has the dtype and the device of `ref`."""
+    torch._check(
+        t.dtype == ref.dtype,
+        lambda: f"{op}: {name} has dtype {dtype_name(t.dtype)} but {ref_name} has {dtype_name(ref.dtype)}",
+    )
+    torch._check(t.device == ref.device, lambda: f"{op}: {name} is on {t.device} but {ref_name} is on {ref.device}")
+
+
+def check_like(op, name, t, ref_name, ref):
+    """`t` is a float tensor with the dtype, device and shape of `ref`."""
+    check_floating(op, name, t)
+    check_same_kind(op, name, t, ref_name, ref)
+    torch._check(
+        t.shape == ref.shape, lambda: f"{op}: {name} has shape {list(t.shape)} but {ref_name} has {list(ref.shape)}"
+    )
+
+
 class KernelModule:
     """The ops of one loaded kernel version: `mod.add2` is the custom op `torch.ops.<namespace>.add2`.
 
@@ -740,7 +779,6 @@ def gradcheck(fn, inputs, name=None, **kwargs):
         raise
     print(f"gradcheck passed: {name}, gradients for {shapes}")
     record("gradcheck", f"passed: {name}")
-    return True
 
 
 def check_compiled(model, *inputs, **compile_kwargs):
@@ -823,16 +861,16 @@ class BenchResult(Table):
 
     def summary(self):
         size = self.rows[-1]["size"]
-        return f"{self.custom} {self.ratio():.2f}x {self.baseline} at size {size} ({self.unit})"
+        return f"{self.custom} {self.ratio():.3g}x {self.baseline} at size {size} ({self.unit})"
 
     def markdown(self):
         providers = list(dict.fromkeys(r["provider"] for r in self.rows))
         sizes = list(dict.fromkeys(r["size"] for r in self.rows))
-        head = ["size", *(f"{p} ({self.unit})" for p in providers), f"{self.custom} ÷ {self.baseline}"]
+        head = ["size", *(f"{p}, {self.unit}" for p in providers), f"{self.custom} ÷ {self.baseline}"]
         lines = [f"| {' | '.join(head)} |", "|" + "---|" * len(head)]
         for size in sizes:
             cells = [f"{self.throughput(p, size):.3g}" for p in providers]
-            lines.append(f"| {size} | {' | '.join(cells)} | {self.ratio(size):.2f}x |")
+            lines.append(f"| {size} | {' | '.join(cells)} | {self.ratio(size):.3g}x |")
         note = f"{self.unit} = {self.formula} ÷ median time"
         return (f"{self.title}\n\n" if self.title else "") + "\n".join(lines) + f"\n\n{note}"
 
@@ -955,6 +993,22 @@ def cuda_arch():
     """The first architecture of TORCH_CUDA_ARCH_LIST (default 9.0) as nvcc's sm_XX."""
     first = re.split(r"[ ;]+", os.environ.get("TORCH_CUDA_ARCH_LIST", DEFAULT_CUDA_ARCH).strip())[0]
     return "sm_" + first.replace("+PTX", "").replace(".", "")
+
+
+def show_kernel_resources(name_or_path, arch=None):
+    """kernel_resources as a table in a notebook; without nvcc, the one line that says how to get it."""
+    try:
+        table = kernel_resources(name_or_path, arch)
+    except ToolchainError as e:
+        print(str(e))
+        return None
+    try:
+        from IPython.display import Markdown, display
+
+        display(Markdown(table.markdown()))
+    except ImportError:
+        print(table.markdown())
+    return table
 
 
 def kernel_resources(name_or_path, arch=None):

@@ -5,9 +5,11 @@ torch.utils.cpp_extension.load. Ours: kernels/add2.cu (no torch headers) + its b
 stable API), through helpers.load_kernel. Each scenario runs in a fresh process with an empty
 build folder; times exclude `import torch`.
 
-    python bench/build_latency.py      # prints a markdown table
+    python bench/build_latency.py          # prints a markdown table (about two minutes: the seed's way is slow)
+    python bench/build_latency.py --quick  # ours only, without the seed's way (about 20 s)
 """
 
+import argparse
 import json
 import os
 import platform
@@ -111,16 +113,25 @@ def measure_seed(tmp):
     return cold, warm, edit
 
 
-def main():
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="skip the seed's way (its builds take about 90 s)")
+    args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         first_ever, *ours = measure_ours(tmp)
-        seed = measure_seed(tmp)
+        seed = None if args.quick else measure_seed(tmp)
     print(f"add2 build latency, CPU stand-in target, {os.cpu_count()} cores, {platform.machine()}\n")
+    if args.quick:
+        print("--quick: the seed's way (about 90 s of builds) was skipped.\n")
     print("| step | seed's way (torch/extension.h, plain load) | ours (load_kernel) | seed ÷ ours |")
     print("|---|---|---|---|")
-    for step, s, o in zip(("cold build", "warm load, new process", "edit -> reload, same process"), seed, ours):
-        print(f"| {step} | {s:.2f} s | {o:.2f} s | {s / o:.1f}x |")
+    steps = ("cold build", "warm load, new process", "edit -> reload, same process")
+    for step, s, o in zip(steps, seed or [None] * len(steps), ours):
+        if s is None:
+            print(f"| {step} | skipped | {o:.2f} s | |")
+        else:
+            print(f"| {step} | {s:.2f} s | {o:.2f} s | {s / o:.1f}x |")
     print(f"| first build on a machine (ours also builds the stand-in's runtime, once) | | {first_ever:.2f} s | |")
     print()
     print(

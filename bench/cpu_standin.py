@@ -1,6 +1,7 @@
 """What the CPU stand-in costs, against the targets of its issue. Prints a markdown table.
 
-    python bench/cpu_standin.py
+    python bench/cpu_standin.py          # about 10 s
+    python bench/cpu_standin.py --quick  # fewer runs and barriers: the same rows, noisier
 
 - elementwise: add2 (one CUDA thread per element, blocks of 256) on 2^22 floats against torch.add,
   at the same thread count;
@@ -8,6 +9,7 @@
 - compiling one kernel file with the header at -O2: ninja rebuilding add2's kernel object alone.
 """
 
+import argparse
 import os
 import platform
 import statistics
@@ -32,28 +34,28 @@ def median_seconds(fn, reps=21, warmup=3):
     return statistics.median(times)
 
 
-def elementwise(add2, threads):
+def elementwise(add2, threads, reps=21):
     torch.set_num_threads(threads)
     a, b = torch.randn(N), torch.randn(N)
-    ours = median_seconds(lambda: add2.add2(a, b))
-    native = median_seconds(lambda: torch.add(a, b))
+    ours = median_seconds(lambda: add2.add2(a, b), reps)
+    native = median_seconds(lambda: torch.add(a, b), reps)
     return ours, native
 
 
-def syncthreads_ns(costs, threads, blocks=8, block=256, iters=2000):
+def syncthreads_ns(costs, threads, blocks=8, block=256, iters=2000, reps=7):
     torch.set_num_threads(threads)
     out = torch.zeros(blocks, dtype=torch.int32)
-    seconds = median_seconds(lambda: costs.sync_loop(out, block, iters), reps=7, warmup=1)
+    seconds = median_seconds(lambda: costs.sync_loop(out, block, iters), reps=reps, warmup=1)
     assert (out == iters).all(), out
     # Each OS thread runs its share of the blocks: time x threads / arrivals = cost of one arrival.
     return seconds * threads / (blocks * block * iters) * 1e9
 
 
-def kernel_compile_seconds(add2):
+def kernel_compile_seconds(add2, reps=3):
     build_dir = add2.build.library.parent
     source = build_dir / "src" / "add2.cu.cpp"
     times = []
-    for _ in range(3):
+    for _ in range(reps):
         os.utime(source)
         start = time.perf_counter()
         subprocess.run(["ninja", "-C", str(build_dir), "add2.cu.o"], check=True, capture_output=True)
@@ -61,23 +63,30 @@ def kernel_compile_seconds(add2):
     return statistics.median(times)
 
 
-def main():
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer runs and barriers (for tests)")
+    args = parser.parse_args(argv)
+    # runs per elementwise measure, per barrier measure, kernel compiles; barriers per thread
+    elementwise_reps, sync_reps, compile_reps, barriers = (3, 3, 1, 200) if args.quick else (21, 7, 3, 2000)
     add2 = helpers.load_kernel("add2", target="cpu", quiet=True)
     costs = helpers.load_kernel(helpers.ROOT / "bench" / "kernels" / "standin_costs.cu", target="cpu", quiet=True)
     cores = os.cpu_count()
     print(f"CPU stand-in costs; {cores} cores, {platform.machine()}, torch {torch.__version__}\n")
+    if args.quick:
+        print("--quick: 3 runs per measure, 200 barriers per thread, one compile; the numbers are noisier.\n")
     print("| measure | stand-in | reference | ratio | target |")
     print("|---|---|---|---|---|")
     for threads in sorted({1, cores}):
-        ours, native = elementwise(add2, threads)
+        ours, native = elementwise(add2, threads, elementwise_reps)
         print(
             f"| add2 on 2^22 floats, {threads} thread(s) | {ours * 1e3:.2f} ms | torch.add {native * 1e3:.2f} ms "
             f"| {ours / native:.2f}x | within 3x |"
         )
     for threads in sorted({1, cores}):
-        ns = syncthreads_ns(costs, threads)
+        ns = syncthreads_ns(costs, threads, iters=barriers, reps=sync_reps)
         print(f"| one __syncthreads arrival, {threads} thread(s) | {ns:.1f} ns | | | at most 15 ns |")
-    seconds = kernel_compile_seconds(add2)
+    seconds = kernel_compile_seconds(add2, compile_reps)
     print(f"| compile add2.cu with the header, -O2 | {seconds:.2f} s | | | at most 1.5 s |")
 
 

@@ -78,10 +78,10 @@ def test_bench_reports_throughput_from_the_formula_and_the_ratio(tmp_path, monke
     ratio = result.throughput("custom", 4000) / result.throughput("native", 4000)
     assert result.ratio() == pytest.approx(ratio)
     table = result.markdown()
-    assert "| size | custom (GB/s) | native (GB/s) | reference (GB/s) | custom ÷ native |" in table
-    assert f"| {ratio:.2f}x |" in table.splitlines()[3] and "GB/s = 2 × 4n bytes: read x, write y" in table
+    assert "| size | custom, GB/s | native, GB/s | reference, GB/s | custom ÷ native |" in table
+    assert f"| {ratio:.3g}x |" in table.splitlines()[3] and "GB/s = 2 × 4n bytes: read x, write y" in table
     assert json.loads((tmp_path / "r.json").read_text())["bench"] == [result.summary()]
-    assert result.summary().startswith(f"custom {ratio:.2f}x native at size 4000")
+    assert result.summary().startswith(f"custom {ratio:.3g}x native at size 4000")
 
 
 def test_bench_refuses_a_missing_formula_or_provider():
@@ -121,3 +121,10 @@ def test_check_compiled_catches_a_model_that_compiles_differently():
         helpers.check_compiled(model, x)
     compiled = helpers.check_compiled(lambda x: x.sin() * 2, x)
     torch.testing.assert_close(compiled(x), x.sin() * 2)
+
+
+def test_show_kernel_resources_without_nvcc_prints_the_fix_and_goes_on(monkeypatch, capsys):
+    monkeypatch.setenv("CUDA_HOME", "/nonexistent")
+    assert helpers.show_kernel_resources("add2") is None
+    out = capsys.readouterr().out
+    assert out.startswith("nvcc was not found") and "export CUDA_HOME=" in out

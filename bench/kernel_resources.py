@@ -1,0 +1,60 @@
+"""What nvcc made of every kernel in kernels/*.cu: registers, shared memory, stack and spills, from ptxas.
+
+    python bench/kernel_resources.py                # one markdown table, for the default arch (sm_90)
+    python bench/kernel_resources.py --arch sm_80
+
+A compile-only CUDA build (helpers.kernel_resources: nvcc -c --resource-usage on the kernel file
+alone), so it needs nvcc, not a GPU. Without nvcc it says so in one line and exits 0: there is
+nothing to report, and nothing is wrong with the kernels.
+"""
+
+import argparse
+import sys
+
+import helpers
+
+
+def resource_rows(arch):
+    """One row per kernel (per template instantiation) of every kernels/*.cu; raises ToolchainError without nvcc."""
+    rows = []
+    for cu in sorted(helpers.KERNELS.glob("*.cu")):
+        for r in helpers.kernel_resources(cu, arch=arch):
+            rows.append(
+                {
+                    "kernel file": helpers.display_path(cu),
+                    "kernel": f"`{r['kernel']}`",
+                    "registers": r["registers"],
+                    "shared memory (bytes)": r["shared memory (bytes)"],
+                    "stack (bytes)": r["stack (bytes)"],
+                    "spills (bytes, stores / loads)": f"{r['spill stores (bytes)']} / {r['spill loads (bytes)']}",
+                }
+            )
+    return rows
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--arch", default=helpers.cuda_arch(), help="nvcc's -arch (default: %(default)s)")
+    parser.add_argument("--quick", action="store_true", help="accepted for bench/report.py; the run is quick anyway")
+    args = parser.parse_args(argv)
+    try:
+        rows = resource_rows(args.arch)
+    except helpers.ToolchainError as e:
+        fix = str(e).splitlines()[-1].strip()
+        print(f"nvcc was not found, so there is no CUDA build to report on and no ptxas table. {fix}")
+        return 0
+    except helpers.KernelBuildError as e:
+        print(f"**FAILED**: the compile-only CUDA build did not compile:\n\n```\n{e}\n```")
+        return 1
+    print(
+        f"ptxas resource usage for {args.arch}, from a compile-only nvcc build of each kernel file (no GPU needed). "
+        "Registers are per thread, shared memory is the static `__shared__` per block, stack is each thread's "
+        "stack frame; spills are bytes that ptxas moved to local memory because registers ran out (0 is what "
+        "you want).\n"
+    )
+    print(helpers.Table(rows).markdown())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,323 @@
+"""`make bench` (bench/report.py): every section of bench.md is there and holds numbers, a failing script
+is reported as such, and the pure-torch baselines of bench/ops.py compute what the ops compute."""
+
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+import torch
+
+import helpers
+
+BENCH = helpers.ROOT / "bench"
+
+
+def bench_module(name):
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+report = bench_module("report")
+ops = bench_module("ops")
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading bench.md back.
+
+
+def cells(line):
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+def markdown_tables(text):
+    """Every markdown table in `text`: a list of rows, each a dict column -> cell text."""
+    lines, tables, i = text.splitlines(), [], 0
+    while i < len(lines):
+        if lines[i].startswith("|") and i + 1 < len(lines) and re.fullmatch(r"\|(:?-+:?\|)+", lines[i + 1].strip()):
+            head, rows, i = cells(lines[i]), [], i + 2
+            while i < len(lines) and lines[i].startswith("|"):
+                rows.append(dict(zip(head, cells(lines[i]), strict=True)))
+                i += 1
+            tables.append(rows)
+        else:
+            i += 1
+    return tables
+
+
+def sections(text, level):
+    """{heading: body} for the headings of one level (`level` #s) in `text`; a higher heading ends a body."""
+    found, current = {}, None
+    for line in text.splitlines():
+        m = re.match(r"(#+) (.+)", line)
+        if m and len(m[1]) <= level:
+            current = m[2].strip() if len(m[1]) == level else None
+            if current is not None:
+                found[current] = []
+        elif current is not None:
+            found[current].append(line)
+    return {k: "\n".join(v).strip() for k, v in found.items()}
+
+
+def number(cell):
+    """The first number in a cell: `4.57 GB/s` -> 4.57, `0.59x` -> 0.59, `1.2e-05` -> 1.2e-05."""
+    m = re.search(r"[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?", cell)
+    if m is None:
+        raise ValueError(f"no number in {cell!r}")
+    return float(m[0])
+
+
+def test_markdown_tables_reads_every_table_with_its_columns():
+    text = "intro\n\n| a | b |\n|---|---|\n| 1 | x y |\n| 2 |  |\n\nbetween\n| c |\n|:-:|\n| 3 |\n"
+    assert markdown_tables(text) == [[{"a": "1", "b": "x y"}, {"a": "2", "b": ""}], [{"c": "3"}]]
+    assert markdown_tables("| not | a table |\nno separator line") == []
+
+
+def test_sections_splits_at_headings_of_one_level_only():
+    text = "# top\n## one\nbody 1\n### sub\nsub body\n\n## two\nbody 2\n### last\nend"
+    assert sections(text, 2) == {"one": "body 1\n### sub\nsub body", "two": "body 2\n### last\nend"}
+    assert sections(text, 3) == {"sub": "sub body", "last": "end"}
+
+
+def test_number_reads_the_first_number_of_a_cell():
+    assert number("4.57 GB/s") == 4.57
+    assert number("0.59x") == 0.59
+    assert number("1.2e-05") == 1.2e-05
+    assert number("torch.add: 12 GB/s") == 12
+    with pytest.raises(ValueError):
+        number("skipped")
+
+
+# ---------------------------------------------------------------------------------------------
+# report.py's pieces.
+
+
+def test_cpu_model_is_the_first_model_name_of_cpuinfo():
+    cpuinfo = "processor\t: 0\nvendor_id\t: GenuineIntel\nmodel name\t: Intel(R)  Xeon(R) CPU @ 2.20GHz\n\n"
+    assert report.cpu_model(cpuinfo + cpuinfo.replace("Xeon", "Other")) == "Intel(R) Xeon(R) CPU @ 2.20GHz"
+    assert report.cpu_model("processor\t: 0\nvendor_id\t: ARM\n") is None
+
+
+def test_resolve_script_takes_a_name_or_a_path(tmp_path):
+    assert report.resolve_script("ops") == (BENCH / "ops.py", report.SCRIPTS["ops"])
+    script = tmp_path / "mine.py"
+    script.write_text("")
+    assert report.resolve_script(str(script)) == (script.resolve(), "mine.py")
+    with pytest.raises(ValueError, match="no bench script 'nope'"):
+        report.resolve_script("nope")
+
+
+def test_every_script_under_bench_is_in_the_report():
+    assert sorted(p.stem for p in BENCH.glob("*.py") if p.stem != "report") == sorted(report.SCRIPTS)
+
+
+def test_a_failed_section_shows_its_status_output_and_stderr():
+    run = report.Run("Mine", [sys.executable, str(BENCH / "ops.py"), "--quick"], 3, 1.5, "partial\n", "a\nboom\n")
+    text = report.section(run)
+    assert text.startswith("## Mine\n\n`bench/ops.py --quick`: FAILED in 2 s")
+    assert "**FAILED**: it exited with status 3" in text
+    assert "partial" in text and "```text\na\nboom\n```" in text
+    timed_out = report.section(report.Run("Mine", [sys.executable, "x.py"], None, 9.0, "", ""))
+    assert "it ran past the timeout (9 s)" in timed_out and "(nothing on stderr)" in timed_out
+
+
+# ---------------------------------------------------------------------------------------------
+# The whole quick report, for real.
+
+
+def run_report(*args, timeout=600, env=None):
+    return subprocess.run(
+        [sys.executable, str(BENCH / "report.py"), *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+    )
+
+
+@pytest.fixture(scope="module")
+def quick_report(tmp_path_factory):
+    out = tmp_path_factory.mktemp("report") / "bench.md"
+    done = run_report("--quick", "--out", out)
+    assert done.returncode == 0, done.stderr[-4000:] + "\n" + (out.read_text() if out.exists() else "")
+    return out.read_text()
+
+
+def test_the_quick_report_has_a_header_and_every_section_ok(quick_report):
+    head = quick_report.split("\n## ")[0]
+    assert re.search(r"^- date: \d{4}-\d\d-\d\d \d\d:\d\d", head, re.M)
+    assert f"- machine: {os.cpu_count()} cores, " in head
+    assert f"- torch {torch.__version__}, " in head
+    assert re.search(r"^- command: `.*bench/report\.py --quick --out .*bench\.md`$", head, re.M)
+    status = markdown_tables(head)[0]
+    assert [r["section"] for r in status] == list(report.SCRIPTS.values())
+    assert [r["status"] for r in status] == ["ok"] * len(report.SCRIPTS)
+    assert list(sections(quick_report, 2)) == list(report.SCRIPTS.values())
+
+
+def test_the_build_latency_section_times_each_step(quick_report):
+    body = sections(quick_report, 2)[report.SCRIPTS["build_latency"]]
+    (table,) = markdown_tables(body)
+    ours = {r["step"]: r["ours (load_kernel)"] for r in table}
+    for step in ("cold build", "warm load, new process", "edit -> reload, same process"):
+        assert re.fullmatch(r"\d+\.\d\d s", ours[step]) and number(ours[step]) > 0, (step, ours[step])
+    assert "the seed's way (about 90 s of builds) was skipped" in body  # --quick
+
+
+def test_the_standin_section_measures_elementwise_barriers_and_compiles(quick_report):
+    body = sections(quick_report, 2)[report.SCRIPTS["cpu_standin"]]
+    (table,) = markdown_tables(body)
+    measures = {r["measure"]: number(r["stand-in"]) for r in table}
+    assert "add2 on 2^22 floats, 1 thread(s)" in measures
+    assert "one __syncthreads arrival, 1 thread(s)" in measures
+    assert "compile add2.cu with the header, -O2" in measures
+    assert all(v > 0 for v in measures.values()), measures
+
+
+def test_the_ops_section_has_a_table_per_op_and_a_summary(quick_report):
+    body = sections(quick_report, 2)[report.SCRIPTS["ops"]]
+    assert "torch.set_num_threads(1) for the whole run" in body
+    per_op = sections(body, 3)
+    specs = ops.all_ops()
+    assert list(per_op) == [s.op for s in specs] + ["Summary"]
+    for spec in specs:
+        text = per_op[spec.op]
+        assert "**FAILED**" not in text, text
+        assert re.search(r"max abs error \d\.\d\de[-+]\d\d", text), text
+        (table,) = markdown_tables(text)
+        assert [r["size"] for r in table] == [str(s) for s in spec.quick_sizes]
+        for row in table:
+            size, custom, baseline, ratio = row.values()
+            assert number(custom) > 0 and number(baseline) > 0, (spec.op, row)
+            assert re.fullmatch(r"[\d.e+-]+x", ratio), (spec.op, row)
+            # each of the three is rounded to 3 significant digits
+            assert number(ratio) == pytest.approx(number(custom) / number(baseline), rel=0.02), (spec.op, row)
+        unit = "GB/s" if spec.bytes_moved else "GFLOP/s"
+        assert f"{unit} = {spec.formula} ÷ median time" in text
+    (summary,) = markdown_tables(per_op["Summary"])
+    assert [r["op"] for r in summary] == [s.op for s in specs]
+    for row, spec in zip(summary, specs):
+        assert row["size"] == str(spec.quick_sizes[-1])
+        assert row["baseline"].startswith(spec.baseline_name + ": ")
+        baseline = row["baseline"].removeprefix(spec.baseline_name + ": ")  # its name may hold digits: sum(G, 0)
+        assert number(row["custom"]) > 0 and number(baseline) > 0 and number(row["ratio"]) > 0, row
+
+
+def test_the_ptxas_section_lists_every_kernel_with_its_registers(quick_report):
+    body = sections(quick_report, 2)[report.SCRIPTS["kernel_resources"]]
+    if helpers.find_cuda_root() is None and not os.environ.get("CUDA_HOME"):
+        assert "nvcc was not found" in body and not markdown_tables(body)
+        return
+    assert f"ptxas resource usage for {helpers.cuda_arch()}" in body
+    (table,) = markdown_tables(body)
+    files = {r["kernel file"] for r in table}
+    assert files == {f"kernels/{p.name}" for p in helpers.KERNELS.glob("*.cu")}
+    rows = {r["kernel"]: r for r in table}
+    add2 = rows["`add2_fwd_kernel<float>`"]
+    assert add2["kernel file"] == "kernels/add2.cu"
+    assert re.fullmatch(r"\d+", add2["registers"]) and int(add2["registers"]) > 0
+    for row in table:
+        assert re.fullmatch(r"\d+", row["registers"]) and re.fullmatch(r"\d+", row["shared memory (bytes)"]), row
+        assert re.fullmatch(r"\d+ / \d+", row["spills (bytes, stores / loads)"]), row
+    assert int(rows["`linear_fwd_kernel<float>`"]["shared memory (bytes)"]) > 0  # its tiles live in __shared__
+
+
+# ---------------------------------------------------------------------------------------------
+# Failures.
+
+
+def test_a_failing_script_is_reported_and_the_rest_still_runs(tmp_path):
+    failing = tmp_path / "failing.py"
+    failing.write_text("print('partial output', flush=True)\nraise RuntimeError('boom')\n")
+    fine = tmp_path / "fine.py"
+    fine.write_text("import sys\nprint('| args |\\n|---|\\n| ' + ' '.join(sys.argv[1:]) + ' |')\n")
+    out = tmp_path / "bench.md"
+    done = run_report(failing, fine, "--quick", "--out", out, timeout=120)
+    assert done.returncode == 1
+    assert "FAILED: failing.py" in done.stderr
+    text = out.read_text()
+    status = markdown_tables(text.split("\n## ")[0])[0]
+    assert [(r["section"], r["status"]) for r in status] == [("failing.py", "**FAILED**"), ("fine.py", "ok")]
+    found = sections(text, 2)
+    assert "**FAILED**: it exited with status 1" in found["failing.py"]
+    assert "partial output" in found["failing.py"] and "RuntimeError: boom" in found["failing.py"]
+    assert markdown_tables(found["fine.py"]) == [[{"args": "--quick"}]]  # --quick is passed on
+
+
+def test_a_script_past_the_timeout_is_reported(tmp_path):
+    slow = tmp_path / "slow.py"
+    slow.write_text("import time\nprint('started', flush=True)\ntime.sleep(60)\n")
+    out = tmp_path / "bench.md"
+    done = run_report(slow, "--timeout", 2, "--out", out, timeout=60)
+    assert done.returncode == 1
+    body = sections(out.read_text(), 2)["slow.py"]
+    assert "**FAILED**: it ran past the timeout" in body and "started" in body
+
+
+def test_an_unknown_script_name_is_a_usage_error(tmp_path):
+    done = run_report("nope", "--out", tmp_path / "bench.md", timeout=60)
+    assert done.returncode == 2
+    assert "no bench script 'nope'" in done.stderr
+    assert not (tmp_path / "bench.md").exists()
+
+
+def test_kernel_resources_without_nvcc_says_so_in_one_line():
+    env = {**os.environ, "CUDA_HOME": str(helpers.ROOT / "no-such-cuda")}
+    done = subprocess.run(
+        [sys.executable, str(BENCH / "kernel_resources.py")], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("nvcc was not found, so there is no CUDA build to report on")
+    assert len(done.stdout.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# The baselines of bench/ops.py that torch has no single op for.
+
+
+def test_the_involution_gradient_baselines_are_the_gradients_of_the_reference():
+    torch.manual_seed(0)
+    N, C, H, W, G, K, stride, padding, dilation = 2, 8, 9, 7, 2, 3, 2, 2, 2
+    H_out = (H + 2 * padding - dilation * (K - 1) - 1) // stride + 1
+    W_out = (W + 2 * padding - dilation * (K - 1) - 1) // stride + 1
+    x = torch.randn(N, C, H, W, dtype=torch.float64, requires_grad=True)
+    w = torch.randn(N, G, K, K, H_out, W_out, dtype=torch.float64, requires_grad=True)
+    out = ops.involution_reference(x, w, stride, padding, dilation)
+    grad_out = torch.randn_like(out)
+    grad_x, grad_w = torch.autograd.grad(out, (x, w), grad_out)
+    got_x = ops.involution_grad_input_reference(grad_out, w.detach(), H, W, stride, padding, dilation)
+    got_w = ops.involution_grad_weight_reference(grad_out, x.detach(), G, K, K, stride, padding, dilation)
+    torch.testing.assert_close(got_x, grad_x)
+    torch.testing.assert_close(got_w, grad_w)
+
+
+@pytest.fixture
+def restore_threads():
+    threads = torch.get_num_threads()
+    yield
+    torch.set_num_threads(threads)
+
+
+def test_ops_only_runs_the_ops_asked_for(capsys, restore_threads):
+    assert ops.main(["--quick", "--only", "add2", "exp"]) == 0
+    per_op = sections(capsys.readouterr().out, 3)
+    assert list(per_op) == ["add2", "exp", "exp_backward", "Summary"]  # a kernel's name picks all its ops
+    assert [r["op"] for r in markdown_tables(per_op["Summary"])[0]] == ["add2", "exp", "exp_backward"]
+
+
+def test_ops_reports_an_op_that_disagrees_with_its_baseline(capsys, monkeypatch, restore_threads):
+    specs = [s for s in ops.all_ops() if s.op in ("poly2", "exp")]
+    specs[0].baseline = lambda x: x * x  # not what poly2 computes
+    monkeypatch.setattr(ops, "all_ops", lambda: specs)
+    assert ops.main(["--quick"]) == 1
+    captured = capsys.readouterr()
+    per_op = sections(captured.out, 3)
+    assert per_op["poly2"].splitlines()[-1].startswith("**FAILED**: AssertionError: Tensor-likes are not close!")
+    assert not markdown_tables(per_op["poly2"])
+    assert markdown_tables(per_op["exp"])  # the next op still runs
+    assert [r["op"] for r in markdown_tables(per_op["Summary"])[0]] == ["exp"]
+    assert "**FAILED**: poly2" in per_op["Summary"] and "Traceback" in captured.err
