@@ -1,6 +1,9 @@
 """linear (Y = X·Wᵀ + b) on the CPU stand-in: forward and each gradient against torch on irregular sizes,
-ctx.needs_input_grad, gradcheck, every bad input, and the ONNX round trip in onnxruntime."""
+the notebook's autograd Function and the op's own autograd formula (kernels/linear_ops.py), ctx.needs_input_grad,
+gradcheck, opcheck, torch.compile, every bad input (in the binding and in the fake implementations), and the
+ONNX round trip in onnxruntime."""
 
+import math
 import re
 
 import pytest
@@ -26,42 +29,17 @@ def linear():
     return helpers.load_kernel("linear", target="cpu", quiet=True)
 
 
-@pytest.fixture
-def fakes(linear):
-    """The ops with shape-only implementations registered: what torch.export (so the ONNX exporter) traces with.
-
-    Removed after the test: with them, meta tensors would reach the fakes instead of the binding's checks.
-    """
-    lib = torch.library.Library(linear.namespace, "FRAGMENT")
-    for op, fake in [
-        (linear.linear, lambda x, w, b: x.new_empty(x.shape[0], w.shape[0])),
-        (linear.linear_grad_input, lambda g, w: g.new_empty(g.shape[0], w.shape[1])),
-        (linear.linear_grad_weight, lambda g, x: g.new_empty(g.shape[1], x.shape[1])),
-        (linear.linear_grad_bias, lambda g: g.new_empty(g.shape[1])),
-    ]:
-        torch.library.register_fake(op.default, fake, lib=lib)
-    yield linear
-    lib._destroy()
+@pytest.fixture(scope="module")
+def notebook(linear, notebook_code):
+    """The notebook's cell tagged autograd-function (LinearF, `linear` = LinearF.apply, MyLinear), over this build."""
+    return notebook_code(
+        "05_linear_regression_onnx", "autograd-function", torch=torch, nn=torch.nn, math=math, linear_ext=linear
+    )
 
 
-def linear_function(ops):
-    """The notebook's autograd Function, over the ops of one loaded kernel."""
-
-    class LinearF(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, x, weight, bias):
-            ctx.save_for_backward(x, weight)
-            return ops.linear(x, weight, bias)
-
-        @staticmethod
-        def backward(ctx, grad_y):
-            x, weight = ctx.saved_tensors
-            grad_x = ops.linear_grad_input(grad_y, weight) if ctx.needs_input_grad[0] else None
-            grad_weight = ops.linear_grad_weight(grad_y, x) if ctx.needs_input_grad[1] else None
-            grad_bias = ops.linear_grad_bias(grad_y) if ctx.needs_input_grad[2] else None
-            return grad_x, grad_weight, grad_bias
-
-    return LinearF.apply
+@pytest.fixture(scope="module")
+def linear_fn(notebook):
+    return notebook["linear"]
 
 
 def make(*shapes, dtype, requires_grad=False):
@@ -99,14 +77,28 @@ def test_each_gradient_op_matches_torch(linear, B, M, N, dtype):
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize("B, M, N", [(1, 1, 1), (37, 53, 29), (128, 256, 64)])
-def test_autograd_function_matches_torch(linear, B, M, N, dtype):
+def test_autograd_function_matches_torch(linear_fn, B, M, N, dtype):
     x, weight, bias = make((B, M), (N, M), (N,), dtype=dtype, requires_grad=True)
-    y = linear_function(linear)(x, weight, bias)
+    y = linear_fn(x, weight, bias)
     expected = F.linear(x, weight, bias)
     torch.testing.assert_close(y, expected, **tolerance(dtype))
     (grad_y,) = make((B, N), dtype=dtype)
     got = torch.autograd.grad(y, (x, weight, bias), grad_y)
     want = torch.autograd.grad(expected, (x, weight, bias), grad_y)
+    for g, e in zip(got, want):
+        torch.testing.assert_close(g, e, **tolerance(dtype))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("B, M, N", [(1, 1, 1), (37, 53, 29), (15, 17, 33)])
+def test_the_op_itself_is_differentiable(linear, B, M, N, dtype):
+    """kernels/linear_ops.py registers linear's autograd formula: no Function needed."""
+    x, weight, bias = make((B, M), (N, M), (N,), dtype=dtype, requires_grad=True)
+    y = linear.linear(x, weight, bias)
+    assert y.grad_fn is not None
+    (grad_y,) = make((B, N), dtype=dtype)
+    got = torch.autograd.grad(y, (x, weight, bias), grad_y)
+    want = torch.autograd.grad(F.linear(x, weight, bias), (x, weight, bias), grad_y)
     for g, e in zip(got, want):
         torch.testing.assert_close(g, e, **tolerance(dtype))
 
@@ -137,14 +129,15 @@ class RecordOps(TorchDispatchMode):
         return func(*args, **(kwargs or {}))
 
 
+@pytest.mark.parametrize("via", ["notebook Function", "op itself"])
 @pytest.mark.parametrize(
     "needs", [(True, False, False), (False, True, False), (False, False, True), (True, True, True)]
 )
-def test_backward_runs_only_the_kernels_it_needs(linear, needs):
+def test_backward_runs_only_the_kernels_it_needs(linear, linear_fn, via, needs):
     tensors = make((5, 7), (3, 7), (3,), dtype=torch.float64)
     for t, need in zip(tensors, needs):
         t.requires_grad_(need)
-    y = linear_function(linear)(*tensors)
+    y = (linear_fn if via == "notebook Function" else linear.linear)(*tensors)
     with RecordOps() as ops:
         y.backward(torch.ones_like(y))
     ran = {name for name in ops.names if name.startswith("linear_grad_")}
@@ -155,10 +148,11 @@ def test_backward_runs_only_the_kernels_it_needs(linear, needs):
         assert (t.grad is not None) == need
 
 
+@pytest.mark.parametrize("via", ["notebook Function", "op itself"])
 @pytest.mark.parametrize("B, M, N", [(1, 1, 1), (5, 7, 3), (17, 19, 18)])
-def test_gradcheck(linear, B, M, N):
+def test_gradcheck(linear, linear_fn, via, B, M, N):
     inputs = make((B, M), (N, M), (N,), dtype=torch.float64, requires_grad=True)
-    assert torch.autograd.gradcheck(linear_function(linear), inputs)
+    assert torch.autograd.gradcheck(linear_fn if via == "notebook Function" else linear.linear, inputs)
 
 
 def test_non_contiguous_inputs(linear):
@@ -172,114 +166,80 @@ def test_non_contiguous_inputs(linear):
     torch.testing.assert_close(linear.linear_grad_bias(grad_y), grad_y.sum(0))
 
 
-@pytest.mark.parametrize(
-    "op, args",
-    [
-        ("linear", (torch.randn(37, 53), torch.randn(29, 53), torch.randn(29))),
-        ("linear_grad_input", (torch.randn(37, 29), torch.randn(29, 53))),
-        ("linear_grad_weight", (torch.randn(37, 29), torch.randn(37, 53))),
-        ("linear_grad_bias", (torch.randn(37, 29),)),
-    ],
-)
-def test_opcheck(fakes, op, args):
-    """Schema, fake (shape-only) implementation and dispatch agree with the real kernel."""
-    torch.library.opcheck(getattr(fakes, op).default, args)
+# Each op on irregular shapes (B, M, N) = (37, 53, 29): the forward op's inputs require grad, so that opcheck
+# also checks its autograd registration and traces its backward (the gradient ops) with AOTAutograd.
+OPCHECK = {
+    "linear": [((37, 53), True), ((29, 53), True), ((29,), True)],
+    "linear_grad_input": [((37, 29), False), ((29, 53), False)],
+    "linear_grad_weight": [((37, 29), False), ((37, 53), False)],
+    "linear_grad_bias": [((37, 29), False)],
+}
 
 
-@pytest.mark.parametrize(
-    "x, weight, bias, message",
-    [
-        (
-            torch.ones(2, 3, dtype=torch.int32),
-            torch.ones(4, 3),
-            torch.ones(4),
-            "linear: input must be float32 or float64, got Int",
-        ),
-        (
-            torch.ones(2, 3),
-            torch.ones(4, 3, dtype=torch.float16),
-            torch.ones(4),
-            "linear: weight must be float32 or float64, got Half",
-        ),
-        (
-            torch.ones(2, 3),
-            torch.ones(4, 3, dtype=torch.float64),
-            torch.ones(4),
-            "linear: weight has dtype Double but input has Float",
-        ),
-        (
-            torch.ones(2, 3),
-            torch.ones(4, 3),
-            torch.ones(4, dtype=torch.float64),
-            "linear: bias has dtype Double but input has Float",
-        ),
-        (
-            torch.ones(3),
-            torch.ones(4, 3),
-            torch.ones(4),
-            r"linear: input must be 2-D \(batch, in_features\), got shape \[3\]",
-        ),
-        (torch.ones(1, 2, 3), torch.ones(4, 3), torch.ones(4), r"linear: input must be 2-D .*, got shape \[1, 2, 3\]"),
-        (
-            torch.ones(2, 3),
-            torch.ones(12),
-            torch.ones(4),
-            r"linear: weight must be 2-D \(out_features, in_features\), got shape \[12\]",
-        ),
-        (
-            torch.ones(2, 3),
-            torch.ones(4, 3),
-            torch.ones(4, 1),
-            r"linear: bias must be 1-D \(out_features\), got shape \[4, 1\]",
-        ),
-        (
-            torch.ones(2, 3),
-            torch.ones(4, 5),
-            torch.ones(4),
-            r"linear: weight has shape \[4, 5\] but input has \[2, 3\]: their in_features",
-        ),
-        (
-            torch.ones(2, 3),
-            torch.ones(4, 3),
-            torch.ones(5),
-            r"linear: bias has shape \[5\] but weight has \[4, 3\]: their out_features",
-        ),
-        (
-            torch.ones(2, 3, device="meta"),
-            torch.ones(4, 3),
-            torch.ones(4),
-            "linear: input is on a device other than cpu and cuda, but this build takes cpu tensors",
-        ),
-        (
-            torch.ones(2, 3),
-            torch.ones(4, 3),
-            torch.ones(4, device="meta"),
-            "linear: bias is on a device other than cpu and cuda, but this build takes cpu tensors",
-        ),
-    ],
-)
-def test_bad_inputs_raise_a_runtime_error_naming_the_argument(linear, x, weight, bias, message):
-    with pytest.raises(RuntimeError, match=message):
-        linear.linear(x, weight, bias)
+def test_opcheck_covers_every_op(linear):
+    assert set(OPCHECK) == set(linear.ops)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("op", OPCHECK)
+def test_opcheck(linear, op, dtype):
+    """Schema, fake (shape-only) implementation, autograd registration and dispatch agree with the real kernel."""
+    args = [torch.randn(shape, dtype=dtype, requires_grad=grad) for shape, grad in OPCHECK[op]]
+    torch.library.opcheck(getattr(linear, op).default, args)
+
+
+def test_every_op_has_a_fake_and_linear_an_autograd_formula(linear):
+    assert set(linear.ops) == linear.fakes
+    assert linear.autograd == {"linear"}
+
+
+def test_the_fakes_answer_shapes_on_meta_tensors(linear):
+    x, weight, bias, grad_y = (torch.empty(s, device="meta") for s in ((37, 53), (29, 53), (29,), (37, 29)))
+    for out, shape in [
+        (linear.linear(x, weight, bias), (37, 29)),
+        (linear.linear_grad_input(grad_y, weight), (37, 53)),
+        (linear.linear_grad_weight(grad_y, x), (29, 53)),
+        (linear.linear_grad_bias(grad_y), (29,)),
+    ]:
+        assert out.shape == shape and out.device.type == "meta" and out.is_contiguous()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_compiled_model_matches_eager(notebook, dtype):
+    """The notebook's Function in a two-layer model traces whole under torch.compile(fullgraph=True), backward
+    included, and gives eager's outputs and gradients."""
+    model = torch.nn.Sequential(notebook["MyLinear"](5, 8), torch.nn.Tanh(), notebook["MyLinear"](8, 3)).to(dtype)
+    helpers.check_compiled(model, torch.randn(37, 5, dtype=dtype, requires_grad=True))
+
+
+@pytest.mark.parametrize("device", ["cpu", "meta"], ids=["binding", "fake"])
 @pytest.mark.parametrize(
     "op, args, message",
     [
         (
+            "linear",
+            (torch.ones(2, 3, dtype=torch.int32), torch.ones(4, 3), torch.ones(4)),
+            "linear: input must be float32 or float64, got Int",
+        ),
+        (
+            "linear",
+            (torch.ones(2, 3), torch.ones(4, 3, dtype=torch.float16), torch.ones(4)),
+            "linear: weight must be float32 or float64, got Half",
+        ),
+        (
+            "linear",
+            (torch.ones(2, 3), torch.ones(4, 3, dtype=torch.float64), torch.ones(4)),
+            "linear: weight has dtype Double but input has Float",
+        ),
+        (
+            "linear",
+            (torch.ones(2, 3), torch.ones(4, 3), torch.ones(4, dtype=torch.float64)),
+            "linear: bias has dtype Double but input has Float",
+        ),
+        (
             "linear_grad_input",
             (torch.ones(2, 4), torch.ones(4, 3, dtype=torch.float64)),
             "linear_grad_input: weight has dtype Double but grad_output has Float",
-        ),
-        (
-            "linear_grad_input",
-            (torch.ones(2, 4), torch.ones(5, 3)),
-            r"linear_grad_input: weight has shape \[5, 3\] but grad_output has \[2, 4\]: their out_features",
-        ),
-        (
-            "linear_grad_input",
-            (torch.ones(8), torch.ones(4, 3)),
-            r"linear_grad_input: grad_output must be 2-D \(batch, out_features\), got shape \[8\]",
         ),
         (
             "linear_grad_weight",
@@ -287,38 +247,106 @@ def test_bad_inputs_raise_a_runtime_error_naming_the_argument(linear, x, weight,
             "linear_grad_weight: input has dtype Float but grad_output has Double",
         ),
         (
-            "linear_grad_weight",
-            (torch.ones(2, 4), torch.ones(3, 3)),
-            r"linear_grad_weight: input has shape \[3, 3\] but grad_output has \[2, 4\]: their batch sizes",
-        ),
-        (
-            "linear_grad_weight",
-            (torch.ones(2, 4), torch.ones(2, 3, 1)),
-            r"linear_grad_weight: input must be 2-D \(batch, in_features\), got shape \[2, 3, 1\]",
-        ),
-        (
             "linear_grad_bias",
             (torch.ones(2, 4, dtype=torch.int64),),
             "linear_grad_bias: grad_output must be float32 or float64, got Long",
         ),
+    ],
+)
+def test_bad_dtypes_raise_a_runtime_error_naming_the_argument(linear, device, op, args, message):
+    """On cpu tensors the binding checks; on meta tensors the fake implementation does, with the same words."""
+    with pytest.raises(RuntimeError, match=message):
+        getattr(linear, op)(*(t.to(device) for t in args))
+
+
+# Shapes that the binding refuses, and the fake implementations with the same message.
+SHAPE_ERRORS = [
+    ("linear", [(3,), (4, 3), (4,)], r"linear: input must be 2-D \(batch, in_features\), got shape \[3\]"),
+    ("linear", [(1, 2, 3), (4, 3), (4,)], r"linear: input must be 2-D .*, got shape \[1, 2, 3\]"),
+    (
+        "linear",
+        [(2, 3), (12,), (4,)],
+        r"linear: weight must be 2-D \(out_features, in_features\), got shape \[12\]",
+    ),
+    ("linear", [(2, 3), (4, 3), (4, 1)], r"linear: bias must be 1-D \(out_features\), got shape \[4, 1\]"),
+    (
+        "linear",
+        [(2, 3), (4, 5), (4,)],
+        r"linear: weight has shape \[4, 5\] but input has \[2, 3\]: their in_features \(last dimensions\) must match",
+    ),
+    (
+        "linear",
+        [(2, 3), (4, 3), (5,)],
+        r"linear: bias has shape \[5\] but weight has \[4, 3\]: their out_features \(first dimensions\) must match",
+    ),
+    (
+        "linear_grad_input",
+        [(2, 4), (5, 3)],
+        r"linear_grad_input: weight has shape \[5, 3\] but grad_output has \[2, 4\]: their out_features",
+    ),
+    (
+        "linear_grad_input",
+        [(8,), (4, 3)],
+        r"linear_grad_input: grad_output must be 2-D \(batch, out_features\), got shape \[8\]",
+    ),
+    (
+        "linear_grad_weight",
+        [(2, 4), (3, 3)],
+        r"linear_grad_weight: input has shape \[3, 3\] but grad_output has \[2, 4\]: their batch sizes",
+    ),
+    (
+        "linear_grad_weight",
+        [(2, 4), (2, 3, 1)],
+        r"linear_grad_weight: input must be 2-D \(batch, in_features\), got shape \[2, 3, 1\]",
+    ),
+    ("linear_grad_bias", [(4,)], r"linear_grad_bias: grad_output must be 2-D \(batch, out_features\), got shape \[4\]"),
+]
+
+
+@pytest.mark.parametrize("device", ["cpu", "meta"], ids=["binding", "fake"])
+@pytest.mark.parametrize("op, shapes, message", SHAPE_ERRORS)
+def test_bad_shapes_raise_a_runtime_error_naming_the_argument(linear, device, op, shapes, message):
+    """On cpu tensors the binding checks; on meta tensors the fake implementation does, with the same words."""
+    with pytest.raises(RuntimeError, match=message):
+        getattr(linear, op)(*(torch.ones(s, device=device) for s in shapes))
+
+
+@pytest.mark.parametrize(
+    "op, args, message",
+    [
+        # A meta tensor among cpu tensors reaches the fake implementation (Meta outranks CPU in dispatch), not
+        # the binding's "is on a device other than cpu and cuda": the fake refuses the mix, as the binding would.
         (
-            "linear_grad_bias",
-            (torch.ones(4),),
-            r"linear_grad_bias: grad_output must be 2-D \(batch, out_features\), got shape \[4\]",
+            "linear",
+            (torch.ones(2, 3, device="meta"), torch.ones(4, 3), torch.ones(4)),
+            "linear: weight is on cpu but input is on meta",
+        ),
+        (
+            "linear",
+            (torch.ones(2, 3), torch.ones(4, 3), torch.ones(4, device="meta")),
+            "linear: bias is on meta but input is on cpu",
+        ),
+        (
+            "linear_grad_weight",
+            (torch.ones(2, 4, device="meta"), torch.ones(2, 3)),
+            "linear_grad_weight: input is on cpu but grad_output is on meta",
         ),
     ],
 )
-def test_bad_gradient_inputs_raise_a_runtime_error_naming_the_argument(linear, op, args, message):
+def test_the_fakes_refuse_mixed_devices(linear, op, args, message):
     with pytest.raises(RuntimeError, match=message):
         getattr(linear, op)(*args)
 
 
-def test_too_many_columns_for_the_grid_is_refused_by_name(linear):
+@pytest.mark.parametrize("device", ["cpu", "meta"], ids=["binding", "fake"])
+def test_too_many_columns_for_the_grid_is_refused_by_name(linear, device):
     limit = 65535 * 16
     with pytest.raises(RuntimeError, match=f"linear: weight has {limit + 1} out_features, more than .*{limit}"):
-        linear.linear(torch.ones(1, 1), torch.ones(limit + 1, 1), torch.ones(limit + 1))
+        linear.linear(*(torch.ones(s, device=device) for s in ((1, 1), (limit + 1, 1), (limit + 1,))))
     with pytest.raises(RuntimeError, match=f"linear: input has {limit + 1} in_features, more than .*{limit}"):
-        linear.linear(torch.ones(1, limit + 1), torch.ones(1, limit + 1), torch.ones(1))
+        linear.linear(*(torch.ones(s, device=device) for s in ((1, limit + 1), (1, limit + 1), (1,))))
+    with pytest.raises(RuntimeError, match=f"linear_grad_input: weight has {limit + 1} in_features, more than"):
+        linear.linear_grad_input(*(torch.ones(s, device=device) for s in ((1, 1), (1, limit + 1))))
 
 
 def test_a_bad_call_loses_nothing(linear):
@@ -330,7 +358,7 @@ def test_a_bad_call_loses_nothing(linear):
 
 def test_header_and_code_agree():
     """The contract at the top of linear.cu names every kernel and the tile the code uses; the binding's
-    column limit is the grid's."""
+    column limit is the grid's, and so is the fakes'."""
     cu = (helpers.KERNELS / "linear.cu").read_text()
     header = cu.split("#include", 1)[0]
     kernels = set(re.findall(r"__global__ void (\w+)", cu))
@@ -347,6 +375,7 @@ def test_header_and_code_agree():
     assert f"{bias_cols} x {bias_rows} blocks" in header
     binding = (helpers.KERNELS / "linear_binding.cpp").read_text()
     assert f"kMaxColumns = 65535 * {tile};" in binding
+    assert f"MAX_COLUMNS = 65535 * {tile}\n" in (helpers.KERNELS / "linear_ops.py").read_text()
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -398,10 +427,10 @@ def export(model, translation, example):
     ).model_proto
 
 
-def test_onnx_custom_domain_node_passes_the_checker(fakes):
+def test_onnx_custom_domain_node_passes_the_checker(linear, linear_fn):
     onnx, kp, _ = onnx_setup()
-    model = Regression(linear_function(fakes), torch.randn(3, 5), torch.randn(3)).eval()
-    proto = export(model, {fakes.linear.default: lambda x, w, b: kp.MyLinear(x, w, b)}, torch.randn(4, 5))
+    model = Regression(linear_fn, torch.randn(3, 5), torch.randn(3)).eval()
+    proto = export(model, {linear.linear.default: lambda x, w, b: kp.MyLinear(x, w, b)}, torch.randn(4, 5))
     onnx.checker.check_model(proto, full_check=True)
     assert [(n.domain, n.op_type) for n in proto.graph.node] == [("kp", "MyLinear")]
     assert {(o.domain, o.version) for o in proto.opset_import} >= {("kp", 1)}
@@ -412,13 +441,13 @@ def test_onnx_custom_domain_node_passes_the_checker(fakes):
         ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
 
 
-def test_onnx_standard_export_runs_in_onnxruntime_and_matches_torch(fakes):
+def test_onnx_standard_export_runs_in_onnxruntime_and_matches_torch(linear, linear_fn):
     onnx, _, op = onnx_setup()
     import onnxruntime as ort
 
     layer = torch.nn.Linear(53, 29)  # its initialisation
-    model = Regression(linear_function(fakes), layer.weight.detach(), layer.bias.detach()).eval()
-    proto = export(model, {fakes.linear.default: lambda x, w, b: op.Gemm(x, w, b, transB=1)}, torch.randn(4, 53))
+    model = Regression(linear_fn, layer.weight.detach(), layer.bias.detach()).eval()
+    proto = export(model, {linear.linear.default: lambda x, w, b: op.Gemm(x, w, b, transB=1)}, torch.randn(4, 53))
     onnx.checker.check_model(proto, full_check=True)
     assert [n.op_type for n in proto.graph.node] == ["Gemm"]
     session = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
