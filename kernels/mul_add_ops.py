@@ -3,7 +3,8 @@
 load_kernel("mul_add") calls register(ops) for every version it loads, with that version's ops:
 - a fake implementation of mul, mul_backward, add and sum_to: the output's shape, dtype and device
   without running a kernel (torch.compile, torch.export and opcheck trace with it), after the
-  binding's checks, with its messages;
+  binding's checks, with its messages (helpers' check_floating and check_same_kind, the Python side
+  of kernels/common/binding.h, and broadcast_shape here);
 - the autograd formulas of mul and add, so that the ops themselves are differentiable:
   mul: dL/dw = sum_to(dL/dout * x, w.shape), dL/dx = sum_to(dL/dout * w, x.shape) (mul_backward);
   add: dL/dx = sum_to(dL/dout, x.shape), dL/db = sum_to(dL/dout, b.shape).
@@ -12,29 +13,7 @@ The fakes do not repeat one runtime check: at most 8 dims after merging (it depe
 
 import torch
 
-C10_NAMES = {torch.float32: "Float", torch.float64: "Double", torch.float16: "Half", torch.bfloat16: "BFloat16"}
-C10_NAMES |= {torch.int64: "Long", torch.int32: "Int", torch.int16: "Short", torch.int8: "Char", torch.uint8: "Byte"}
-
-
-def name_of(dtype):
-    """c10's name of a dtype (Float, Double, Int...), which the binding's messages use."""
-    return C10_NAMES.get(dtype, str(dtype))
-
-
-def check_floating(op, name, t):
-    torch._check(
-        t.dtype in (torch.float32, torch.float64),
-        lambda: f"{op}: {name} must be float32 or float64, got {name_of(t.dtype)}",
-    )
-
-
-def check_same_kind(op, name, t, ref_name, ref):
-    """Like the binding's check_same_kind; the device is named as torch names it (cpu, meta, cuda:0)."""
-    torch._check(
-        t.dtype == ref.dtype,
-        lambda: f"{op}: {name} has dtype {name_of(t.dtype)} but {ref_name} has {name_of(ref.dtype)}",
-    )
-    torch._check(t.device == ref.device, lambda: f"{op}: {name} is on {t.device} but {ref_name} is on {ref.device}")
+from helpers import check_floating, check_same_kind
 
 
 def broadcast_shape(op, a_name, a, b_name, b):

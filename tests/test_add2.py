@@ -36,6 +36,7 @@ def test_non_contiguous_inputs(add2):
             "add2: a must be float32 or float64, got Int",
         ),
         (torch.ones(3), torch.ones(3, dtype=torch.float16), "add2: b must be float32 or float64, got Half"),
+        (torch.ones(3), torch.ones(3, dtype=torch.bool), "add2: b must be float32 or float64, got Bool"),
         (torch.ones(3), torch.ones(3, dtype=torch.float64), "add2: b has dtype Double but a has Float"),
         (torch.ones(3), torch.ones(4), r"add2: b has shape \[4\] but a has \[3\]"),
         (torch.ones(2, 3), torch.ones(3, 2), r"add2: b has shape \[3, 2\] but a has \[2, 3\]"),
@@ -47,6 +48,11 @@ def test_non_contiguous_inputs(add2):
             torch.ones(3, dtype=torch.int64, device="meta"),
             torch.ones(3, device="meta"),
             "add2: a must be float32 or float64, got Long",
+        ),
+        (
+            torch.ones(3, device="meta"),
+            torch.ones(3, dtype=torch.bool, device="meta"),
+            "add2: b must be float32 or float64, got Bool",  # c10's name, as the binding gives it
         ),
     ],
 )

@@ -47,4 +47,4 @@ def test_an_nvcc_compile_error_names_the_cu_line(kernel_copy):
     with pytest.raises(helpers.KernelBuildError) as e:
         helpers.load_kernel(cu, target="cuda", quiet=True)
     line = next(i for i, text in enumerate(cu.read_text().splitlines(), 1) if "bb[i]" in text)
-    assert str(e.value).startswith(f"{cu}:{line}: error: identifier \"bb\" is undefined\n{line:5d} |")
+    assert str(e.value).startswith(f'{cu}:{line}: error: identifier "bb" is undefined\n{line:5d} |')

@@ -1,6 +1,7 @@
 """Every notebook runs top to bottom in a fresh kernel, and is committed without outputs."""
 
 import json
+import re
 
 import pytest
 
@@ -22,9 +23,15 @@ def test_committed_clean(path):
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
-def test_runs_top_to_bottom(path):
+def test_runs_top_to_bottom_and_records_what_the_report_shows(path, tmp_path, monkeypatch):
+    records = tmp_path / "records.json"
+    monkeypatch.setenv("KP_REPORT", str(records))
     run = execute(path)
     assert run.error is None, f"{path.name} failed in code cell {run.failed_cell}:\n{run.error[-4000:]}"
+    found = json.loads(records.read_text())
+    assert set(found) == {"build", "gradcheck", "metric", "bench"}, found
+    assert all(v.startswith("passed: ") for v in found["gradcheck"]), found["gradcheck"]
+    assert all(re.search(r"\d", v) for v in found["metric"] + found["bench"] + found["build"]), found
 
 
 def test_a_failing_cell_is_reported_by_index(tmp_path):
