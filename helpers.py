@@ -385,15 +385,16 @@ class Build:
     library: Path  # the built shared library
     key: str  # hash of every input of the build
     status: str  # "built", "cached" (built earlier, nothing changed) or "loaded" (already in this process)
-    seconds: float = 0.0  # of this build; for "cached" and "loaded", of the build that made the library
-    rebuilt: int = 0  # objects compiled
+    seconds: float = 0.0  # of this build; for "cached" and "loaded", of the last build in its folder
+    rebuilt: int = 0  # objects compiled (by that build)
     objects: int = 0  # objects in the library
 
     def describe(self):
         where = {"cpu": "cpu stand-in", "cuda": "nvcc"}[self.target]
         if self.status == "built":
             return f"{self.name}: {where}, built in {self.seconds:.1f} s ({self.rebuilt} of {self.objects} objects)"
-        return f"{self.name}: {self.status} ({where}, built in {self.seconds:.1f} s)"
+        last = f"its last build: {self.seconds:.1f} s, {self.rebuilt} of {self.objects} objects"
+        return f"{self.name}: {self.status} ({where}; {last})"
 
 
 def _build_flags(target, cu):
@@ -449,7 +450,8 @@ def build_kernel(name_or_path, target=None, verbose=False):
             built = json.loads(stamp.read_text())
             if built["key"] == key and library.exists():
                 objects = len(list(build_dir.glob("*.o")))
-                return Build(name, target, library, key, "cached", built.get("seconds", 0.0), objects=objects)
+                seconds, rebuilt = built.get("seconds", 0.0), built.get("rebuilt", 0)
+                return Build(name, target, library, key, "cached", seconds, rebuilt, objects)
         start = time.perf_counter()
         if target == "cpu":
             try:
@@ -490,8 +492,10 @@ def build_kernel(name_or_path, target=None, verbose=False):
             raise err from None
         after = {p: p.stat().st_mtime_ns for p in build_dir.glob("*.o")}
         seconds = time.perf_counter() - start
-        stamp.write_text(json.dumps({"key": key, "seconds": seconds, "inputs": [str(p) for p in inputs]}))
         rebuilt = sum(1 for p, t in after.items() if before.get(p) != t)
+        stamp.write_text(
+            json.dumps({"key": key, "seconds": seconds, "rebuilt": rebuilt, "inputs": [str(p) for p in inputs]})
+        )
         return Build(name, target, library, key, "built", seconds, rebuilt, len(after))
 
 
@@ -847,9 +851,9 @@ def _median_ms(fn, args, warmup, min_reps, min_seconds, max_reps):
 class BenchResult(Table):
     """bench()'s answer: rows per size and provider (ms, throughput), and the custom-vs-baseline ratio."""
 
-    def __init__(self, rows, unit, formula, custom, baseline, title):
+    def __init__(self, rows, unit, formula, custom, baseline, title, where):
         super().__init__(rows, title)
-        self.unit, self.formula, self.custom, self.baseline = unit, formula, custom, baseline
+        self.unit, self.formula, self.custom, self.baseline, self.where = unit, formula, custom, baseline, where
 
     def throughput(self, provider, size):
         return next(r[self.unit] for r in self.rows if r["provider"] == provider and r["size"] == size)
@@ -861,7 +865,7 @@ class BenchResult(Table):
 
     def summary(self):
         size = self.rows[-1]["size"]
-        return f"{self.custom} {self.ratio():.3g}x {self.baseline} at size {size} ({self.unit})"
+        return f"{self.custom} {self.ratio():.3g}x {self.baseline} at size {size} ({self.unit}, {self.where})"
 
     def markdown(self):
         providers = list(dict.fromkeys(r["provider"] for r in self.rows))
@@ -871,7 +875,7 @@ class BenchResult(Table):
         for size in sizes:
             cells = [f"{self.throughput(p, size):.3g}" for p in providers]
             lines.append(f"| {size} | {' | '.join(cells)} | {self.ratio(size):.3g}x |")
-        note = f"{self.unit} = {self.formula} ÷ median time"
+        note = f"{self.unit} = {self.formula} ÷ median time; {self.where}"
         return (f"{self.title}\n\n" if self.title else "") + "\n".join(lines) + f"\n\n{note}"
 
     _repr_markdown_ = markdown
@@ -886,6 +890,7 @@ def bench(
     bytes_moved=None,
     flops=None,
     baseline=None,
+    threads=None,
     warmup=3,
     min_reps=25,
     min_seconds=0.2,
@@ -902,7 +907,9 @@ def bench(
     GFLOP/s, and state it in words in `formula` (e.g. "3 × 4n bytes: read a and b, write c").
     Each time is the median of at least `min_reps` runs and `min_seconds`, after `warmup` runs; on
     a GPU, timed with CUDA events. `baseline` (default: the second provider) is what the custom op's
-    ratio is taken against. Returns a BenchResult (shown as a table in Jupyter).
+    ratio is taken against. `threads`: torch's CPU threads while timing (the stand-in's pool follows
+    them), restored after; on a small shared machine, 1 gives the steadiest numbers. Returns a
+    BenchResult (shown as a table in Jupyter).
     """
     if (bytes_moved is None) == (flops is None):
         raise ValueError("give exactly one of bytes_moved= (GB/s) or flops= (GFLOP/s)")
@@ -913,15 +920,22 @@ def bench(
     if baseline not in providers:
         raise ValueError(f"baseline {baseline!r} is not one of the providers {names}")
     unit, amount = ("GB/s", bytes_moved) if bytes_moved else ("GFLOP/s", flops)
-    rows, where = [], "CPU"
-    for size in sizes:
-        args = make_inputs(size)
-        if any(torch.is_tensor(a) and a.is_cuda for a in args):
-            where = torch.cuda.get_device_name()
-        for name, fn in providers.items():
-            ms, reps = _median_ms(fn, args, warmup, min_reps, min_seconds, max_reps)
-            rows.append({"provider": name, "size": size, "ms": ms, unit: amount(size) / ms / 1e6, "runs": reps})
-    result = BenchResult(rows, unit, formula, names[0], baseline, title)
+    rows, where, before = [], "CPU", torch.get_num_threads()
+    try:
+        if threads:
+            torch.set_num_threads(threads)
+        for size in sizes:
+            args = make_inputs(size)
+            if any(torch.is_tensor(a) and a.is_cuda for a in args):
+                where = torch.cuda.get_device_name()
+            for name, fn in providers.items():
+                ms, reps = _median_ms(fn, args, warmup, min_reps, min_seconds, max_reps)
+                rows.append({"provider": name, "size": size, "ms": ms, unit: amount(size) / ms / 1e6, "runs": reps})
+        if where == "CPU":
+            where = f"CPU, {torch.get_num_threads()} thread{'s' if torch.get_num_threads() > 1 else ''}"
+    finally:
+        torch.set_num_threads(before)
+    result = BenchResult(rows, unit, formula, names[0], baseline, title, where)
     record("bench", result.summary())
     if plot:
         import matplotlib.pyplot as plt

@@ -27,17 +27,16 @@ from torch import randn
 
 import helpers
 
+sys.path.insert(0, str(helpers.ROOT))
+from tools.notebooks import tagged_code  # noqa: E402
+
 # ---------------------------------------------------------------------------------------------
 # Baselines where torch has no single op: the pure-torch references of the notebooks, and the
 # gradients written out the same way.
 
 
-def involution_reference(input, weight, stride=1, padding=0, dilation=1):
-    N, C = input.shape[:2]
-    G, KH, KW, H_out, W_out = weight.shape[1:]
-    windows = F.unfold(input, (KH, KW), dilation=dilation, padding=padding, stride=stride)
-    windows = windows.view(N, G, C // G, KH, KW, H_out, W_out)
-    return (weight.unsqueeze(2) * windows).sum(dim=(3, 4)).view(N, C, H_out, W_out)
+# notebooks/06_involution.ipynb's own reference (its cell tagged "reference").
+involution_reference = tagged_code("06_involution", "reference", torch=torch, F=F)["involution_reference"]
 
 
 def involution_grad_input_reference(grad_out, weight, height, width, stride=1, padding=0, dilation=1):

@@ -1,4 +1,3 @@
-import json
 import shutil
 import subprocess
 import sys
@@ -7,6 +6,7 @@ from pathlib import Path
 import pytest
 
 import helpers
+from tools.notebooks import tagged_code
 
 
 @pytest.fixture
@@ -34,27 +34,12 @@ def kernel_copy(tmp_path):
 
 @pytest.fixture(scope="session")
 def notebook_code():
-    """Run the code cells of notebooks/<stem>.ipynb tagged `tag` with `names` as globals; returns the globals.
+    """tools.notebooks.tagged_code: the code cells of a notebook tagged `tag`, run with `names` as globals.
 
-    How a test uses the notebook's own autograd Function, not a copy that could drift from it:
-        ns = notebook_code("03_poly2_tan_fit", "autograd-function", torch=torch, poly2_ext=ext)
-        p2 = ns["p2"]
+    ns = notebook_code("03_poly2_tan_fit", "autograd-function", torch=torch, poly2_ext=ext)
+    p2 = ns["p2"]
     """
-
-    def run(stem, tag, **names):
-        path = helpers.ROOT / "notebooks" / f"{stem}.ipynb"
-        cells = [
-            c
-            for c in json.loads(path.read_text())["cells"]
-            if c["cell_type"] == "code" and tag in c.get("metadata", {}).get("tags", [])
-        ]
-        assert cells, f"{path.name} has no code cell tagged {tag!r}"
-        namespace = {"__name__": f"notebook_{stem}", **names}
-        for i, cell in enumerate(cells):
-            exec(compile("".join(cell["source"]), f"{path.name}[{tag} {i}]", "exec"), namespace)
-        return namespace
-
-    return run
+    return tagged_code
 
 
 def run_python(code, timeout=300, **kwargs):

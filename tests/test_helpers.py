@@ -59,6 +59,8 @@ def test_kernel_resources_without_nvcc_says_how_to_fix_it(monkeypatch):
 
 def test_bench_reports_throughput_from_the_formula_and_the_ratio(tmp_path, monkeypatch):
     monkeypatch.setenv("KP_REPORT", str(tmp_path / "r.json"))
+    threads_before = torch.get_num_threads()
+    torch.set_num_threads(2)
     result = helpers.bench(
         {"custom": lambda x, y: x + y, "native": torch.add, "reference": lambda x, y: x.clone().add_(y)},
         sizes=[1000, 4000],
@@ -67,8 +69,11 @@ def test_bench_reports_throughput_from_the_formula_and_the_ratio(tmp_path, monke
         bytes_moved=lambda n: 8 * n,
         min_reps=5,
         min_seconds=0,
+        threads=1,
         plot=False,
     )
+    assert torch.get_num_threads() == 2 and result.where == "CPU, 1 thread"  # 1 while timing, 2 again after
+    torch.set_num_threads(threads_before)
     assert [(r["provider"], r["size"]) for r in result] == [
         (p, n) for n in (1000, 4000) for p in ("custom", "native", "reference")
     ]
@@ -79,9 +84,12 @@ def test_bench_reports_throughput_from_the_formula_and_the_ratio(tmp_path, monke
     assert result.ratio() == pytest.approx(ratio)
     table = result.markdown()
     assert "| size | custom, GB/s | native, GB/s | reference, GB/s | custom ÷ native |" in table
-    assert f"| {ratio:.3g}x |" in table.splitlines()[3] and "GB/s = 2 × 4n bytes: read x, write y" in table
+    assert (
+        f"| {ratio:.3g}x |" in table.splitlines()[3]
+        and "GB/s = 2 × 4n bytes: read x, write y ÷ median time; CPU, 1 thread" in table
+    )
     assert json.loads((tmp_path / "r.json").read_text())["bench"] == [result.summary()]
-    assert result.summary().startswith(f"custom {ratio:.3g}x native at size 4000")
+    assert result.summary() == f"custom {ratio:.3g}x native at size 4000 (GB/s, CPU, 1 thread)"
 
 
 def test_bench_refuses_a_missing_formula_or_provider():

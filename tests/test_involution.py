@@ -11,6 +11,7 @@ import torch.nn.functional as F
 from torch.utils._python_dispatch import TorchDispatchMode
 
 import helpers
+from tools.notebooks import tagged_code
 
 
 @pytest.fixture(scope="module")
@@ -18,13 +19,9 @@ def ext():
     return helpers.load_kernel("involution", target="cpu", quiet=True)
 
 
-def involution_reference(input, weight, stride=1, padding=0, dilation=1):
-    """The official repository's naive version: unfold the K x K windows, weight them, sum."""
-    N, C = input.shape[:2]
-    G, KH, KW, H_out, W_out = weight.shape[1:]
-    windows = F.unfold(input, (KH, KW), dilation=dilation, padding=padding, stride=stride)
-    windows = windows.view(N, G, C // G, KH, KW, H_out, W_out)
-    return (weight.unsqueeze(2) * windows).sum(dim=(3, 4)).view(N, C, H_out, W_out)
+# The notebook's pure-torch reference (the official repository's naive version: unfold the K x K windows,
+# weight them, sum), from its cell tagged "reference".
+involution_reference = tagged_code("06_involution", "reference", torch=torch, F=F)["involution_reference"]
 
 
 @pytest.fixture(scope="module")

@@ -36,6 +36,10 @@ def test_edit_then_reload_runs_new_code_in_the_same_process(kernel_copy, capsys)
 
     again = helpers.load_kernel(cu)
     assert again is second and again.build.status == "loaded"
+    cached = helpers.build_kernel(cu)
+    assert cached.status == "cached" and (cached.seconds, cached.rebuilt) == (second.build.seconds, 1)
+    last = f"its last build: {second.build.seconds:.1f} s, 1 of 2 objects"
+    assert cached.describe() == f"add2: cached (cpu stand-in; {last})"
 
 
 def test_header_edit_triggers_rebuild(kernel_copy):

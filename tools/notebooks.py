@@ -1,5 +1,6 @@
 """Execute notebooks top to bottom in a fresh kernel: shared by `make run` and the notebook test."""
 
+import json
 import os
 import tempfile
 import time
@@ -55,3 +56,23 @@ def execute(path, timeout=1200, allow_errors=False):
             )
         seconds = time.perf_counter() - start
     return Executed(path, nb, seconds, error, failed)
+
+
+def tagged_code(stem, tag, **names):
+    """Run the code cells of notebooks/<stem>.ipynb tagged `tag`, with `names` as globals; return the globals.
+
+    How tests and benchmarks use a notebook's own autograd Function or reference, not a copy that
+    could drift from it: `tagged_code("06_involution", "reference", torch=torch, F=F)["involution_reference"]`.
+    """
+    path = NOTEBOOKS / f"{stem}.ipynb"
+    cells = [
+        c
+        for c in json.loads(path.read_text())["cells"]
+        if c["cell_type"] == "code" and tag in c.get("metadata", {}).get("tags", [])
+    ]
+    if not cells:
+        raise LookupError(f"{path.name} has no code cell tagged {tag!r}")
+    namespace = {"__name__": f"notebook_{stem}", **names}
+    for i, cell in enumerate(cells):
+        exec(compile("".join(cell["source"]), f"{path.name}[{tag} {i}]", "exec"), namespace)
+    return namespace
