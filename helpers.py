@@ -382,6 +382,7 @@ class Build:
 
     name: str
     target: str
+    source: Path  # the .cu file
     library: Path  # the built shared library
     key: str  # hash of every input of the build
     status: str  # "built", "cached" (built earlier, nothing changed) or "loaded" (already in this process)
@@ -451,7 +452,7 @@ def build_kernel(name_or_path, target=None, verbose=False):
             if built["key"] == key and library.exists():
                 objects = len(list(build_dir.glob("*.o")))
                 seconds, rebuilt = built.get("seconds", 0.0), built.get("rebuilt", 0)
-                return Build(name, target, library, key, "cached", seconds, rebuilt, objects)
+                return Build(name, target, cu, library, key, "cached", seconds, rebuilt, objects)
         start = time.perf_counter()
         if target == "cpu":
             try:
@@ -496,7 +497,7 @@ def build_kernel(name_or_path, target=None, verbose=False):
         stamp.write_text(
             json.dumps({"key": key, "seconds": seconds, "rebuilt": rebuilt, "inputs": [str(p) for p in inputs]})
         )
-        return Build(name, target, library, key, "built", seconds, rebuilt, len(after))
+        return Build(name, target, cu, library, key, "built", seconds, rebuilt, len(after))
 
 
 # The binding's checks (kernels/common/binding.h) in Python, for the fake implementations in
@@ -646,7 +647,7 @@ def load_kernel(name_or_path, target=None, verbose=False, quiet=False):
         if isinstance(_native[build.key], KernelBuildError):
             raise _native[build.key]
         module = KernelModule(build, *_native[build.key])
-        register_python_side(module, resolve_kernel(name_or_path)[0])
+        register_python_side(module, build.source)
         _loaded[build.key] = module
     if not quiet:
         print(build.describe())
@@ -825,14 +826,16 @@ def check_compiled(model, *inputs, **compile_kwargs):
 # Benchmarks.
 
 
-def _median_ms(fn, args, warmup, min_reps, min_seconds, max_reps):
-    """Median milliseconds of fn(*args) over at least `min_reps` runs and `min_seconds`, after warm-up."""
+def median_ms(fn, args=(), warmup=3, min_reps=25, min_seconds=0.0, max_reps=None):
+    """(median milliseconds, runs) of fn(*args): at least `min_reps` runs and `min_seconds`, at most `max_reps`
+    (default `min_reps`), after `warmup` runs; on a GPU, timed with CUDA events."""
     cuda = any(torch.is_tensor(a) and a.is_cuda for a in args)
     for _ in range(warmup):
         fn(*args)
     if cuda:
         torch.cuda.synchronize()
     times, deadline = [], time.perf_counter() + min_seconds
+    max_reps = max_reps or min_reps
     while len(times) < min_reps or (time.perf_counter() < deadline and len(times) < max_reps):
         if cuda:  # the GPU's own clock: launches are asynchronous, so perf_counter would time the launch
             begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -929,7 +932,7 @@ def bench(
             if any(torch.is_tensor(a) and a.is_cuda for a in args):
                 where = torch.cuda.get_device_name()
             for name, fn in providers.items():
-                ms, reps = _median_ms(fn, args, warmup, min_reps, min_seconds, max_reps)
+                ms, reps = median_ms(fn, args, warmup, min_reps, min_seconds, max_reps)
                 rows.append({"provider": name, "size": size, "ms": ms, unit: amount(size) / ms / 1e6, "runs": reps})
         if where == "CPU":
             where = f"CPU, {torch.get_num_threads()} thread{'s' if torch.get_num_threads() > 1 else ''}"

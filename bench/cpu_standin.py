@@ -24,14 +24,9 @@ N = 2**22
 
 
 def median_seconds(fn, reps=21, warmup=3):
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(reps):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    """The median of exactly `reps` runs after `warmup`, with helpers.bench's clock."""
+    ms, _ = helpers.median_ms(fn, warmup=warmup, min_reps=reps)
+    return ms / 1e3
 
 
 def elementwise(add2, threads, reps=21):
