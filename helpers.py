@@ -25,6 +25,7 @@ import json
 import logging
 import os
 import re
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -125,6 +126,11 @@ def doctor(target="cpu", environ=os.environ):
                 "c++ compiler", f"`{cxx}` was not found", "apt-get install -y g++ (conda: conda install cxx-compiler)"
             )
         )
+    else:
+        try:
+            probe_linker(environ)
+        except ToolchainError as e:
+            problems += e.problems
     if target == "cuda":
         home = environ.get("CUDA_HOME") or environ.get("CUDA_PATH")
         found = find_cuda_root(environ)
@@ -171,6 +177,112 @@ def doctor(target="cpu", environ=os.environ):
 class ToolchainError(RuntimeError):
     """A build failed because a tool is missing or misconfigured; the message says how to fix it."""
 
+    def __init__(self, message, problems=()):
+        super().__init__(message)
+        self.problems = list(problems)  # the doctor's Problems behind it, where there are some
+
+    @classmethod
+    def of(cls, problems):
+        return cls("\n".join(map(str, problems)), problems)
+
+
+# Optional flags make builds faster, never possible: each is probed once per toolchain (a tiny shared
+# library built with it) and dropped where it fails. (flag, "link" or "compile", why we want it)
+OPTIONAL_FLAGS = [
+    ("-fuse-ld=gold", "link", "gold links against the 450 MB libtorch_cpu in 0.2 s where bfd takes 0.6 s"),
+    ("-fno-plt", "compile", "stand-in barriers call the runtime through the GOT, not a PLT stub (~1.5 ns each)"),
+]
+PROBE_SOURCE = '#include <string>\nextern "C" int kp_probe() { return static_cast<int>(std::string("ok").size()); }\n'
+PROBE_LOG_LINES = 8  # of a failed probe's output, in its message
+
+
+@dataclass
+class LinkerChoice:
+    """What probing this toolchain found: the optional flags that work, and a line on each."""
+
+    cxx: str  # the compiler driver torch.utils.cpp_extension compiles and links with
+    ldflags: list  # optional link flags that worked
+    cflags: list  # optional compile flags that worked
+    notes: list  # one line per optional flag: used, or why not
+
+    @property
+    def linker(self):
+        return "gold" if "-fuse-ld=gold" in self.ldflags else "the compiler's default"
+
+
+def _probe_build(cxx, flags, folder):
+    """Build PROBE_SOURCE into a shared library with `flags`: (ok, the command, the end of its output)."""
+    source = folder / "probe.cpp"
+    source.write_text(PROBE_SOURCE)
+    cmd = [cxx, "-shared", "-fPIC", *flags, str(source), "-o", str(folder / "probe.so")]
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return False, cmd, str(e)
+    tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-PROBE_LOG_LINES:])
+    return done.returncode == 0, cmd, tail
+
+
+def _toolchain_identity(cxx):
+    """What the probe's answer depends on: the compiler driver (it may be a wrapper) and the linkers."""
+    parts = [cxx]
+    for tool in (cxx, "ld", "ld.gold"):
+        found = shutil.which(tool)
+        if found:
+            st = Path(found).resolve().stat()
+            parts.append(f"{Path(found).resolve()}:{st.st_size}:{st.st_mtime_ns}")
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        parts.append(subprocess.run([cxx, "--version"], capture_output=True, text=True, timeout=30).stdout)
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]
+
+
+_linker_choices = {}  # toolchain identity -> LinkerChoice, once per process
+
+
+def probe_linker(environ=os.environ):
+    """Which optional flags this toolchain takes: probed once per toolchain and cached on disk.
+
+    Raises ToolchainError, with the failing command's output and the fix, when the toolchain cannot
+    build a shared library at all (then no kernel can be built).
+    """
+    cxx = environ.get("CXX", "c++")
+    identity = _toolchain_identity(cxx)
+    if identity in _linker_choices:
+        return _linker_choices[identity]
+    cache = BUILD_ROOT / "toolchain" / f"linker-{identity}.json"
+    with contextlib.suppress(OSError, ValueError, TypeError):
+        choice = LinkerChoice(**json.loads(cache.read_text()))
+        _linker_choices[identity] = choice
+        return choice
+    folder = cache.with_suffix(f".probe{os.getpid()}")
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        ok, cmd, tail = _probe_build(cxx, [], folder)
+        if not ok:
+            problem = Problem(
+                "c++ toolchain",
+                "it cannot build a shared library, so no kernel can be built\n"
+                f"  command: {shlex.join(cmd)}\n  " + (tail or "(it printed nothing)").replace("\n", "\n  "),
+                "install a working C++ compiler and linker (apt-get install -y g++; conda install cxx-compiler), "
+                "or point CXX at one; `python helpers.py doctor` checks again",
+            )
+            raise ToolchainError.of([problem])
+        choice = LinkerChoice(cxx, [], [], [])
+        for flag, kind, why in OPTIONAL_FLAGS:
+            ok, _, tail = _probe_build(cxx, [flag], folder)
+            if ok:
+                (choice.ldflags if kind == "link" else choice.cflags).append(flag)
+                choice.notes.append(f"{flag}: used ({why})")
+            else:
+                last = tail.strip().splitlines()[-1] if tail.strip() else "no output"
+                first_error = next((ln for ln in tail.splitlines() if "error" in ln), last)
+                choice.notes.append(f"{flag}: not used, a test library failed to build with it: {first_error.strip()}")
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    write_if_changed(cache, json.dumps(vars(choice)))
+    _linker_choices[identity] = choice
+    return choice
+
 
 # ---------------------------------------------------------------------------------------------
 # Build errors that read like compiler errors about the `.cu` file.
@@ -200,6 +312,12 @@ GCC_DIAGNOSTIC = re.compile(
 NVCC_DIAGNOSTIC = re.compile(r"^(?P<file>[^\s(][^(\n]*)\((?P<line>\d+)\): (?:catastrophic )?error: (?P<msg>.*)$", re.M)
 
 
+# What the linker says (ld, ld.gold, lld, mold, or gcc's collect2 for them), e.g.
+# `/usr/bin/ld.gold: error: add2_binding.o: multiple definition of 'f()'`.
+LINKER_LINE = re.compile(r"^(?:\S*/)?(?:ld(?:\.\w+)?|collect2|lld|ld64\.lld|mold): .*$", re.M)
+LINK_LINES = 6  # of the linker's lines, in the message
+
+
 class KernelBuildError(RuntimeError):
     """A kernel did not build. `str(err)` starts with `file:line:col: error: ...`; `err.log` has it all."""
 
@@ -221,6 +339,8 @@ class KernelBuildError(RuntimeError):
             where = f"{display_path(m['file'])}:{line}:" + (f"{col}:" if col else "")
             excerpt = source_excerpt(m["file"], line, col)
             message = f"{where} error: {m['msg']}" + (f"\n{excerpt}" if excerpt else "")
+        elif links := [m[0].strip() for m in LINKER_LINE.finditer(log) if "ld returned" not in m[0]]:
+            message = f"the link failed: {links[0]}" + "".join(f"\n  {ln}" for ln in links[1:LINK_LINES])
         else:
             errors = [ln.strip() for ln in log.splitlines() if "error" in ln.lower()]
             message = errors[0] if errors else "the build failed (see the log)"
@@ -311,8 +431,8 @@ def copy_atomically(src, dst):
 
 
 def linker_flags():
-    # gold links against the 450 MB libtorch_cpu in 0.2 s where bfd takes 0.6 s: every edit pays it.
-    return ["-fuse-ld=gold"] if shutil.which("ld.gold") else []
+    """The optional link flags this toolchain takes (gold where it works: every edit pays the link)."""
+    return list(probe_linker().ldflags)
 
 
 _runtime = None
@@ -406,7 +526,7 @@ def _build_flags(target, cu):
         # The default TLS model: initial-exec breaks after a few dlopens, and gnu2 descriptors lost
         # a write to file-scope __shared__ made before a block's first barrier (tests/test_cuda_cpu.py).
         # -fno-plt: barriers call the runtime through the GOT, not a PLT stub (~1.5 ns per arrival).
-        cflags += ["-DKP_CPU_STANDIN", "-fno-plt"]
+        cflags += ["-DKP_CPU_STANDIN", *(f for f in probe_linker().cflags if f == "-fno-plt")]
         runtime_dir = Path(cpu_runtime()._name).parent
         ldflags += [f"-L{runtime_dir}", "-lkp_cuda_cpu", f"-Wl,-rpath,{runtime_dir}"]
     return includes, cflags, ["-O2", "-Xcompiler", "-fvisibility=hidden"], ldflags
@@ -428,7 +548,7 @@ def build_kernel(name_or_path, target=None, verbose=False):
         os.environ.setdefault("TORCH_CUDA_ARCH_LIST", DEFAULT_CUDA_ARCH)
         problems = [p for p in problems if p.check != "TORCH_CUDA_ARCH_LIST"]
         if problems:
-            raise ToolchainError("\n".join(map(str, problems)))
+            raise ToolchainError.of(problems)
         cpp_extension.CUDA_HOME = os.environ["CUDA_HOME"]  # in case it was imported before CUDA_HOME was set
 
     includes, cflags, cuda_cflags, ldflags = _build_flags(target, cu)
@@ -489,7 +609,7 @@ def build_kernel(name_or_path, target=None, verbose=False):
             if not (GCC_DIAGNOSTIC.search(log) or NVCC_DIAGNOSTIC.search(log)):
                 problems = doctor(target)
                 if problems:
-                    raise ToolchainError("\n".join(map(str, problems))) from err
+                    raise ToolchainError.of(problems) from err
             raise err from None
         after = {p: p.stat().st_mtime_ns for p in build_dir.glob("*.o")}
         seconds = time.perf_counter() - start
@@ -828,26 +948,36 @@ def check_compiled(model, *inputs, **compile_kwargs):
 
 def median_ms(fn, args=(), warmup=3, min_reps=25, min_seconds=0.0, max_reps=None):
     """(median milliseconds, runs) of fn(*args): at least `min_reps` runs and `min_seconds`, at most `max_reps`
-    (default `min_reps`), after `warmup` runs; on a GPU, timed with CUDA events."""
+    (default `min_reps`), after `warmup` runs.
+
+    On a GPU each run is timed with CUDA events, and the runs are queued back to back, as a training
+    loop queues them: while the GPU is the bottleneck, a run's time is its kernels' alone, not the CPU
+    side of the call (which a synchronisation after every run would add as an idle gap); where the CPU
+    side of a call takes longer than its kernels, the GPU waits and the time says so.
+    """
     cuda = any(torch.is_tensor(a) and a.is_cuda for a in args)
     for _ in range(warmup):
         fn(*args)
     if cuda:
         torch.cuda.synchronize()
-    times, deadline = [], time.perf_counter() + min_seconds
+    times, events, deadline = [], [], time.perf_counter() + min_seconds
     max_reps = max_reps or min_reps
-    while len(times) < min_reps or (time.perf_counter() < deadline and len(times) < max_reps):
-        if cuda:  # the GPU's own clock: launches are asynchronous, so perf_counter would time the launch
+    while len(times) + len(events) < min_reps or (
+        time.perf_counter() < deadline and len(times) + len(events) < max_reps
+    ):
+        if cuda:
             begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             begin.record()
             fn(*args)
             end.record()
-            end.synchronize()
-            times.append(begin.elapsed_time(end))
+            events.append((begin, end))
         else:
             begin = time.perf_counter()
             fn(*args)
             times.append((time.perf_counter() - begin) * 1e3)
+    if cuda:
+        torch.cuda.synchronize()
+        times = [begin.elapsed_time(end) for begin, end in events]
     return statistics.median(times), len(times)
 
 
@@ -1078,6 +1208,11 @@ def main(argv):
         for p in problems:
             print("  " + str(p).replace("\n", "\n  "))
         failed |= bool(problems)
+    with contextlib.suppress(ToolchainError):  # reported above, as a problem of every target
+        choice = probe_linker()
+        print(f"[linker] {choice.linker}, probed for {choice.cxx}:")
+        for note in choice.notes:
+            print(f"  {note}")
     if shutil.which("dot") is None:
         print("[graphviz] `dot` missing: apt-get install -y graphviz (or conda install graphviz)")
         failed = 1
