@@ -1,16 +1,20 @@
-"""add2 (c = a + b) on the CPU stand-in: against torch on irregular sizes, and every bad input; the op as a
-torch custom op (opcheck, its fake, its own autograd formula) and the notebook's Function under torch.compile."""
+"""add2 (c = a + b) on each target (cpu; cuda with a GPU): against torch on irregular sizes, and every bad input; the
+op as a torch custom op (opcheck, its fake, its own autograd formula) and the notebook's Function under
+torch.compile."""
 
 import pytest
 import torch
+from conftest import on
 from torch._subclasses.fake_tensor import FakeTensorMode
 
 import helpers
 
+pytestmark = pytest.mark.usefixtures("on_target_device")  # every test runs on each target present
+
 
 @pytest.fixture(scope="module")
-def add2():
-    return helpers.load_kernel("add2", target="cpu", quiet=True)
+def add2(target):
+    return helpers.load_kernel("add2", target=target, quiet=True)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
@@ -20,6 +24,15 @@ def test_matches_torch(add2, shape, dtype):
     c = add2.add2(a, b)
     assert c.shape == a.shape and c.dtype == dtype
     torch.testing.assert_close(c, a + b, rtol=0, atol=0)  # one rounding, as torch does
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("n", [1, 3, 4, 5, 1023, 4099])
+@pytest.mark.parametrize("offset", [0, 1, 2])  # views that start past a 16-byte boundary take the plain path
+def test_both_kernels_on_aligned_and_misaligned_views(add2, n, offset, dtype):
+    a, b = torch.randn(n + offset, dtype=dtype)[offset:], torch.randn(n + 3, dtype=dtype)[3:]
+    for op in (add2.add2, add2.add2_v1):
+        torch.testing.assert_close(op(a, b), a + b, rtol=0, atol=0)
 
 
 def test_non_contiguous_inputs(add2):
@@ -56,9 +69,9 @@ def test_non_contiguous_inputs(add2):
         ),
     ],
 )
-def test_bad_inputs_raise_a_runtime_error_naming_the_argument(add2, a, b, message):
-    with pytest.raises(RuntimeError, match=message):
-        add2.add2(a, b)
+def test_bad_inputs_raise_a_runtime_error_naming_the_argument(add2, target_device, a, b, message):
+    with pytest.raises(RuntimeError, match=message.replace("cpu", target_device)):
+        add2.add2(*on(target_device, a, b))
 
 
 def test_a_bad_call_loses_nothing(add2):
@@ -81,8 +94,9 @@ def add2_fn(add2, notebook_code):
     return notebook_code("01_add2_sum_of_squares", "autograd-function", torch=torch, add2_ext=add2)["add2"]
 
 
-def test_the_op_has_a_fake_and_an_autograd_formula(add2):
-    assert set(add2.ops) == add2.fakes == add2.autograd == {"add2"}
+def test_the_ops_have_fakes_and_add2_an_autograd_formula(add2):
+    assert set(add2.ops) == add2.fakes == {"add2", "add2_v1"}
+    assert add2.autograd == {"add2"}  # add2_v1 is there to compare kernels, not to train with
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
@@ -90,8 +104,9 @@ def test_the_op_has_a_fake_and_an_autograd_formula(add2):
 def test_opcheck(add2, shape, dtype):
     a = torch.randn(shape, dtype=dtype, requires_grad=True)
     b = torch.randn(shape, dtype=dtype, requires_grad=True)
-    result = torch.library.opcheck(add2.add2, (a, b))
-    assert set(result.values()) == {"SUCCESS"}, result
+    for op in (add2.add2, add2.add2_v1):
+        result = torch.library.opcheck(op, (a, b))
+        assert set(result.values()) == {"SUCCESS"}, (op, result)
 
 
 def test_the_op_is_differentiable_by_itself(add2):

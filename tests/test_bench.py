@@ -180,7 +180,8 @@ def test_the_standin_section_measures_elementwise_barriers_and_compiles(quick_re
 
 def test_the_ops_section_has_a_table_per_op_and_a_summary(quick_report):
     body = sections(quick_report, 2)[report.SCRIPTS["ops"]]
-    assert "torch.set_num_threads(1) for the whole run" in body
+    where = f"on {torch.cuda.get_device_name()} (CUDA tensors" if torch.cuda.is_available() else "(CPU stand-in)"
+    assert f"Custom ops {where}" in body
     per_op = sections(body, 3)
     specs = ops.all_ops()
     assert list(per_op) == [s.op for s in specs] + ["Summary"]

@@ -170,12 +170,12 @@ def test_deadlock_stops_the_launch_with_the_kernel_and_block(k):
 def test_reloading_kernels_adds_no_threads(kernel_copy):
     runtime = helpers.cpu_runtime()
     a = torch.randn(4096)
-    helpers.load_kernel(kernel_copy("add2", "v0"), quiet=True).add2(a, a)
+    helpers.load_kernel(kernel_copy("add2", "v0"), target="cpu", quiet=True).add2(a, a)
     threads = runtime.kp_pool_os_threads()
     for version in range(1, 4):
         cu = kernel_copy("add2", f"v{version}")
         cu.write_text(cu.read_text().replace("a[i] + b[i]", f"a[i] + b[i] + {version}"))
-        torch.testing.assert_close(helpers.load_kernel(cu, quiet=True).add2(a, a), 2 * a + version)
+        torch.testing.assert_close(helpers.load_kernel(cu, target="cpu", quiet=True).add2(a, a), 2 * a + version)
     assert runtime.kp_pool_os_threads() == threads
 
 

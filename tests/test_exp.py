@@ -1,8 +1,10 @@
-"""exp (y = exp(x)) on the CPU stand-in: forward and backward against torch, overflow, gradcheck, every bad input;
-the ops as torch custom ops (opcheck, their fakes, the op's own autograd formula) and under torch.compile."""
+"""exp (y = exp(x)) on each target (cpu; cuda with a GPU): forward and backward against torch, overflow, gradcheck,
+every bad input; the ops as torch custom ops (opcheck, their fakes, the op's own autograd formula) and under
+torch.compile."""
 
 import pytest
 import torch
+from conftest import on
 from torch._subclasses.fake_tensor import FakeTensorMode
 
 import helpers
@@ -10,9 +12,12 @@ import helpers
 SHAPES = [(0,), (1,), (1023,), (1025,), (2**20 + 3,), (3, 0, 5), (7, 11, 13)]
 
 
+pytestmark = pytest.mark.usefixtures("on_target_device")  # every test runs on each target present
+
+
 @pytest.fixture(scope="module")
-def exp_ext():
-    return helpers.load_kernel("exp", target="cpu", quiet=True)
+def exp_ext(target):
+    return helpers.load_kernel("exp", target=target, quiet=True)
 
 
 @pytest.fixture(scope="module")
@@ -75,9 +80,9 @@ def test_non_contiguous_and_expanded_inputs(exp_ext):
         (torch.ones(3, dtype=torch.int32, device="meta"), "exp: x must be float32 or float64, got Int"),
     ],
 )
-def test_bad_forward_inputs_raise_a_runtime_error_naming_the_argument(exp_ext, x, message):
+def test_bad_forward_inputs_raise_a_runtime_error_naming_the_argument(exp_ext, target_device, x, message):
     with pytest.raises(RuntimeError, match=message):
-        exp_ext.exp(x)
+        exp_ext.exp(on(target_device, x))
 
 
 @pytest.mark.parametrize(
@@ -93,9 +98,9 @@ def test_bad_forward_inputs_raise_a_runtime_error_naming_the_argument(exp_ext, x
         (torch.ones(3), torch.ones(3, device="meta"), "exp_backward: grad_y is on cpu but y is on meta"),
     ],
 )
-def test_bad_backward_inputs_raise_a_runtime_error_naming_the_argument(exp_ext, grad_y, y, message):
-    with pytest.raises(RuntimeError, match=message):
-        exp_ext.exp_backward(grad_y, y)
+def test_bad_backward_inputs_raise_a_runtime_error_naming_the_argument(exp_ext, target_device, grad_y, y, message):
+    with pytest.raises(RuntimeError, match=message.replace("cpu", target_device)):
+        exp_ext.exp_backward(*on(target_device, grad_y, y))
 
 
 # --- exp and exp_backward as torch custom ops ------------------------------------------------------
@@ -156,3 +161,12 @@ def test_the_fake_rejects_bad_inputs_with_the_binding_message(exp_ext):
             exp_ext.exp_backward(torch.empty(3, 5, dtype=torch.float64), y)
         with pytest.raises(RuntimeError, match="exp: x must be float32 or float64, got BFloat16"):
             exp_ext.exp(torch.empty(3, dtype=torch.bfloat16))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("n, offset", [(1, 0), (5, 0), (1027, 0), (5, 1), (1027, 1), (1027, 3)])
+def test_16_byte_packs_and_misaligned_views(exp_ext, n, offset, dtype):
+    """The kernels move 16-byte Packs where the tensors are aligned; views starting past a boundary go one by one."""
+    x, g = torch.randn(n + offset, dtype=dtype)[offset:], torch.randn(n + 1, dtype=dtype)[1:]
+    torch.testing.assert_close(exp_ext.exp(x), torch.exp(x))
+    torch.testing.assert_close(exp_ext.exp_backward(g, x), g * x, rtol=0, atol=0)

@@ -1,22 +1,25 @@
-"""involution on the CPU stand-in: forward and both gradients against the unfold reference on irregular
-cases, gradcheck, the notebook's autograd Function and the op's own autograd formula (kernels/involution_ops.py)
-launching only the gradients asked for, opcheck, torch.compile, and every bad input (in the binding and in the
-fake implementations)."""
+"""involution on each target (cpu; cuda with a GPU): forward and both gradients against the unfold reference on
+irregular cases, gradcheck, the notebook's autograd Function and the op's own autograd formula
+(kernels/involution_ops.py) launching only the gradients asked for, opcheck, torch.compile, and every bad input (in
+the binding and in the fake implementations)."""
 
 import re
 
 import pytest
 import torch
 import torch.nn.functional as F
+from conftest import on
 from torch.utils._python_dispatch import TorchDispatchMode
 
 import helpers
 from tools.notebooks import tagged_code
 
+pytestmark = pytest.mark.usefixtures("on_target_device")  # every test runs on each target present
+
 
 @pytest.fixture(scope="module")
-def ext():
-    return helpers.load_kernel("involution", target="cpu", quiet=True)
+def ext(target):
+    return helpers.load_kernel("involution", target=target, quiet=True)
 
 
 # The notebook's pure-torch reference (the official repository's naive version: unfold the K x K windows,
@@ -360,10 +363,11 @@ def ids(rows):
     return [m.split(":")[0] + f" {i}" for i, (_, m) in enumerate(rows)]
 
 
-@pytest.mark.parametrize("device", ["cpu", "meta"], ids=["binding", "fake"])
+@pytest.mark.parametrize("where", ["binding", "fake"])
 @pytest.mark.parametrize("call, message", BAD_DTYPES + BAD_SHAPES, ids=ids(BAD_DTYPES + BAD_SHAPES))
-def test_bad_dtypes_and_shapes_raise_a_runtime_error_naming_the_argument(ext, device, call, message):
-    """On cpu tensors the binding checks; on meta tensors the fake implementation does, with the same words."""
+def test_bad_dtypes_and_shapes_raise_a_runtime_error_naming_the_argument(ext, target_device, where, call, message):
+    """On the target's tensors the binding checks; on meta tensors the fake implementation does, with the same words."""
+    device = target_device if where == "binding" else "meta"
     op, args = call
     args = [a.to(device) if torch.is_tensor(a) else a for a in args]
     with pytest.raises(RuntimeError, match=message):
@@ -383,7 +387,8 @@ FAKE_ONLY = [
 
 
 @pytest.mark.parametrize("call, message", FAKE_ONLY, ids=ids(FAKE_ONLY))
-def test_the_fakes_refuse_mixed_devices(ext, call, message):
+def test_the_fakes_refuse_mixed_devices(ext, target_device, call, message):
     op, args = call
-    with pytest.raises(RuntimeError, match=message):
+    args = [on(target_device, a) if torch.is_tensor(a) else a for a in args]
+    with pytest.raises(RuntimeError, match=message.replace("cpu", target_device)):
         getattr(ext, op)(*args)

@@ -1,7 +1,7 @@
-"""linear (Y = X·Wᵀ + b) on the CPU stand-in: forward and each gradient against torch on irregular sizes,
-the notebook's autograd Function and the op's own autograd formula (kernels/linear_ops.py), ctx.needs_input_grad,
-gradcheck, opcheck, torch.compile, every bad input (in the binding and in the fake implementations), and the
-ONNX round trip in onnxruntime."""
+"""linear (Y = X·Wᵀ + b) on each target (cpu; cuda with a GPU): forward and each gradient against torch on irregular
+sizes, the notebook's autograd Function and the op's own autograd formula (kernels/linear_ops.py),
+ctx.needs_input_grad, gradcheck, opcheck, torch.compile, every bad input (in the binding and in the fake
+implementations), and the ONNX round trip in onnxruntime."""
 
 import math
 import re
@@ -9,6 +9,7 @@ import re
 import pytest
 import torch
 import torch.nn.functional as F
+from conftest import on
 from torch.utils._python_dispatch import TorchDispatchMode
 
 import helpers
@@ -24,9 +25,12 @@ def seeded():
     torch.manual_seed(5)
 
 
+pytestmark = pytest.mark.usefixtures("on_target_device")  # every test runs on each target present
+
+
 @pytest.fixture(scope="module")
-def linear():
-    return helpers.load_kernel("linear", target="cpu", quiet=True)
+def linear(target):
+    return helpers.load_kernel("linear", target=target, quiet=True)
 
 
 @pytest.fixture(scope="module")
@@ -212,7 +216,7 @@ def test_compiled_model_matches_eager(notebook, dtype):
     helpers.check_compiled(model, torch.randn(37, 5, dtype=dtype, requires_grad=True))
 
 
-@pytest.mark.parametrize("device", ["cpu", "meta"], ids=["binding", "fake"])
+@pytest.mark.parametrize("where", ["binding", "fake"])
 @pytest.mark.parametrize(
     "op, args, message",
     [
@@ -253,8 +257,9 @@ def test_compiled_model_matches_eager(notebook, dtype):
         ),
     ],
 )
-def test_bad_dtypes_raise_a_runtime_error_naming_the_argument(linear, device, op, args, message):
-    """On cpu tensors the binding checks; on meta tensors the fake implementation does, with the same words."""
+def test_bad_dtypes_raise_a_runtime_error_naming_the_argument(linear, target_device, where, op, args, message):
+    """On the target's tensors the binding checks; on meta tensors the fake implementation does, with the same words."""
+    device = target_device if where == "binding" else "meta"
     with pytest.raises(RuntimeError, match=message):
         getattr(linear, op)(*(t.to(device) for t in args))
 
@@ -303,10 +308,11 @@ SHAPE_ERRORS = [
 ]
 
 
-@pytest.mark.parametrize("device", ["cpu", "meta"], ids=["binding", "fake"])
+@pytest.mark.parametrize("where", ["binding", "fake"])
 @pytest.mark.parametrize("op, shapes, message", SHAPE_ERRORS)
-def test_bad_shapes_raise_a_runtime_error_naming_the_argument(linear, device, op, shapes, message):
-    """On cpu tensors the binding checks; on meta tensors the fake implementation does, with the same words."""
+def test_bad_shapes_raise_a_runtime_error_naming_the_argument(linear, target_device, where, op, shapes, message):
+    """On the target's tensors the binding checks; on meta tensors the fake implementation does, with the same words."""
+    device = target_device if where == "binding" else "meta"
     with pytest.raises(RuntimeError, match=message):
         getattr(linear, op)(*(torch.ones(s, device=device) for s in shapes))
 
@@ -333,13 +339,14 @@ def test_bad_shapes_raise_a_runtime_error_naming_the_argument(linear, device, op
         ),
     ],
 )
-def test_the_fakes_refuse_mixed_devices(linear, op, args, message):
-    with pytest.raises(RuntimeError, match=message):
-        getattr(linear, op)(*args)
+def test_the_fakes_refuse_mixed_devices(linear, target_device, op, args, message):
+    with pytest.raises(RuntimeError, match=message.replace("cpu", target_device)):
+        getattr(linear, op)(*on(target_device, *args))
 
 
-@pytest.mark.parametrize("device", ["cpu", "meta"], ids=["binding", "fake"])
-def test_too_many_columns_for_the_grid_is_refused_by_name(linear, device):
+@pytest.mark.parametrize("where", ["binding", "fake"])
+def test_too_many_columns_for_the_grid_is_refused_by_name(linear, target_device, where):
+    device = target_device if where == "binding" else "meta"
     limit = 65535 * 16
     with pytest.raises(RuntimeError, match=f"linear: weight has {limit + 1} out_features, more than .*{limit}"):
         linear.linear(*(torch.ones(s, device=device) for s in ((1, 1), (limit + 1, 1), (limit + 1,))))
@@ -453,6 +460,6 @@ def test_onnx_standard_export_runs_in_onnxruntime_and_matches_torch(linear, line
     session = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
     for batch in (1, 37):  # fresh inputs, of batch sizes the export did not see
         x = torch.randn(batch, 53)
-        (y,) = session.run(None, {"x": x.numpy()})
+        (y,) = session.run(None, {"x": x.cpu().numpy()})
         with torch.no_grad():
             torch.testing.assert_close(torch.from_numpy(y), model(x), rtol=0, atol=1e-5)

@@ -1,9 +1,10 @@
-"""mul (w * x) and add (x + b) with broadcasting on the CPU stand-in: forward and backward against torch for
-every broadcast case, gradcheck, the dim limit, and every bad input; the ops as torch custom ops (opcheck,
+"""mul (w * x) and add (x + b) with broadcasting on each target (cpu; cuda with a GPU): forward and backward against
+torch for every broadcast case, gradcheck, the dim limit, and every bad input; the ops as torch custom ops (opcheck,
 their fakes, the ops' own autograd formulas) and the notebook's Functions under torch.compile."""
 
 import pytest
 import torch
+from conftest import on
 from torch._subclasses.fake_tensor import FakeTensorMode
 
 import helpers
@@ -33,9 +34,12 @@ CASES = {
 }
 
 
+pytestmark = pytest.mark.usefixtures("on_target_device")  # every test runs on each target present
+
+
 @pytest.fixture(scope="module")
-def ext():
-    return helpers.load_kernel("mul_add", target="cpu", quiet=True)
+def ext(target):
+    return helpers.load_kernel("mul_add", target=target, quiet=True)
 
 
 @pytest.fixture(scope="module")
@@ -192,9 +196,10 @@ F32, F64 = torch.float32, torch.float64
         (torch.ones(3), torch.ones(3, device="meta"), "{second} is on meta but {first} is on cpu"),
     ],
 )
-def test_bad_inputs_raise_a_runtime_error_naming_the_argument(ext, op, first, second, a, b, message):
-    with pytest.raises(RuntimeError, match=f"{op}: " + message.format(first=first, second=second)):
-        getattr(ext, op)(a, b)
+def test_bad_inputs_raise_a_runtime_error_naming_the_argument(ext, target_device, op, first, second, a, b, message):
+    message = message.format(first=first, second=second).replace("cpu", target_device)
+    with pytest.raises(RuntimeError, match=f"{op}: " + message):
+        getattr(ext, op)(*on(target_device, a, b))
 
 
 @pytest.mark.parametrize(
@@ -226,7 +231,9 @@ def test_bad_inputs_raise_a_runtime_error_naming_the_argument(ext, op, first, se
         ),
     ],
 )
-def test_bad_mul_backward_inputs_raise_a_runtime_error_naming_the_argument(ext, grad_out, w, x, message):
+def test_bad_mul_backward_inputs_raise_a_runtime_error_naming_the_argument(ext, target_device, grad_out, w, x, message):
+    grad_out, w, x = on(target_device, grad_out, w, x)
+    message = message and message.replace("cpu", target_device)
     if message is None:
         grad_w, grad_x = ext.mul_backward(grad_out, w, x, True, True)
         assert grad_w.shape == w.shape and grad_x.shape == x.shape
@@ -251,9 +258,9 @@ def test_bad_mul_backward_inputs_raise_a_runtime_error_naming_the_argument(ext, 
         (torch.ones(3, dtype=torch.int32, device="meta"), [3], "sum_to: grad must be float32 or float64, got Int"),
     ],
 )
-def test_bad_sum_to_inputs_raise_a_runtime_error_naming_the_argument(ext, grad, shape, message):
+def test_bad_sum_to_inputs_raise_a_runtime_error_naming_the_argument(ext, target_device, grad, shape, message):
     with pytest.raises(RuntimeError, match=message):
-        ext.sum_to(grad, shape)
+        ext.sum_to(on(target_device, grad), shape)
 
 
 def test_a_bad_call_loses_nothing(ext):
@@ -390,3 +397,26 @@ def test_the_fakes_reject_bad_inputs_with_the_binding_messages(ext):
             RuntimeError, match=r"sum_to: shape \[2, 3, 4\] does not broadcast to grad's shape \[3, 4\]"
         ):
             ext.sum_to(torch.empty(3, 4), [2, 3, 4])
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize(
+    "w_shape, x_shape, offset",
+    [
+        ((64, 8), (8,), 0),  # rows of 8: Packs from w, x repeated along nothing
+        ((64, 1), (8,), 0),  # w broadcast along the row: one value repeated
+        ((64, 8), (64, 8), 1),  # a view past a 16-byte boundary: one by one
+        ((64, 6), (6,), 0),  # a row of 6 floats is not a whole number of Packs
+        ((3, 1, 8), (5, 8), 0),
+    ],
+)
+def test_rows_move_as_16_byte_packs_where_they_can(ext, w_shape, x_shape, offset, dtype):
+    w = torch.randn(torch.Size(w_shape).numel() + offset, dtype=dtype)[offset:].view(w_shape)
+    x = torch.randn(x_shape, dtype=dtype, requires_grad=True)
+    w.requires_grad_()
+    for op, ref in ((ext.mul, torch.mul), (ext.add, torch.add)):
+        out, expected = op(w, x), ref(w, x)
+        torch.testing.assert_close(out, expected)
+        g = torch.randn_like(out)
+        for got, want in zip(torch.autograd.grad(out, (w, x), g), torch.autograd.grad(expected, (w, x), g)):
+            torch.testing.assert_close(got, want)

@@ -1,8 +1,9 @@
-"""poly2 (y = x² + 2x) on the CPU stand-in: forward and backward against torch, gradcheck, every bad input;
-the ops as torch custom ops (opcheck, their fakes, the op's own autograd formula) and under torch.compile."""
+"""poly2 (y = x² + 2x) on each target (cpu; cuda with a GPU): forward and backward against torch, gradcheck, every bad
+input; the ops as torch custom ops (opcheck, their fakes, the op's own autograd formula) and under torch.compile."""
 
 import pytest
 import torch
+from conftest import on
 from torch._subclasses.fake_tensor import FakeTensorMode
 
 import helpers
@@ -10,9 +11,12 @@ import helpers
 SHAPES = [(0,), (1,), (1023,), (1025,), (2**20 + 3,), (3, 0, 5), (7, 11, 13)]
 
 
+pytestmark = pytest.mark.usefixtures("on_target_device")  # every test runs on each target present
+
+
 @pytest.fixture(scope="module")
-def poly2_ext():
-    return helpers.load_kernel("poly2", target="cpu", quiet=True)
+def poly2_ext(target):
+    return helpers.load_kernel("poly2", target=target, quiet=True)
 
 
 @pytest.fixture(scope="module")
@@ -67,9 +71,9 @@ def test_non_contiguous_and_expanded_inputs(poly2_ext):
         (torch.ones(3, dtype=torch.int32, device="meta"), "poly2: x must be float32 or float64, got Int"),
     ],
 )
-def test_bad_forward_inputs_raise_a_runtime_error_naming_the_argument(poly2_ext, x, message):
+def test_bad_forward_inputs_raise_a_runtime_error_naming_the_argument(poly2_ext, target_device, x, message):
     with pytest.raises(RuntimeError, match=message):
-        poly2_ext.poly2(x)
+        poly2_ext.poly2(on(target_device, x))
 
 
 @pytest.mark.parametrize(
@@ -85,9 +89,9 @@ def test_bad_forward_inputs_raise_a_runtime_error_naming_the_argument(poly2_ext,
         (torch.ones(3), torch.ones(3, device="meta"), "poly2_backward: grad_y is on cpu but x is on meta"),
     ],
 )
-def test_bad_backward_inputs_raise_a_runtime_error_naming_the_argument(poly2_ext, grad_y, x, message):
-    with pytest.raises(RuntimeError, match=message):
-        poly2_ext.poly2_backward(grad_y, x)
+def test_bad_backward_inputs_raise_a_runtime_error_naming_the_argument(poly2_ext, target_device, grad_y, x, message):
+    with pytest.raises(RuntimeError, match=message.replace("cpu", target_device)):
+        poly2_ext.poly2_backward(*on(target_device, grad_y, x))
 
 
 # --- poly2 and poly2_backward as torch custom ops --------------------------------------------------
@@ -146,3 +150,12 @@ def test_the_fake_rejects_bad_inputs_with_the_binding_message(poly2_ext):
             poly2_ext.poly2_backward(torch.empty(3, 5, dtype=torch.float64), x)
         with pytest.raises(RuntimeError, match="poly2: x must be float32 or float64, got Long"):
             poly2_ext.poly2(torch.empty(3, dtype=torch.int64))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("n, offset", [(1, 0), (5, 0), (1027, 0), (5, 1), (1027, 1), (1027, 3)])
+def test_16_byte_packs_and_misaligned_views(poly2_ext, n, offset, dtype):
+    """The kernels move 16-byte Packs where the tensors are aligned; views starting past a boundary go one by one."""
+    x, g = torch.randn(n + offset, dtype=dtype)[offset:], torch.randn(n + 1, dtype=dtype)[1:]
+    torch.testing.assert_close(poly2_ext.poly2(x), x * x + 2 * x)
+    torch.testing.assert_close(poly2_ext.poly2_backward(g, x), g * (2 * x + 2))

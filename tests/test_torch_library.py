@@ -39,7 +39,7 @@ def add2_function(holder):
 def test_a_reloaded_kernel_answers_under_torch_compile(kernel_copy):
     """After an edit and a reload, the compiled model runs the new kernel: no stale code, no abort."""
     cu = kernel_copy("add2")
-    holder = {"ext": helpers.load_kernel(cu, quiet=True)}
+    holder = {"ext": helpers.load_kernel(cu, target="cpu", quiet=True)}
     add2 = add2_function(holder)
     compiled = torch.compile(lambda a, b: add2(a * 2, b), fullgraph=True)
     a, b = torch.randn(300), torch.randn(300)
@@ -47,9 +47,9 @@ def test_a_reloaded_kernel_answers_under_torch_compile(kernel_copy):
 
     cu.write_text(cu.read_text().replace("c[i] = a[i] + b[i];", "c[i] = a[i] + b[i] + T(1);"))
     old = holder["ext"]
-    holder["ext"] = helpers.load_kernel(cu, quiet=True)
+    holder["ext"] = helpers.load_kernel(cu, target="cpu", quiet=True)
     assert holder["ext"].namespace != old.namespace
-    assert holder["ext"].fakes == {"add2"}
+    assert holder["ext"].fakes == {"add2", "add2_v1"}
     torch.testing.assert_close(compiled(a, b), a * 2 + b + 1)
     torch.testing.assert_close(holder["ext"].add2(a, b), a + b + 1)
 
@@ -57,13 +57,13 @@ def test_a_reloaded_kernel_answers_under_torch_compile(kernel_copy):
 def test_an_edit_of_the_ops_file_alone_loads_a_new_version(kernel_copy):
     cu = kernel_copy("add2")
     ops_py = cu.with_name("add2_ops.py")
-    first = helpers.load_kernel(cu, quiet=True)
+    first = helpers.load_kernel(cu, target="cpu", quiet=True)
     a, b = torch.randn(7, requires_grad=True), torch.randn(7, requires_grad=True)
     (grad_a,) = torch.autograd.grad(first.add2(a, b).sum(), a)
     torch.testing.assert_close(grad_a, torch.ones(7))
 
     ops_py.write_text(ops_py.read_text().replace("return grad_c, grad_c", "return 3 * grad_c, grad_c"))
-    second = helpers.load_kernel(cu, quiet=True)
+    second = helpers.load_kernel(cu, target="cpu", quiet=True)
     assert second.namespace != first.namespace and second.build.rebuilt == 0
     (grad_a,) = torch.autograd.grad(second.add2(a, b).sum(), a)
     torch.testing.assert_close(grad_a, torch.full((7,), 3.0))
@@ -77,16 +77,16 @@ def test_an_error_in_the_ops_file_is_raised_and_a_fix_loads(kernel_copy):
     good = ops_py.read_text()
     ops_py.write_text(good.replace("def register(ops):", "def register(ops)"))
     with pytest.raises(SyntaxError) as e:
-        helpers.load_kernel(cu, quiet=True)
+        helpers.load_kernel(cu, target="cpu", quiet=True)
     assert e.value.filename == str(ops_py)
 
     ops_py.write_text(good.replace("def register(ops):", "def setup(ops):"))
     with pytest.raises(TypeError, match=r"add2_ops.py must define register\(ops\), which load_kernel calls"):
-        helpers.load_kernel(cu, quiet=True)
+        helpers.load_kernel(cu, target="cpu", quiet=True)
 
     ops_py.write_text(good)
-    module = helpers.load_kernel(cu, quiet=True)
-    assert module.fakes == {"add2"}
+    module = helpers.load_kernel(cu, target="cpu", quiet=True)
+    assert module.fakes == {"add2", "add2_v1"}
 
 
 def test_a_failing_register_can_be_retried_without_registering_the_kernel_again(kernel_copy):
@@ -100,7 +100,7 @@ def test_a_failing_register_can_be_retried_without_registering_the_kernel_again(
         import helpers
         for attempt in range(2):
             try:
-                helpers.load_kernel({str(cu)!r}, quiet=True)
+                helpers.load_kernel({str(cu)!r}, target='cpu', quiet=True)
             except ValueError as e:
                 print("attempt", attempt, "failed:", e)
         """)

@@ -1,9 +1,13 @@
 """Execute notebooks top to bottom in a fresh kernel: shared by `make run` and the notebook test."""
 
+import itertools
 import json
 import os
+import re
+import sys
 import tempfile
 import time
+import types
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,6 +18,7 @@ from nbclient.exceptions import CellExecutionError
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
+_modules = itertools.count()  # tagged_code's module names
 
 
 @dataclass
@@ -72,7 +77,11 @@ def tagged_code(stem, tag, **names):
     ]
     if not cells:
         raise LookupError(f"{path.name} has no code cell tagged {tag!r}")
-    namespace = {"__name__": f"notebook_{stem}", **names}
+    # A real module, registered: torch.compile (2.11) imports the module a traced Function's class names
+    # as its __module__. One per call, so that code run with another kernel keeps its own globals.
+    module = types.ModuleType(re.sub(r"\W", "_", f"notebook_{stem}_{tag}_{next(_modules)}"))
+    module.__dict__.update(names)
+    sys.modules[module.__name__] = module
     for i, cell in enumerate(cells):
-        exec(compile("".join(cell["source"]), f"{path.name}[{tag} {i}]", "exec"), namespace)
-    return namespace
+        exec(compile("".join(cell["source"]), f"{path.name}[{tag} {i}]", "exec"), module.__dict__)
+    return module.__dict__
