@@ -1,10 +1,11 @@
-"""Every custom op against the native torch op (or a pure-torch reference where torch has none), on the CPU.
+"""Every custom op against the native torch op (or a pure-torch reference where torch has none).
 
     python bench/ops.py              # one markdown section per op, then a summary table
     python bench/ops.py --quick      # tiny sizes, few runs: shows that every op runs, measures little
     python bench/ops.py --threads 2  # torch's intra-op threads (and the stand-in's pool); default 1
 
-Each op of kernels/*.cu runs through the CPU stand-in (target "cpu") and is timed with helpers.bench
+Each op of kernels/*.cu runs on the GPU where there is one (target "cuda", CUDA tensors, larger sizes;
+`--target cpu` for the stand-in), else through the CPU stand-in (target "cpu"), and is timed with helpers.bench
 against its baseline on a few sizes, float32; throughput is given next to the op's bytes or FLOPs
 formula. Before timing, the custom op's output is checked against the baseline's on the smallest size,
 so a baseline here computes what the op computes. The thread count is pinned for the whole run: the
@@ -72,10 +73,12 @@ class OpBench:
     formula: str
     bytes_moved: Callable = None
     flops: Callable = None
+    gpu_sizes: list = None  # on a GPU, where the CPU's sizes would measure launch costs only
 
 
 ELEMENTWISE = [2**12, 2**16, 2**20, 2**22]
 ELEMENTWISE_QUICK = [1000, 2**12]
+ELEMENTWISE_GPU = [2**20, 2**24, 2**26]
 MATRIX = [(37, 53, 29), (128, 128, 128), (256, 256, 256)]  # (B, M, N): X (B, M), W (N, M)
 MATRIX_QUICK = [(3, 5, 2), (37, 53, 29)]
 INVOLUTION = [(8, 16, 16, 3), (8, 16, 32, 7), (8, 32, 32, 7)]  # (N, C, H = W, K), G = C/16, stride 1, same padding
@@ -100,9 +103,19 @@ def involution_grad_inputs(size):
 def all_ops():
     n = "n float32 elements"
     bytes2, bytes3 = (lambda n: 2 * 4 * n), (lambda n: 3 * 4 * n)
-    elementwise = {"sizes": ELEMENTWISE, "quick_sizes": ELEMENTWISE_QUICK}
-    matrix = {"sizes": MATRIX, "quick_sizes": MATRIX_QUICK, "flops": lambda s: 2 * s[0] * s[1] * s[2]}
-    involution = {"sizes": INVOLUTION, "quick_sizes": INVOLUTION_QUICK, "flops": involution_flops}
+    elementwise = {"sizes": ELEMENTWISE, "quick_sizes": ELEMENTWISE_QUICK, "gpu_sizes": ELEMENTWISE_GPU}
+    matrix = {
+        "sizes": MATRIX,
+        "quick_sizes": MATRIX_QUICK,
+        "gpu_sizes": [(256, 256, 256), (1024, 1024, 1024), (4096, 4096, 4096)],
+        "flops": lambda s: 2 * s[0] * s[1] * s[2],
+    }
+    involution = {
+        "sizes": INVOLUTION,
+        "quick_sizes": INVOLUTION_QUICK,
+        "gpu_sizes": [(8, 32, 32, 7), (32, 64, 56, 7)],
+        "flops": involution_flops,
+    }
     return [
         OpBench(
             kernel="add2",
@@ -138,6 +151,7 @@ def all_ops():
             make_inputs=lambda n: (randn(n // 1024, 1), randn(1024)),
             sizes=[2**16, 2**20, 2**22],
             quick_sizes=[2**12, 2**14],
+            gpu_sizes=[2**20, 2**24, 2**26],
             formula="4 × (n + n/1024 + 1024) bytes: read w and x once, write out",
             bytes_moved=lambda n: 4 * (n + n // 1024 + 1024),
         ),
@@ -306,10 +320,10 @@ def max_abs_error(got, expected):
     return max((g - e).abs().max().item() if g.numel() else 0.0 for g, e in zip(got, expected))
 
 
-def run_op(spec, module, quick):
+def run_op(spec, module, quick, cuda=False):
     """Check the custom op against its baseline on the smallest size, then time both: (BenchResult, max abs error)."""
     custom = spec.custom(module)
-    sizes = spec.quick_sizes if quick else spec.sizes
+    sizes = spec.quick_sizes if quick else (spec.gpu_sizes or spec.sizes) if cuda else spec.sizes
     args = spec.make_inputs(sizes[0])
     got, expected = custom(*args), spec.baseline(*args)
     torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-4)
@@ -353,15 +367,25 @@ def main(argv=None):
     parser.add_argument(
         "--only", nargs="+", metavar="OP", help="only these ops, or all ops of these kernels (e.g. add2 linear)"
     )
+    parser.add_argument(
+        "--target", choices=helpers.TARGETS, default=helpers.default_target(), help="default: cuda with a GPU, else cpu"
+    )
     args = parser.parse_args(argv)
+    cuda = args.target == "cuda"
 
     torch.set_num_threads(args.threads)  # the stand-in's pool follows torch.get_num_threads() at every launch
     torch.manual_seed(0)
     specs = [s for s in all_ops() if not args.only or s.op in args.only or s.kernel in args.only]
+    where = (
+        f"on {torch.cuda.get_device_name()} (CUDA tensors, CUDA events)"
+        if cuda
+        else f"(CPU stand-in), {platform.machine()}, {os.cpu_count()} cores; torch.set_num_threads({args.threads}) for "
+        "the whole run (the stand-in's pool follows it)"
+    )
     print(
-        f"Custom ops (CPU stand-in) against torch, float32, torch {torch.__version__}, {platform.machine()}, "
-        f"{os.cpu_count()} cores; torch.set_num_threads({args.threads}) for the whole run (the stand-in's pool "
-        "follows it)" + ("; --quick: tiny sizes, 3 runs each, the numbers mean little" if args.quick else "") + ".\n"
+        f"Custom ops {where} against torch, float32, torch {torch.__version__}"
+        + ("; --quick: tiny sizes, 3 runs each, the numbers mean little" if args.quick else "")
+        + ".\n"
     )
     print(
         "Each time is helpers.bench's median after warm-up; throughput = the stated bytes or FLOPs ÷ that time. "
@@ -374,8 +398,9 @@ def main(argv=None):
         print(f"{spec.what}. Custom: kernels/{spec.kernel}.cu; baseline: {spec.baseline_name}.\n")
         try:
             if spec.kernel not in modules:
-                modules[spec.kernel] = helpers.load_kernel(spec.kernel, target="cpu", quiet=True)
-            result, error = run_op(spec, modules[spec.kernel], args.quick)
+                modules[spec.kernel] = helpers.load_kernel(spec.kernel, target=args.target, quiet=True)
+            with torch.device("cuda" if cuda else "cpu"):  # make_inputs' tensors on the target's device
+                result, error = run_op(spec, modules[spec.kernel], args.quick, cuda)
         except Exception as e:
             traceback.print_exc()
             print(f"**FAILED**: {type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}\n")

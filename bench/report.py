@@ -30,6 +30,7 @@ SCRIPTS = {  # name -> section title, in the report's order
     "build_latency": "Build latency: load_kernel against the seed's way",
     "cpu_standin": "What the CPU stand-in costs",
     "ops": "Every op against torch",
+    "op_overhead": "What one call of a custom op costs: add2 against torch.add on a tiny tensor",
     "kernel_resources": "What nvcc made of each kernel (ptxas, compile-only CUDA build)",
 }
 STDERR_LINES = 40  # of a failed script's stderr, in its section

@@ -101,8 +101,8 @@ kp::Tensor involution(kp::Tensor input, kp::Tensor weight, int64_t stride, int64
   check_groups(op, "input", C, G, "weight's G = " + to_string(G) + " groups (dim 1)");
   check_kernel(op, KH, KW, "weight's KH x KW (dims 2, 3)");
   check_out(op, "weight", weight, 4, H, W, KH, KW, stride, padding, dilation);
-  input = torch::stable::contiguous(input);
-  weight = torch::stable::contiguous(weight);
+  input = kp::contiguous(input);
+  weight = kp::contiguous(weight);
   kp::Tensor out = torch::stable::new_empty(input, std::vector<int64_t>{N, C, weight.size(4), weight.size(5)});
   KP_DISPATCH_FLOATING(input.scalar_type(), "involution", [&] {
     involution_fwd<scalar_t>(input.const_data_ptr<scalar_t>(), weight.const_data_ptr<scalar_t>(),
@@ -129,8 +129,8 @@ kp::Tensor involution_grad_input(kp::Tensor grad_out, kp::Tensor weight, int64_t
   check_out(op, "weight", weight, 4, height, width, KH, KW, stride, padding, dilation);
   check_size(op, "grad_out", grad_out, 2, "H_out", weight.size(4), "weight");
   check_size(op, "grad_out", grad_out, 3, "W_out", weight.size(5), "weight");
-  grad_out = torch::stable::contiguous(grad_out);
-  weight = torch::stable::contiguous(weight);
+  grad_out = kp::contiguous(grad_out);
+  weight = kp::contiguous(weight);
   kp::Tensor grad_input = torch::stable::new_empty(grad_out, std::vector<int64_t>{N, C, height, width});
   KP_DISPATCH_FLOATING(grad_out.scalar_type(), "involution_grad_input", [&] {
     involution_bwd_input<scalar_t>(grad_out.const_data_ptr<scalar_t>(), weight.const_data_ptr<scalar_t>(),
@@ -153,8 +153,8 @@ kp::Tensor involution_grad_weight(kp::Tensor grad_out, kp::Tensor input, int64_t
   check_groups(op, "input", C, groups, "groups = " + to_string(groups));
   check_kernel(op, kernel_h, kernel_w, "kernel_h x kernel_w");
   check_out(op, "grad_out", grad_out, 2, H, W, kernel_h, kernel_w, stride, padding, dilation);
-  grad_out = torch::stable::contiguous(grad_out);
-  input = torch::stable::contiguous(input);
+  grad_out = kp::contiguous(grad_out);
+  input = kp::contiguous(input);
   kp::Tensor grad_weight = torch::stable::new_empty(
       input, std::vector<int64_t>{N, groups, kernel_h, kernel_w, grad_out.size(2), grad_out.size(3)});
   KP_DISPATCH_FLOATING(input.scalar_type(), "involution_grad_weight", [&] {

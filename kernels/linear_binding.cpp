@@ -55,9 +55,9 @@ kp::Tensor linear(kp::Tensor input, kp::Tensor weight, kp::Tensor bias) {
   const int64_t B = input.size(0), M = input.size(1), N = weight.size(0);
   check_columns("linear", "weight", N, "out_features");
   check_columns("linear", "input", M, "in_features");  // the backward's column count
-  input = torch::stable::contiguous(input);
-  weight = torch::stable::contiguous(weight);
-  bias = torch::stable::contiguous(bias);
+  input = kp::contiguous(input);
+  weight = kp::contiguous(weight);
+  bias = kp::contiguous(bias);
   kp::Tensor output = torch::stable::new_empty(input, {B, N});
   KP_DISPATCH_FLOATING(input.scalar_type(), "linear", [&] {
     linear_fwd<scalar_t>(input.const_data_ptr<scalar_t>(), weight.const_data_ptr<scalar_t>(),
@@ -75,8 +75,8 @@ kp::Tensor linear_grad_input(kp::Tensor grad_output, kp::Tensor weight) {
                     "their out_features (weight's first, grad_output's last dimension)");
   const int64_t B = grad_output.size(0), M = weight.size(1), N = weight.size(0);
   check_columns("linear_grad_input", "weight", M, "in_features");
-  grad_output = torch::stable::contiguous(grad_output);
-  weight = torch::stable::contiguous(weight);
+  grad_output = kp::contiguous(grad_output);
+  weight = kp::contiguous(weight);
   kp::Tensor grad_input = torch::stable::new_empty(grad_output, {B, M});
   KP_DISPATCH_FLOATING(grad_output.scalar_type(), "linear_grad_input", [&] {
     linear_bwd_input<scalar_t>(grad_output.const_data_ptr<scalar_t>(), weight.const_data_ptr<scalar_t>(),
@@ -93,8 +93,8 @@ kp::Tensor linear_grad_weight(kp::Tensor grad_output, kp::Tensor input) {
                     "their batch sizes (first dimensions)");
   const int64_t B = input.size(0), M = input.size(1), N = grad_output.size(1);
   check_columns("linear_grad_weight", "input", M, "in_features");
-  grad_output = torch::stable::contiguous(grad_output);
-  input = torch::stable::contiguous(input);
+  grad_output = kp::contiguous(grad_output);
+  input = kp::contiguous(input);
   kp::Tensor grad_weight = torch::stable::new_empty(grad_output, {N, M});
   KP_DISPATCH_FLOATING(grad_output.scalar_type(), "linear_grad_weight", [&] {
     linear_bwd_weight<scalar_t>(grad_output.const_data_ptr<scalar_t>(), input.const_data_ptr<scalar_t>(),
@@ -106,7 +106,7 @@ kp::Tensor linear_grad_weight(kp::Tensor grad_output, kp::Tensor input) {
 kp::Tensor linear_grad_bias(kp::Tensor grad_output) {
   check_matrix("linear_grad_bias", "grad_output", grad_output, 2, "(batch, out_features)");
   const int64_t B = grad_output.size(0), N = grad_output.size(1);
-  grad_output = torch::stable::contiguous(grad_output);
+  grad_output = kp::contiguous(grad_output);
   kp::Tensor grad_bias = torch::stable::new_empty(grad_output, {N});
   KP_DISPATCH_FLOATING(grad_output.scalar_type(), "linear_grad_bias", [&] {
     linear_bwd_bias<scalar_t>(grad_output.const_data_ptr<scalar_t>(), grad_bias.mutable_data_ptr<scalar_t>(), B, N,

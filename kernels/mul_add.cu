@@ -12,7 +12,8 @@
 //           At most kMaxDims = 8 dims remain after merging (mul_add_max_dims() tells the binding).
 // shapes:   out (and dL/dout, contiguous) has the broadcast shape; any number of elements, 0 included
 // dtypes:   float32 and float64 (templated on T); both inputs have the same dtype
-// launch:   one thread per output element, 256 threads per block, for every kernel
+// launch:   one thread per N output elements (a Pack: 16 bytes, 4 floats or 2 doubles), 256 threads per
+//           block, for every kernel; 16-byte loads and stores where the innermost dim allows (see the kernels)
 // saved for backward: mul saves w and x; add saves only the two input shapes
 #include "common/kp.cuh"
 
@@ -21,6 +22,7 @@ constexpr int kMaxDims = 8;
 // Output sizes and the strides of two inputs in each output dim (0 along a broadcast dim).
 struct Broadcast2 {
   int ndim;
+  bool index32;  // every index and size fits in 32 bits: 32-bit division (a GPU emulates 64-bit division)
   int64_t size[kMaxDims];
   int64_t stride_a[kMaxDims];
   int64_t stride_b[kMaxDims];
@@ -36,8 +38,15 @@ __device__ __forceinline__ void broadcast_offsets(const Broadcast2& bc, int64_t 
 #pragma unroll
   for (int d = kMaxDims - 1; d > 0; --d) {
     if (d >= bc.ndim) continue;
-    int64_t coord = i % bc.size[d];
-    i /= bc.size[d];
+    int64_t coord;
+    if (bc.index32) {
+      uint32_t i32 = static_cast<uint32_t>(i), size = static_cast<uint32_t>(bc.size[d]);
+      coord = i32 % size;
+      i = i32 / size;
+    } else {
+      coord = i % bc.size[d];
+      i /= bc.size[d];
+    }
     off_a += coord * bc.stride_a[d];
     off_b += coord * bc.stride_b[d];
   }
@@ -47,38 +56,87 @@ __device__ __forceinline__ void broadcast_offsets(const Broadcast2& bc, int64_t 
   }
 }
 
+// Each thread takes N consecutive output elements (a Pack: 16 bytes, 4 floats or 2 doubles). When
+// `packed` (the launcher's check: the innermost dim's size is a multiple of N, each input steps through
+// it with stride 1 or 0, and every pointer and outer stride keeps Packs 16-byte aligned), the N elements
+// lie in one row: one offset computation, then one 16-byte load per input that steps through the row
+// and one value repeated for an input broadcast along it. Otherwise the N elements go one by one.
+template <typename T>
+__device__ __forceinline__ Pack<T> load_row(const T* p, int64_t inner_stride) {
+  if (inner_stride == 1) return load_pack(p);
+  Pack<T> r;
+#pragma unroll
+  for (int k = 0; k < Pack<T>::N; ++k) r.v[k] = *p;  // broadcast along the row: one value
+  return r;
+}
+
 template <typename T>
 __global__ void mul_fwd_kernel(const T* __restrict__ w, const T* __restrict__ x, T* __restrict__ out, int64_t n,
-                               Broadcast2 bc) {
-  int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
+                               Broadcast2 bc, bool packed) {
+  constexpr int N = Pack<T>::N;
+  int64_t i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) * N;
   int64_t ow, ox;
-  broadcast_offsets(bc, i, ow, ox);
-  out[i] = w[ow] * x[ox];
+  if (packed && i < n) {
+    broadcast_offsets(bc, i, ow, ox);
+    Pack<T> pw = load_row(w + ow, bc.stride_a[bc.ndim - 1]), px = load_row(x + ox, bc.stride_b[bc.ndim - 1]), po;
+#pragma unroll
+    for (int k = 0; k < N; ++k) po.v[k] = pw.v[k] * px.v[k];
+    store_pack(out + i, po);
+  } else {
+    for (int64_t end = i + N < n ? i + N : n; i < end; ++i) {
+      broadcast_offsets(bc, i, ow, ox);
+      out[i] = w[ow] * x[ox];
+    }
+  }
 }
 
 // Both gradients in one pass, at the output's shape (the binding sums them down to w's and x's
 // shapes); grad_w or grad_x is nullptr when that gradient is not needed.
 template <typename T>
 __global__ void mul_bwd_kernel(const T* __restrict__ grad_out, const T* __restrict__ w, const T* __restrict__ x,
-                               T* __restrict__ grad_w, T* __restrict__ grad_x, int64_t n, Broadcast2 bc) {
-  int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
+                               T* __restrict__ grad_w, T* __restrict__ grad_x, int64_t n, Broadcast2 bc, bool packed) {
+  constexpr int N = Pack<T>::N;
+  int64_t i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) * N;
   int64_t ow, ox;
-  broadcast_offsets(bc, i, ow, ox);
-  T g = grad_out[i];
-  if (grad_w) grad_w[i] = g * x[ox];
-  if (grad_x) grad_x[i] = g * w[ow];
+  if (packed && i < n) {
+    broadcast_offsets(bc, i, ow, ox);
+    Pack<T> pg = load_pack(grad_out + i), pw = load_row(w + ow, bc.stride_a[bc.ndim - 1]),
+            px = load_row(x + ox, bc.stride_b[bc.ndim - 1]), pdw, pdx;
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      pdw.v[k] = pg.v[k] * px.v[k];
+      pdx.v[k] = pg.v[k] * pw.v[k];
+    }
+    if (grad_w) store_pack(grad_w + i, pdw);
+    if (grad_x) store_pack(grad_x + i, pdx);
+  } else {
+    for (int64_t end = i + N < n ? i + N : n; i < end; ++i) {
+      broadcast_offsets(bc, i, ow, ox);
+      T g = grad_out[i];
+      if (grad_w) grad_w[i] = g * x[ox];
+      if (grad_x) grad_x[i] = g * w[ow];
+    }
+  }
 }
 
 template <typename T>
 __global__ void add_fwd_kernel(const T* __restrict__ x, const T* __restrict__ b, T* __restrict__ out, int64_t n,
-                               Broadcast2 bc) {
-  int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
+                               Broadcast2 bc, bool packed) {
+  constexpr int N = Pack<T>::N;
+  int64_t i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) * N;
   int64_t ox, ob;
-  broadcast_offsets(bc, i, ox, ob);
-  out[i] = x[ox] + b[ob];
+  if (packed && i < n) {
+    broadcast_offsets(bc, i, ox, ob);
+    Pack<T> px = load_row(x + ox, bc.stride_a[bc.ndim - 1]), pb = load_row(b + ob, bc.stride_b[bc.ndim - 1]), po;
+#pragma unroll
+    for (int k = 0; k < N; ++k) po.v[k] = px.v[k] + pb.v[k];
+    store_pack(out + i, po);
+  } else {
+    for (int64_t end = i + N < n ? i + N : n; i < end; ++i) {
+      broadcast_offsets(bc, i, ox, ob);
+      out[i] = x[ox] + b[ob];
+    }
+  }
 }
 
 int mul_add_max_dims() { return kMaxDims; }
@@ -89,12 +147,29 @@ static Broadcast2 make_broadcast(int ndim, const int64_t* size, const int64_t* s
   }
   Broadcast2 bc{};
   bc.ndim = ndim;
+  int64_t n = 1;
+  for (int d = 0; d < ndim; ++d) n *= size[d];
+  bc.index32 = n <= UINT32_MAX;
   for (int d = 0; d < ndim; ++d) {
     bc.size[d] = size[d];
     bc.stride_a[d] = stride_a[d];
     bc.stride_b[d] = stride_b[d];
   }
   return bc;
+}
+
+// Whether each thread's N output elements can move as Packs (see the kernels above).
+template <typename T>
+static bool rows_pack(const Broadcast2& bc, const void* a, const void* b, const void* out1, const void* out2) {
+  constexpr int N = Pack<T>::N;
+  if (bc.ndim == 0 || bc.size[bc.ndim - 1] % N != 0 || !kp::packs_fit(a, b, out1, out2)) return false;
+  for (int d = 0; d < bc.ndim; ++d) {
+    for (int64_t stride : {bc.stride_a[d], bc.stride_b[d]}) {
+      bool ok = d == bc.ndim - 1 ? (stride == 0 || stride == 1) : stride % N == 0;
+      if (!ok) return false;
+    }
+  }
+  return true;
 }
 
 // Launchers: `size`, `stride_a`, `stride_b` are host arrays of `ndim` entries (the output's dims after
@@ -105,7 +180,8 @@ void mul_fwd(const T* w, const T* x, T* out, int64_t n, int ndim, const int64_t*
   if (n == 0) return;  // a grid of zero blocks is an invalid configuration
   const int threads = 256;
   Broadcast2 bc = make_broadcast(ndim, size, w_stride, x_stride);
-  mul_fwd_kernel<T><<<ceil_div<int64_t>(n, threads), threads, 0, stream>>>(w, x, out, n, bc);
+  bool packed = rows_pack<T>(bc, w, x, out, nullptr);
+  mul_fwd_kernel<T><<<ceil_div<int64_t>(n, threads * Pack<T>::N), threads, 0, stream>>>(w, x, out, n, bc, packed);
   KP_CHECK_LAUNCH();
 }
 
@@ -115,7 +191,9 @@ void mul_bwd(const T* grad_out, const T* w, const T* x, T* grad_w, T* grad_x, in
   if (n == 0) return;
   const int threads = 256;
   Broadcast2 bc = make_broadcast(ndim, size, w_stride, x_stride);
-  mul_bwd_kernel<T><<<ceil_div<int64_t>(n, threads), threads, 0, stream>>>(grad_out, w, x, grad_w, grad_x, n, bc);
+  bool packed = rows_pack<T>(bc, w, x, grad_w, grad_x) && kp::packs_fit(grad_out);
+  mul_bwd_kernel<T><<<ceil_div<int64_t>(n, threads * Pack<T>::N), threads, 0, stream>>>(grad_out, w, x, grad_w, grad_x,
+                                                                                        n, bc, packed);
   KP_CHECK_LAUNCH();
 }
 
@@ -125,7 +203,8 @@ void add_fwd(const T* x, const T* b, T* out, int64_t n, int ndim, const int64_t*
   if (n == 0) return;
   const int threads = 256;
   Broadcast2 bc = make_broadcast(ndim, size, x_stride, b_stride);
-  add_fwd_kernel<T><<<ceil_div<int64_t>(n, threads), threads, 0, stream>>>(x, b, out, n, bc);
+  bool packed = rows_pack<T>(bc, x, b, out, nullptr);
+  add_fwd_kernel<T><<<ceil_div<int64_t>(n, threads * Pack<T>::N), threads, 0, stream>>>(x, b, out, n, bc, packed);
   KP_CHECK_LAUNCH();
 }
 

@@ -15,10 +15,14 @@
 #ifndef KP_CPU_STANDIN
 #define USE_CUDA  // declares the CUDA parts of torch's C shim (the current stream)
 #endif
+// The oldest torch we support (README, "Torch versions"): only its stable API is visible here, so a
+// binding that compiles against newer headers also loads in torch 2.11.
+#define TORCH_TARGET_VERSION (((0ULL + 2) << 56) | ((0ULL + 11) << 48))
 #include <torch/csrc/stable/library.h>
 #include <torch/csrc/stable/ops.h>
 #include <torch/csrc/stable/tensor.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -62,32 +66,47 @@ inline void check(bool ok, const std::string& message) {
   if (!ok) throw std::runtime_error(message);
 }
 
+// Every op call makes these checks: they compare without building strings, which only a failure does.
+inline bool same_device(const Tensor& a, const Tensor& b) {
+  return a.is_cpu() == b.is_cpu() && a.is_cuda() == b.is_cuda() && a.get_device_index() == b.get_device_index();
+}
+
+inline bool same_shape(const Tensor& a, const Tensor& b) {
+  auto sa = a.sizes(), sb = b.sizes();
+  return sa.size() == sb.size() && std::equal(sa.begin(), sa.end(), sb.begin());
+}
+
+// `t` itself when it is contiguous (no call into torch's dispatcher), else a contiguous copy.
+inline Tensor contiguous(const Tensor& t) { return t.is_contiguous() ? t : torch::stable::contiguous(t); }
+
 // `t` is a defined float32/float64 tensor on a device this build serves.
 inline void check_floating(const char* op, const char* name, const Tensor& t) {
   check(t.defined(), std::string(op) + ": " + name + " is undefined");
   ScalarType st = t.scalar_type();
-  check(st == ScalarType::Float || st == ScalarType::Double,
-        std::string(op) + ": " + name + " must be float32 or float64, got " + torch::headeronly::toString(st));
-  check(served(t),
-        std::string(op) + ": " + name + " is on " + device_name(t) + ", but this build takes " + kBuildServes);
+  if (st != ScalarType::Float && st != ScalarType::Double)
+    check(false, std::string(op) + ": " + name + " must be float32 or float64, got " + torch::headeronly::toString(st));
+  if (!served(t))
+    check(false, std::string(op) + ": " + name + " is on " + device_name(t) + ", but this build takes " + kBuildServes);
 }
 
 // `t` has the dtype and device of `ref`.
 inline void check_same_kind(const char* op, const char* name, const Tensor& t, const char* ref_name,
                             const Tensor& ref) {
-  check(t.scalar_type() == ref.scalar_type(), std::string(op) + ": " + name + " has dtype " +
-                                                  torch::headeronly::toString(t.scalar_type()) + " but " + ref_name +
-                                                  " has " + torch::headeronly::toString(ref.scalar_type()));
-  check(device_name(t) == device_name(ref),
-        std::string(op) + ": " + name + " is on " + device_name(t) + " but " + ref_name + " is on " + device_name(ref));
+  if (t.scalar_type() != ref.scalar_type())
+    check(false, std::string(op) + ": " + name + " has dtype " + torch::headeronly::toString(t.scalar_type()) +
+                     " but " + ref_name + " has " + torch::headeronly::toString(ref.scalar_type()));
+  if (!same_device(t, ref))
+    check(false, std::string(op) + ": " + name + " is on " + device_name(t) + " but " + ref_name + " is on " +
+                     device_name(ref));
 }
 
 // `t` is a float tensor with the dtype, device and shape of `ref`.
 inline void check_like(const char* op, const char* name, const Tensor& t, const char* ref_name, const Tensor& ref) {
   check_floating(op, name, t);
   check_same_kind(op, name, t, ref_name, ref);
-  check(shape_of(t) == shape_of(ref),
-        std::string(op) + ": " + name + " has shape " + shape_of(t) + " but " + ref_name + " has " + shape_of(ref));
+  if (!same_shape(t, ref))
+    check(false, std::string(op) + ": " + name + " has shape " + shape_of(t) + " but " + ref_name + " has " +
+                     shape_of(ref));
 }
 
 inline cudaStream_t stream_of(const Tensor& t) {
