@@ -22,7 +22,6 @@ constexpr int kMaxDims = 8;
 // Output sizes and the strides of two inputs in each output dim (0 along a broadcast dim).
 struct Broadcast2 {
   int ndim;
-  bool index32;  // every index and size fits in 32 bits: 32-bit division (a GPU emulates 64-bit division)
   int64_t size[kMaxDims];
   int64_t stride_a[kMaxDims];
   int64_t stride_b[kMaxDims];
@@ -38,15 +37,8 @@ __device__ __forceinline__ void broadcast_offsets(const Broadcast2& bc, int64_t 
 #pragma unroll
   for (int d = kMaxDims - 1; d > 0; --d) {
     if (d >= bc.ndim) continue;
-    int64_t coord;
-    if (bc.index32) {
-      uint32_t i32 = static_cast<uint32_t>(i), size = static_cast<uint32_t>(bc.size[d]);
-      coord = i32 % size;
-      i = i32 / size;
-    } else {
-      coord = i % bc.size[d];
-      i /= bc.size[d];
-    }
+    int64_t coord = i % bc.size[d];
+    i /= bc.size[d];
     off_a += coord * bc.stride_a[d];
     off_b += coord * bc.stride_b[d];
   }
@@ -147,9 +139,6 @@ static Broadcast2 make_broadcast(int ndim, const int64_t* size, const int64_t* s
   }
   Broadcast2 bc{};
   bc.ndim = ndim;
-  int64_t n = 1;
-  for (int d = 0; d < ndim; ++d) n *= size[d];
-  bc.index32 = n <= UINT32_MAX;
   for (int d = 0; d < ndim; ++d) {
     bc.size[d] = size[d];
     bc.stride_a[d] = stride_a[d];
