@@ -5,18 +5,13 @@ import os
 
 import pytest
 import torch
+from conftest import CUDA_BUILD_MISSING
 
 import helpers
 
 # Every op, and the stand-in's conformance kernels: they are plain CUDA too.
 KERNELS = sorted(p.stem for p in helpers.KERNELS.glob("*.cu")) + [str(helpers.ROOT / "tests/cuda_cpu/conformance.cu")]
-MISSING = (
-    "torch is a CPU-only build"
-    if torch.version.cuda is None
-    else "no CUDA toolkit (nvcc) found"
-    if helpers.find_cuda_root() is None
-    else None
-)
+MISSING = CUDA_BUILD_MISSING
 
 
 @pytest.mark.skipif(MISSING is not None, reason=f"the CUDA build needs nvcc and a CUDA torch: {MISSING}")
