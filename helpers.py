@@ -236,7 +236,7 @@ def _toolchain_identity(cxx):
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]
 
 
-_linker_choices = {}  # toolchain identity -> LinkerChoice, once per process
+_linker_choices = {}  # $CXX -> LinkerChoice, once per process
 
 
 def probe_linker(environ=os.environ):
@@ -246,13 +246,13 @@ def probe_linker(environ=os.environ):
     build a shared library at all (then no kernel can be built).
     """
     cxx = environ.get("CXX", "c++")
+    if cxx in _linker_choices:  # once per process and compiler: no subprocess on the edit-reload path
+        return _linker_choices[cxx]
     identity = _toolchain_identity(cxx)
-    if identity in _linker_choices:
-        return _linker_choices[identity]
     cache = BUILD_ROOT / "toolchain" / f"linker-{identity}.json"
     with contextlib.suppress(OSError, ValueError, TypeError):
         choice = LinkerChoice(**json.loads(cache.read_text()))
-        _linker_choices[identity] = choice
+        _linker_choices[cxx] = choice
         return choice
     folder = cache.with_suffix(f".probe{os.getpid()}")
     folder.mkdir(parents=True, exist_ok=True)
@@ -280,7 +280,7 @@ def probe_linker(environ=os.environ):
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     write_if_changed(cache, json.dumps(vars(choice)))
-    _linker_choices[identity] = choice
+    _linker_choices[cxx] = choice
     return choice
 
 
