@@ -147,18 +147,25 @@ static Broadcast2 make_broadcast(int ndim, const int64_t* size, const int64_t* s
   return bc;
 }
 
-// Whether each thread's N output elements can move as Packs (see the kernels above).
+// Whether an input with these strides (0 along a broadcast dim) lets a thread's N elements of a row move as
+// one Pack: it is broadcast along the row (inner stride 0: one value, read alone, any alignment), or it steps
+// through the row (inner stride 1) and every row of it starts 16-byte aligned.
+template <typename T>
+static bool input_packs(const Broadcast2& bc, const void* p, const int64_t* stride) {
+  int inner = bc.ndim - 1;
+  if (stride[inner] == 0) return true;
+  if (stride[inner] != 1 || !kp::packs_fit(p)) return false;
+  for (int d = 0; d < inner; ++d)
+    if (stride[d] % Pack<T>::N != 0) return false;
+  return true;
+}
+
+// Whether each thread's N output elements can move as Packs (see the kernels above): the rows hold whole
+// Packs, the outputs are 16-byte aligned, and both inputs allow it.
 template <typename T>
 static bool rows_pack(const Broadcast2& bc, const void* a, const void* b, const void* out1, const void* out2) {
-  constexpr int N = Pack<T>::N;
-  if (bc.ndim == 0 || bc.size[bc.ndim - 1] % N != 0 || !kp::packs_fit(a, b, out1, out2)) return false;
-  for (int d = 0; d < bc.ndim; ++d) {
-    for (int64_t stride : {bc.stride_a[d], bc.stride_b[d]}) {
-      bool ok = d == bc.ndim - 1 ? (stride == 0 || stride == 1) : stride % N == 0;
-      if (!ok) return false;
-    }
-  }
-  return true;
+  return bc.ndim > 0 && bc.size[bc.ndim - 1] % Pack<T>::N == 0 && kp::packs_fit(out1, out2) &&
+         input_packs<T>(bc, a, bc.stride_a) && input_packs<T>(bc, b, bc.stride_b);
 }
 
 // Launchers: `size`, `stride_a`, `stride_b` are host arrays of `ndim` entries (the output's dims after

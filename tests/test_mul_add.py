@@ -27,6 +27,7 @@ CASES = {
     "size1-vs-2d": ((1, 1), (7, 11)),
     "size1-vs-empty": ((1,), (3, 0)),
     "row-vs-column": ((1, 1023), (5, 1)),
+    "column-vs-row": ((37, 1), (1024,)),  # bench/ops.py's "mul, broadcast": Packs of x, one value of w per row
     "middle-dim": ((3, 1, 5), (4, 1)),
     "interleaved": ((2, 1, 3), (1, 4, 1)),
     "leading-dims": ((7, 11, 13), (13,)),
@@ -128,6 +129,12 @@ def test_non_contiguous_offset_and_expanded_inputs(ext):
     b = torch.randn(62, 1).expand(62, 37)  # stride 0 along dim 1, not a copy
     c = torch.randn(74)[::2]  # a strided 1-d view
     for x, y in [(a, b), (a, c), (b, c), (c, a)]:
+        torch.testing.assert_close(ext.mul(x, y), x * y, rtol=0, atol=0)
+        torch.testing.assert_close(ext.add(x, y), x + y, rtol=0, atol=0)
+    # Rows of whole Packs, from views that start off 16-byte alignment: a column broadcast along the rows
+    # needs no alignment (one value per row); a row that the threads step through does.
+    column, row = torch.randn(38, 1)[1:], torch.randn(1025)[1:]
+    for x, y in [(column, torch.randn(1024)), (torch.randn(37, 1), row), (column, row)]:
         torch.testing.assert_close(ext.mul(x, y), x * y, rtol=0, atol=0)
         torch.testing.assert_close(ext.add(x, y), x + y, rtol=0, atol=0)
     grad_out = torch.ones(()).expand(62, 37)  # what the backward of .sum() hands in
@@ -291,7 +298,7 @@ def test_opcheck_forward_ops(ext, case, dtype):
     shape_a, shape_b = CASES[case]
     for op in (ext.mul, ext.add):
         args = (randn(shape_a, dtype, requires_grad=True), randn(shape_b, dtype, requires_grad=True))
-        result = torch.library.opcheck(op, args)
+        result = torch.library.opcheck(op.default, args)
         assert set(result.values()) == {"SUCCESS"}, (op, result)
 
 
@@ -301,7 +308,7 @@ def test_opcheck_mul_backward(ext, case, need_w, need_x):
     shape_w, shape_x = CASES[case]
     w, x = randn(shape_w, torch.float64), randn(shape_x, torch.float64)
     grad_out = randn(torch.broadcast_shapes(w.shape, x.shape), torch.float64)
-    result = torch.library.opcheck(ext.mul_backward, (grad_out, w, x, need_w, need_x))
+    result = torch.library.opcheck(ext.mul_backward.default, (grad_out, w, x, need_w, need_x))
     assert set(result.values()) == {"SUCCESS"}, result
 
 
@@ -321,7 +328,7 @@ def test_opcheck_mul_backward(ext, case, need_w, need_x):
 )
 def test_opcheck_sum_to(ext, shape, dtype):
     grad = randn((3, 4, 5), dtype)
-    result = torch.library.opcheck(ext.sum_to, (grad, list(shape)))
+    result = torch.library.opcheck(ext.sum_to.default, (grad, list(shape)))
     assert set(result.values()) == {"SUCCESS"}, result
     assert ext.sum_to(grad, list(shape)).data_ptr() != grad.data_ptr()
 
