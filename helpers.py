@@ -659,8 +659,35 @@ def check_like(op, name, t, ref_name, ref):
     )
 
 
+def op_caller(packet):
+    """What `mod.<op>` is: a call of the custom op `packet` (torch.ops.<namespace>.<op>) that skips the
+    autograd layer when nothing needs a gradient.
+
+    torch.library.register_autograd puts a Python kernel at the op's Autograd key, and the dispatcher
+    enters it on every call, gradients or not: on a tiny tensor that hop from C++ back into Python
+    costs as much as the rest of the call (bench/op_overhead.py). When grad mode is off or no input
+    requires grad, that kernel does nothing but call the op below autograd; this does the same from
+    here, without the hop. Under torch.compile or torch.export, and whenever a gradient is needed, the
+    op is called as it is. `call.op` is the op itself, `call.default` its overload (what opcheck takes).
+    """
+    overload = packet.default
+    any_requires_grad, below_autograd = torch._C._any_requires_grad, torch._C._AutoDispatchBelowAutograd
+
+    def call(*args, **kwargs):
+        if torch.compiler.is_compiling() or (torch.is_grad_enabled() and any_requires_grad(*args, **kwargs)):
+            return overload(*args, **kwargs)
+        with below_autograd():
+            return overload(*args, **kwargs)
+
+    call.__name__ = call.__qualname__ = packet.__name__
+    call.__doc__ = f"{packet._qualified_op_name}: {overload._schema}"
+    call.op, call.default = packet, overload
+    return call
+
+
 class KernelModule:
-    """The ops of one loaded kernel version: `mod.add2` is the custom op `torch.ops.<namespace>.add2`.
+    """The ops of one loaded kernel version: `mod.add2(a, b)` calls the custom op
+    `torch.ops.<namespace>.add2` (through `op_caller`; `mod.add2.op` is the op itself).
 
     `register_fake` and `register_autograd` add the Python side of torch.library to this version's
     ops (kernels/<op>_ops.py calls them); `fakes` and `autograd` name the ops that have one.
@@ -676,7 +703,7 @@ class KernelModule:
         for op in self._op_names:  # plain attributes: what torch.compile traces through without guards on code
             if op in vars(type(self)) or op in vars(self):
                 raise KernelBuildError(f"{build.name}: an op may not be named {op!r} (a KernelModule attribute)")
-            setattr(self, op, getattr(packets, op))
+            setattr(self, op, op_caller(getattr(packets, op)))
 
     @property
     def ops(self):

@@ -7,9 +7,10 @@ Each row calls one way into add2 (or torch.add) on two 1024-element float32 tens
 a loop, and reports the wall-clock time per call (the median of several loops). On a GPU the kernels
 are asynchronous: a loop of launches measures what the caller pays per call (the CPU side), which is
 what decides small ops; the loop is synchronised before its clock stops. The rows take the layers
-apart: the op as `ext.add2` (through its Python autograd kernel, as torch.library.register_autograd
-makes it), the same op below autograd (what the layers under it cost), and the notebook's own
-autograd Function around it.
+apart: `ext.add2` (helpers.op_caller: the op below autograd when no input requires grad), the op's
+overload called as it is (through the Python autograd kernel that torch.library.register_autograd
+puts at its Autograd key, which the dispatcher enters on every call), and, with inputs that require
+grad, the op and the notebook's own autograd Function around it.
 """
 
 import argparse
@@ -42,17 +43,6 @@ def per_call_us(fn, args, calls, loops, sync):
     return statistics.median(times)
 
 
-def below_autograd(op):
-    """`op` called past the autograd layer (no Python autograd kernel), as torch does for no-grad inputs."""
-    overload = op.default
-
-    def call(*args):
-        with torch._C._AutoDispatchBelowAutograd():
-            return overload(*args)
-
-    return call
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="few calls (for tests)")
@@ -72,8 +62,7 @@ def main(argv=None):
     rows = [
         ("torch.add(a, b)", torch.add, (a, b)),
         ("ext.add2(a, b): the custom op", ext.add2, (a, b)),
-        ("ext.add2.default(a, b): the op's overload, no packet lookup", ext.add2.default, (a, b)),
-        ("the op below autograd (what autograd's layer leaves)", below_autograd(ext.add2), (a, b)),
+        ("ext.add2.default(a, b): the overload through its Python autograd kernel", ext.add2.default, (a, b)),
         ("torch.add(a, b), inputs require grad", torch.add, (ga, gb)),
         ("ext.add2(a, b), inputs require grad", ext.add2, (ga, gb)),
         ("the notebook's AddFunction.apply, inputs require grad", add2_fn, (ga, gb)),

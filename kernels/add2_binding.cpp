@@ -14,7 +14,7 @@ kp::Tensor add2(kp::Tensor a, kp::Tensor b) {
   kp::check_like(op, "b", b, "a", a);
   a = kp::contiguous(a);
   b = kp::contiguous(b);
-  kp::Tensor c = torch::stable::empty_like(a);
+  kp::Tensor c = kp::empty_like(a);
   KP_DISPATCH_FLOATING(a.scalar_type(), op, [&] {
     auto launch = version == 2 ? add2_fwd<scalar_t> : add2_fwd_v1<scalar_t>;
     launch(a.const_data_ptr<scalar_t>(), b.const_data_ptr<scalar_t>(), c.mutable_data_ptr<scalar_t>(), a.numel(),

@@ -5,7 +5,7 @@ load_kernel("add2") calls register(ops) for every version it loads, with that ve
   output's shape, dtype and device without running the kernel (torch.compile, torch.export and
   opcheck trace with it), after the binding's checks, with its messages (helpers' check_floating
   and check_like, the Python side of kernels/common/binding.h);
-- add2's autograd formula, so that the op itself is differentiable: dL/da = dL/db = dL/dc.
+- their autograd formula, so that the ops themselves are differentiable: dL/da = dL/db = dL/dc.
 """
 
 from helpers import check_floating, check_like
@@ -28,3 +28,4 @@ def register(ops):
         return grad_c, grad_c
 
     ops.register_autograd("add2", backward)
+    ops.register_autograd("add2_v1", backward)

@@ -10,7 +10,7 @@ void exp_bwd(const T* grad_y, const T* y, T* grad_x, int64_t n, cudaStream_t str
 kp::Tensor exp_forward(kp::Tensor x) {
   kp::check_floating("exp", "x", x);
   x = kp::contiguous(x);
-  kp::Tensor y = torch::stable::empty_like(x);
+  kp::Tensor y = kp::empty_like(x);
   KP_DISPATCH_FLOATING(x.scalar_type(), "exp", [&] {
     exp_fwd<scalar_t>(x.const_data_ptr<scalar_t>(), y.mutable_data_ptr<scalar_t>(), x.numel(), kp::stream_of(x));
   });
@@ -22,7 +22,7 @@ kp::Tensor exp_backward(kp::Tensor grad_y, kp::Tensor y) {
   kp::check_like("exp_backward", "grad_y", grad_y, "y", y);
   grad_y = kp::contiguous(grad_y);  // autograd may hand in an expanded (stride-0) gradient
   y = kp::contiguous(y);
-  kp::Tensor grad_x = torch::stable::empty_like(y);
+  kp::Tensor grad_x = kp::empty_like(y);
   KP_DISPATCH_FLOATING(y.scalar_type(), "exp_backward", [&] {
     exp_bwd<scalar_t>(grad_y.const_data_ptr<scalar_t>(), y.const_data_ptr<scalar_t>(),
                       grad_x.mutable_data_ptr<scalar_t>(), y.numel(), kp::stream_of(y));

@@ -9,7 +9,7 @@ void poly2_bwd(const T* grad_y, const T* x, T* grad_x, int64_t n, cudaStream_t s
 kp::Tensor poly2(kp::Tensor x) {
   kp::check_floating("poly2", "x", x);
   x = kp::contiguous(x);
-  kp::Tensor y = torch::stable::empty_like(x);
+  kp::Tensor y = kp::empty_like(x);
   KP_DISPATCH_FLOATING(x.scalar_type(), "poly2", [&] {
     poly2_fwd<scalar_t>(x.const_data_ptr<scalar_t>(), y.mutable_data_ptr<scalar_t>(), x.numel(), kp::stream_of(x));
   });
@@ -21,7 +21,7 @@ kp::Tensor poly2_backward(kp::Tensor grad_y, kp::Tensor x) {
   kp::check_like("poly2_backward", "grad_y", grad_y, "x", x);
   grad_y = kp::contiguous(grad_y);  // autograd may hand in an expanded (stride-0) gradient
   x = kp::contiguous(x);
-  kp::Tensor grad_x = torch::stable::empty_like(x);
+  kp::Tensor grad_x = kp::empty_like(x);
   KP_DISPATCH_FLOATING(x.scalar_type(), "poly2_backward", [&] {
     poly2_bwd<scalar_t>(grad_y.const_data_ptr<scalar_t>(), x.const_data_ptr<scalar_t>(),
                         grad_x.mutable_data_ptr<scalar_t>(), x.numel(), kp::stream_of(x));

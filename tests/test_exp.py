@@ -117,7 +117,7 @@ def test_opcheck(exp_ext, shape, dtype):
     x = torch.randn(shape, dtype=dtype, requires_grad=True)
     grad_y, y = torch.randn(shape, dtype=dtype), torch.rand(shape, dtype=dtype)
     for op, args in [(exp_ext.exp, (x,)), (exp_ext.exp_backward, (grad_y, y))]:
-        result = torch.library.opcheck(op, args)
+        result = torch.library.opcheck(op.default, args)
         assert set(result.values()) == {"SUCCESS"}, (op, result)
 
 

@@ -108,7 +108,7 @@ def test_opcheck(poly2_ext, shape, dtype):
     x = torch.randn(shape, dtype=dtype, requires_grad=True)
     grad_y = torch.randn(shape, dtype=dtype)
     for op, args in [(poly2_ext.poly2, (x,)), (poly2_ext.poly2_backward, (grad_y, x.detach()))]:
-        result = torch.library.opcheck(op, args)
+        result = torch.library.opcheck(op.default, args)
         assert set(result.values()) == {"SUCCESS"}, (op, result)
 
 

@@ -1,6 +1,8 @@
 """Every op is a torch custom op with a fake implementation, registered again with every loaded version:
 kernels/<op>_ops.py across hot reloads, under torch.compile, and when it is broken."""
 
+import os
+import sys
 import textwrap
 
 import pytest
@@ -19,6 +21,41 @@ def test_every_op_has_a_fake_implementation(name):
     assert module.fakes == set(module.ops), f"{name}: ops without a fake in kernels/{name}_ops.py"
     assert module.autograd, f"{name}: no op has an autograd formula"
     assert module.autograd <= module.fakes
+
+
+def python_calls_from_torch_autograd_kernel(fn, *args):
+    """How many Python calls run inside torch.library's autograd kernel (torch/_library/autograd.py) while
+    fn(*args) runs."""
+    calls = []
+
+    def profile(frame, event, arg):
+        if event == "call" and frame.f_code.co_filename.endswith(os.path.join("_library", "autograd.py")):
+            calls.append(frame.f_code.co_name)
+
+    sys.setprofile(profile)
+    try:
+        fn(*args)
+    finally:
+        sys.setprofile(None)
+    return len(calls)
+
+
+def test_a_call_that_needs_no_gradient_skips_the_python_autograd_kernel():
+    # ext.add2 (helpers.op_caller) calls the op below autograd itself when nothing needs a gradient; the
+    # op's overload goes through the Python kernel that register_autograd put at its Autograd key.
+    ext = helpers.load_kernel("add2", target="cpu", quiet=True)
+    a, b = torch.randn(5), torch.randn(5)
+    ga, gb = a.clone().requires_grad_(), b.clone().requires_grad_()
+    assert python_calls_from_torch_autograd_kernel(ext.add2, a, b) == 0
+    with torch.no_grad():
+        assert python_calls_from_torch_autograd_kernel(ext.add2, ga, gb) == 0
+    assert python_calls_from_torch_autograd_kernel(ext.add2.default, a, b) > 0  # the layer it skips
+    assert python_calls_from_torch_autograd_kernel(ext.add2, ga, b) > 0  # a gradient is needed: through it
+    out = ext.add2(ga, b)
+    assert out.grad_fn is not None and ext.add2(a, b).grad_fn is None
+    torch.testing.assert_close(torch.autograd.grad(out.sum(), ga)[0], torch.ones(5))
+    assert ext.add2.op is getattr(torch.ops, ext.namespace).add2 and ext.add2.default is ext.add2.op.default
+    assert ext.add2.__name__ == "add2" and "add2(Tensor a, Tensor b) -> Tensor" in ext.add2.__doc__
 
 
 def add2_function(holder):
