@@ -2,11 +2,13 @@
 
 The seed's way: one source including torch/extension.h with a pybind11 module, built by plain
 torch.utils.cpp_extension.load. Ours: kernels/add2.cu (no torch headers) + its binding (torch's
-stable API), through helpers.load_kernel. Each scenario runs in a fresh process with an empty
-build folder; times exclude `import torch`.
+stable API), through helpers.load_kernel, for the CPU stand-in and, on a machine with a GPU, for
+nvcc too (what a GPU user waits for). Each scenario runs in a fresh process with an empty build
+folder; times exclude `import torch`.
 
-    python bench/build_latency.py          # prints a markdown table (about two minutes: the seed's way is slow)
-    python bench/build_latency.py --quick  # ours only, without the seed's way (about 20 s)
+    python bench/build_latency.py                   # a markdown table (about two minutes: the seed's way is slow)
+    python bench/build_latency.py --quick           # ours only, without the seed's way (about 20 s)
+    python bench/build_latency.py --targets cpu cuda    # nvcc's build even without a GPU (compile and link only)
 """
 
 import argparse
@@ -18,6 +20,8 @@ import sys
 import tempfile
 import textwrap
 from pathlib import Path
+
+import torch
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -43,19 +47,21 @@ OURS = """
 import json, sys, time
 from pathlib import Path
 import torch
+target = sys.argv[3]
 t = time.perf_counter()
 import helpers
-m = helpers.load_kernel(sys.argv[1], target='cpu', quiet=True)
+m = helpers.load_kernel(sys.argv[1], target=target, quiet=True)
 first = time.perf_counter() - t
-a = torch.ones(4)
-assert m.add2(a, a).tolist() == [2.0] * 4
+run = torch.cuda.is_available() or target == "cpu"  # nvcc's build runs where there is a GPU
+a = torch.ones(4, device="cuda" if target == "cuda" and run else "cpu")
+assert not run or m.add2(a, a).tolist() == [2.0] * 4
 second = None
 if sys.argv[2] == "edit":
     cu = Path(sys.argv[1]); cu.write_text(cu.read_text().replace("c[i] = a[i] + b[i];", "c[i] = a[i] + 2 * b[i];"))
     t = time.perf_counter()
-    m = helpers.load_kernel(sys.argv[1], target='cpu', quiet=True)
+    m = helpers.load_kernel(sys.argv[1], target=target, quiet=True)
     second = time.perf_counter() - t
-    assert m.add2(a, a).tolist() == [3.0] * 4, "stale module"
+    assert not run or m.add2(a, a).tolist() == [3.0] * 4, "stale module"
 print(json.dumps({"first": first, "second": second}))
 """
 
@@ -93,14 +99,14 @@ def copy_add2(folder):
     return folder / "add2.cu"
 
 
-def measure_ours(tmp):
-    """(first build ever, with the stand-in's runtime), cold, warm, edit -> reload."""
-    env = {**os.environ, "KP_BUILD_DIR": str(tmp / "ours-build")}
-    first_ever = run(OURS, copy_add2(tmp / "first"), "no-edit", env=env)["first"]
-    cu = copy_add2(tmp / "ours")  # another folder: a build of its own, the runtime already built
-    cold = run(OURS, cu, "no-edit", env=env)["first"]
-    warm = run(OURS, cu, "no-edit", env=env)["first"]
-    edit = run(OURS, cu, "edit", env=env)["second"]
+def measure_ours(tmp, target):
+    """(first build ever, with the stand-in's runtime on the cpu target), cold, warm, edit -> reload."""
+    env = {**os.environ, "KP_BUILD_DIR": str(tmp / f"ours-build-{target}")}
+    first_ever = run(OURS, copy_add2(tmp / f"first-{target}"), "no-edit", target, env=env)["first"]
+    cu = copy_add2(tmp / f"ours-{target}")  # another folder: a build of its own, the runtime already built
+    cold = run(OURS, cu, "no-edit", target, env=env)["first"]
+    warm = run(OURS, cu, "no-edit", target, env=env)["first"]
+    edit = run(OURS, cu, "edit", target, env=env)["second"]
     return first_ever, cold, warm, edit
 
 
@@ -115,31 +121,49 @@ def measure_seed(tmp):
     return cold, warm, edit
 
 
+TARGET_NAMES = {"cpu": "ours, CPU stand-in", "cuda": "ours, nvcc"}
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="skip the seed's way (its builds take about 90 s)")
+    parser.add_argument(
+        "--targets",
+        nargs="+",
+        choices=list(TARGET_NAMES),
+        default=["cpu", "cuda"] if torch.cuda.is_available() else ["cpu"],
+        help="load_kernel's targets to time (default: cpu, and cuda where there is a GPU)",
+    )
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
-        first_ever, *ours = measure_ours(tmp)
+        ours = {target: measure_ours(tmp, target) for target in args.targets}
         seed = None if args.quick else measure_seed(tmp)
-    print(f"add2 build latency, CPU stand-in target, {os.cpu_count()} cores, {platform.machine()}\n")
+    gpu = f", {torch.cuda.get_device_name()}" if torch.cuda.is_available() else ", no GPU"
+    print(f"add2 build latency, {os.cpu_count()} cores, {platform.machine()}{gpu}\n")
     if args.quick:
         print("--quick: the seed's way (about 90 s of builds) was skipped.\n")
-    print("| step | seed's way (torch/extension.h, plain load) | ours (load_kernel) | seed ÷ ours |")
-    print("|---|---|---|---|")
+    columns = [TARGET_NAMES[t] for t in args.targets]
+    print("| step | seed's way (torch/extension.h, plain load) | " + " | ".join(columns) + " | seed ÷ ours, CPU |")
+    print("|---" * (len(columns) + 3) + "|")
     steps = ("cold build", "warm load, new process", "edit -> reload, same process")
-    for step, s, o in zip(steps, seed or [None] * len(steps), ours):
-        if s is None:
-            print(f"| {step} | skipped | {o:.2f} s | |")
-        else:
-            print(f"| {step} | {s:.2f} s | {o:.2f} s | {s / o:.1f}x |")
-    print(f"| first build on a machine (ours also builds the stand-in's runtime, once) | | {first_ever:.2f} s | |")
+    for i, step in enumerate(steps):
+        s = seed[i] if seed else None
+        cells = [f"{ours[t][i + 1]:.2f} s" for t in args.targets]
+        ratio = f"{s / ours['cpu'][i + 1]:.1f}x" if s is not None and "cpu" in ours else ""
+        print(f"| {step} | {'skipped' if s is None else f'{s:.2f} s'} | " + " | ".join(cells) + f" | {ratio} |")
+    first = [f"{ours[t][0]:.2f} s" for t in args.targets]
+    print(
+        "| first build on a machine (on the cpu target ours also builds the stand-in's runtime, once) | | "
+        + " | ".join(first)
+        + " | |"
+    )
     print()
     print(
         textwrap.fill(
             "Times exclude `import torch` and include `import helpers`. The seed's way renames its module "
-            "after an edit, so its reload rebuilds everything; ours rebuilds the kernel object and relinks.",
+            "after an edit, so its reload rebuilds everything; ours rebuilds the kernel object and relinks. "
+            "Without a GPU, nvcc's build is compiled and linked but not run.",
             100,
         )
     )

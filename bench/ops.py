@@ -130,6 +130,18 @@ def all_ops():
             **elementwise,
         ),
         OpBench(
+            kernel="add2",
+            op="add2_v1",
+            what=f"c = a + b on {n}, the first, plain kernel (one element per thread; add2 moves 16-byte Packs)",
+            custom=lambda m: m.add2_v1,
+            baseline_name="torch.add",
+            baseline=torch.add,
+            make_inputs=lambda n: (randn(n), randn(n)),
+            formula="3 × 4n bytes: read a and b, write c",
+            bytes_moved=bytes3,
+            **elementwise,
+        ),
+        OpBench(
             kernel="mul_add",
             op="mul",
             what=f"out = w * x, equal shapes, {n}",
