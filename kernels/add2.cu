@@ -52,8 +52,8 @@ template <typename T>
 void add2_fwd(const T* a, const T* b, T* c, int64_t n, cudaStream_t stream) {
   if (n == 0) return;
   const int threads = 256;
-  add2_fwd_kernel_v2<T><<<ceil_div<int64_t>(n, threads * Pack<T>::N), threads, 0, stream>>>(a, b, c, n,
-                                                                                           kp::packs_fit(a, b, c));
+  add2_fwd_kernel_v2<T>
+      <<<ceil_div<int64_t>(n, threads * Pack<T>::N), threads, 0, stream>>>(a, b, c, n, kp::packs_fit(a, b, c));
   KP_CHECK_LAUNCH();
 }
 

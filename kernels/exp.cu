@@ -28,8 +28,8 @@ __global__ void exp_fwd_kernel(const T* __restrict__ x, T* __restrict__ y, int64
 }
 
 template <typename T>
-__global__ void exp_bwd_kernel(const T* __restrict__ grad_y, const T* __restrict__ y, T* __restrict__ grad_x,
-                               int64_t n, bool packed) {
+__global__ void exp_bwd_kernel(const T* __restrict__ grad_y, const T* __restrict__ y, T* __restrict__ grad_x, int64_t n,
+                               bool packed) {
   constexpr int N = Pack<T>::N;
   int64_t i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) * N;
   if (packed && i + N <= n) {

@@ -130,7 +130,7 @@ std::tuple<kp::Tensor, kp::Tensor> mul_backward(kp::Tensor grad_out, kp::Tensor 
                 shape_str(IntHeaderOnlyArrayRef(shape)));
   Layout l = broadcast_layout("mul_backward", "w", w, "x", x, shape);
   grad_out = kp::contiguous(grad_out);  // autograd may hand in an expanded (stride-0) gradient
-  kp::Tensor grad_w, grad_x;                       // undefined unless needed
+  kp::Tensor grad_w, grad_x;            // undefined unless needed
   if (need_w) grad_w = torch::stable::new_empty(w, IntHeaderOnlyArrayRef(shape));
   if (need_x) grad_x = torch::stable::new_empty(w, IntHeaderOnlyArrayRef(shape));
   if (need_w || need_x) {

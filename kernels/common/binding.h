@@ -110,8 +110,8 @@ inline void check_like(const char* op, const char* name, const Tensor& t, const 
   check_floating(op, name, t);
   check_same_kind(op, name, t, ref_name, ref);
   if (!same_shape(t, ref))
-    check(false, std::string(op) + ": " + name + " has shape " + shape_of(t) + " but " + ref_name + " has " +
-                     shape_of(ref));
+    check(false,
+          std::string(op) + ": " + name + " has shape " + shape_of(t) + " but " + ref_name + " has " + shape_of(ref));
 }
 
 inline cudaStream_t stream_of(const Tensor& t) {
