@@ -316,6 +316,7 @@ NVCC_DIAGNOSTIC = re.compile(r"^(?P<file>[^\s(][^(\n]*)\((?P<line>\d+)\): (?:cat
 # `/usr/bin/ld.gold: error: add2_binding.o: multiple definition of 'f()'`.
 LINKER_LINE = re.compile(r"^(?:\S*/)?(?:ld(?:\.\w+)?|collect2|lld|ld64\.lld|mold): .*$", re.M)
 LINK_LINES = 6  # of the linker's lines, in the message
+LINK_NOISE = re.compile(r"$|collect2: error: ld returned|ninja: |\[\d+/\d+\] ")  # lines left out of it
 
 
 class KernelBuildError(RuntimeError):
@@ -339,7 +340,8 @@ class KernelBuildError(RuntimeError):
             where = f"{display_path(m['file'])}:{line}:" + (f"{col}:" if col else "")
             excerpt = source_excerpt(m["file"], line, col)
             message = f"{where} error: {m['msg']}" + (f"\n{excerpt}" if excerpt else "")
-        elif links := [m[0].strip() for m in LINKER_LINE.finditer(log) if "ld returned" not in m[0]]:
+        elif first := LINKER_LINE.search(log):  # its lines from there (bfd's second line has no "ld:" prefix)
+            links = [ln.strip() for ln in log[first.start() :].splitlines() if not LINK_NOISE.match(ln.strip())]
             message = f"the link failed: {links[0]}" + "".join(f"\n  {ln}" for ln in links[1:LINK_LINES])
         else:
             errors = [ln.strip() for ln in log.splitlines() if "error" in ln.lower()]
@@ -588,6 +590,10 @@ def build_kernel(name_or_path, target=None, verbose=False):
         # load() renames the module after any change it saw in this process (name_v1, ...), which
         # changes the flags and rebuilds everything; with the same name ninja rebuilds what changed.
         cpp_extension.JIT_EXTENSION_VERSIONER.entries.pop(name, None)
+        # Before 2.14, load() takes the folder with a lock *file* (FileBaton) and waits while it exists: one
+        # left by a killed build would block every later load forever. Under our lock no load() runs here.
+        with contextlib.suppress(FileNotFoundError):
+            (build_dir / "lock").unlink()
         try:
             cpp_extension.load(
                 name=name,
@@ -1164,7 +1170,10 @@ def demangle(names):
 
 
 def cuda_arch():
-    """The first architecture of TORCH_CUDA_ARCH_LIST (default 9.0) as nvcc's sm_XX."""
+    """nvcc's sm_XX for ptxas's report: this machine's GPU where there is one (the code that runs there),
+    else the first architecture of TORCH_CUDA_ARCH_LIST (default 9.0)."""
+    if torch.cuda.is_available():
+        return "sm_{}{}".format(*torch.cuda.get_device_capability())
     first = re.split(r"[ ;]+", os.environ.get("TORCH_CUDA_ARCH_LIST", DEFAULT_CUDA_ARCH).strip())[0]
     return "sm_" + first.replace("+PTX", "").replace(".", "")
 
@@ -1189,7 +1198,7 @@ def kernel_resources(name_or_path, arch=None):
     """Registers, shared memory, stack and spills of each kernel in a `.cu` file, as ptxas reports them.
 
     Compiles the kernel file alone with nvcc (no binding, no torch headers: about a second) for
-    `arch` (default: the first of TORCH_CUDA_ARCH_LIST, else sm_90). Needs nvcc, not a GPU. Cached
+    `arch` (default: cuda_arch(), the GPU's own, else sm_90). Needs nvcc, not a GPU. Cached
     per file content. Returns a Table, one row per kernel (per template instantiation).
     """
     cu, _ = resolve_kernel(name_or_path)

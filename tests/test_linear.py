@@ -462,4 +462,4 @@ def test_onnx_standard_export_runs_in_onnxruntime_and_matches_torch(linear, line
         x = torch.randn(batch, 53)
         (y,) = session.run(None, {"x": x.cpu().numpy()})
         with torch.no_grad():
-            torch.testing.assert_close(torch.from_numpy(y), model(x), rtol=0, atol=1e-5)
+            torch.testing.assert_close(torch.from_numpy(y), model(x).cpu(), rtol=0, atol=1e-5)

@@ -236,7 +236,7 @@ def test_doctor_command_checks_every_target():
         capture_output=True,
         text=True,
         timeout=120,
-        env={**os.environ, "PATH": "/nonexistent"},
+        env={**{k: v for k, v in os.environ.items() if k != "CXX"}, "PATH": "/nonexistent"},
     )
     # helpers finds the environment's own ninja by itself, but no compiler: one message with the fix.
     assert done.returncode == 1 and "c++ compiler: `c++` was not found\n    fix: apt-get install -y g++" in done.stdout

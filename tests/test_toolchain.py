@@ -84,6 +84,29 @@ def test_a_toolchain_that_links_nothing_gets_one_toolchain_error_with_the_fix(ke
     assert "cannot find crti.o" in problem.message and "point CXX at one" in problem.fix
 
 
+BFD_LINK_LOG = """\
+Error building extension 'add2': [1/3] c++ -MMD -MF add2.o.d -c add2.cu -o add2.o
+[2/3] c++ -MMD -MF add2_binding.o.d -c add2_binding.cpp -o add2_binding.o
+[3/3] c++ add2.o add2_binding.o -shared -o add2.so
+FAILED: add2.so
+c++ add2.o add2_binding.o -shared -o add2.so
+/usr/bin/ld: add2_binding.o: in function `kp_defined_twice()':
+add2_binding.cpp:(.text+0x0): multiple definition of `kp_defined_twice()'; add2.o:(.text+0x0): first defined here
+collect2: error: ld returned 1 exit status
+ninja: build stopped: subcommand failed.
+"""
+
+
+def test_a_link_error_from_bfd_keeps_the_line_after_the_linkers_name():
+    # GNU ld (bfd) names the function on one line and says what is wrong on the next, without its prefix.
+    message = str(helpers.KernelBuildError.from_log(BFD_LINK_LOG, []))
+    assert message == (
+        "the link failed: /usr/bin/ld: add2_binding.o: in function `kp_defined_twice()':\n"
+        "  add2_binding.cpp:(.text+0x0): multiple definition of `kp_defined_twice()'; add2.o:(.text+0x0): first "
+        "defined here"
+    )
+
+
 @pytest.mark.parametrize("target", TARGETS_BUILT)
 def test_a_link_error_leads_with_the_linkers_message(kernel_copy, target):
     cu = kernel_copy()
