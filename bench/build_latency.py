@@ -150,7 +150,7 @@ def main(argv=None):
     for i, step in enumerate(steps):
         s = seed[i] if seed else None
         cells = [f"{ours[t][i + 1]:.2f} s" for t in args.targets]
-        ratio = f"{s / ours['cpu'][i + 1]:.1f}x" if s is not None and "cpu" in ours else ""
+        ratio = f"{s / ours['cpu'][i + 1]:.3g}x" if s is not None and "cpu" in ours else ""
         print(f"| {step} | {'skipped' if s is None else f'{s:.2f} s'} | " + " | ".join(cells) + f" | {ratio} |")
     first = [f"{ours[t][0]:.2f} s" for t in args.targets]
     print(
