@@ -686,7 +686,7 @@ def op_caller(packet):
             return overload(*args, **kwargs)
 
     call.__name__ = call.__qualname__ = packet.__name__
-    call.__doc__ = f"{packet._qualified_op_name}: {overload._schema}"
+    call.__doc__ = str(overload._schema)  # e.g. kp_add2_<version>::add2(Tensor a, Tensor b) -> Tensor
     call.op, call.default = packet, overload
     return call
 
