@@ -17,9 +17,7 @@ checks the toolchain.
 
 import contextlib
 import ctypes
-import fcntl
 import hashlib
-import html
 import importlib.util
 import json
 import logging
@@ -34,10 +32,26 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent
-KERNELS = ROOT / "kernels"
-COMMON = KERNELS / "common"
-BUILD_ROOT = Path(os.environ.get("KP_BUILD_DIR", ROOT / "build" / "ext"))
+from kp.diagnostics import (  # noqa: F401 (re-exported)
+    GCC_DIAGNOSTIC,
+    LINKER_LINE,
+    NVCC_DIAGNOSTIC,
+    KernelBuildError,
+    source_excerpt,
+)
+from kp.files import (  # noqa: F401 (ROOT: re-exported)
+    BUILD_ROOT,
+    COMMON,
+    KERNELS,
+    ROOT,
+    copy_atomically,
+    display_path,
+    locked,
+    write_if_changed,
+)
+from kp.report import record
+from kp.table import Table
+
 DEFAULT_CUDA_ARCH = "9.0"  # used for compile-only CUDA builds on a machine without a GPU
 TARGETS = ("cpu", "cuda")
 
@@ -86,6 +100,8 @@ def configure_environment(environ=os.environ):
 configure_environment()
 
 import torch  # noqa: E402
+
+from kp.binding import C10_DTYPE_NAMES, check_floating, check_like, check_same_kind, dtype_name  # noqa: E402, F401
 
 if not torch.cuda.is_available():  # its "No CUDA runtime is found" warning is expected here
     logging.getLogger("torch.utils.cpp_extension").setLevel(logging.ERROR)
@@ -285,77 +301,7 @@ def probe_linker(environ=os.environ):
 
 
 # ---------------------------------------------------------------------------------------------
-# Build errors that read like compiler errors about the `.cu` file.
-
-
-def display_path(path):
-    path = Path(path)
-    with contextlib.suppress(ValueError):
-        return str(path.relative_to(ROOT))
-    return str(path)
-
-
-def source_excerpt(path, line, col=None):
-    """The offending source line with a caret under the column, compiler style."""
-    with contextlib.suppress(OSError, IndexError):
-        text = Path(path).read_text().splitlines()[line - 1]
-        excerpt = f"{line:5d} | {text}"
-        if col:
-            excerpt += "\n      | " + "".join(c if c == "\t" else " " for c in text[: col - 1]) + "^"
-        return excerpt
-    return ""
-
-
-GCC_DIAGNOSTIC = re.compile(
-    r"^(?P<file>[^\s:][^:\n]*):(?P<line>\d+):(?:(?P<col>\d+):)? (?:fatal )?error: (?P<msg>.*)$", re.M
-)
-NVCC_DIAGNOSTIC = re.compile(r"^(?P<file>[^\s(][^(\n]*)\((?P<line>\d+)\): (?:catastrophic )?error: (?P<msg>.*)$", re.M)
-
-
-# What the linker says (ld, ld.gold, lld, mold, or gcc's collect2 for them), e.g.
-# `/usr/bin/ld.gold: error: add2_binding.o: multiple definition of 'f()'`.
-LINKER_LINE = re.compile(r"^(?:\S*/)?(?:ld(?:\.\w+)?|collect2|lld|ld64\.lld|mold): .*$", re.M)
-LINK_LINES = 6  # of the linker's lines, in the message
-LINK_NOISE = re.compile(r"$|collect2: error: ld returned|ninja: |\[\d+/\d+\] ")  # lines left out of it
-
-
-class KernelBuildError(RuntimeError):
-    """A kernel did not build. `str(err)` starts with `file:line:col: error: ...`; `err.log` has it all."""
-
-    def __init__(self, message, log="", log_path=None):
-        self.log, self.log_path = log, log_path
-        if log_path:
-            message += f"\n(full build log: the .log attribute of this error, or {display_path(log_path)})"
-        super().__init__(message)
-
-    @classmethod
-    def from_log(cls, log, sources, log_path=None):
-        """The first error about one of `sources` (else the first error), shown with its source line."""
-        found = [m for regex in (GCC_DIAGNOSTIC, NVCC_DIAGNOSTIC) for m in regex.finditer(log)]
-        found.sort(key=lambda m: m.start())
-        ours = [m for m in found if Path(m["file"]).resolve() in {Path(s).resolve() for s in sources}]
-        if ours or found:
-            m = (ours or found)[0]
-            line, col = int(m["line"]), int(m["col"]) if m.groupdict().get("col") else None
-            where = f"{display_path(m['file'])}:{line}:" + (f"{col}:" if col else "")
-            excerpt = source_excerpt(m["file"], line, col)
-            message = f"{where} error: {m['msg']}" + (f"\n{excerpt}" if excerpt else "")
-        elif first := LINKER_LINE.search(log):  # its lines from there (bfd's second line has no "ld:" prefix)
-            links = [ln.strip() for ln in log[first.start() :].splitlines() if not LINK_NOISE.match(ln.strip())]
-            message = f"the link failed: {links[0]}" + "".join(f"\n  {ln}" for ln in links[1:LINK_LINES])
-        else:
-            errors = [ln.strip() for ln in log.splitlines() if "error" in ln.lower()]
-            message = errors[0] if errors else "the build failed (see the log)"
-        return cls(message, log, log_path)
-
-    def _render_html(self):
-        head, _, rest = str(self).partition("\n")
-        return (
-            f"<div style='color:#b00020;font-weight:bold'>KernelBuildError: {html.escape(head)}</div>"
-            f"<pre>{html.escape(rest)}</pre>"
-            f"<details><summary>full build log ({len(self.log.splitlines())} lines)</summary>"
-            f"<pre>{html.escape(self.log)}</pre></details>"
-        )
+# A build error in a notebook: its message and a collapsed log (the error itself: kp.diagnostics).
 
 
 def _show_build_errors_in_notebook():
@@ -403,33 +349,6 @@ def project_headers(path, include_dirs):
                             todo.append(candidate)
                         break
     return seen
-
-
-@contextlib.contextmanager
-def locked(path):
-    """An OS-level lock: released by the kernel if the holder dies, so a killed build never blocks."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
-
-
-def write_if_changed(path, text):
-    """Keep the timestamp (and so ninja's state) when the content is the same."""
-    path = Path(path)
-    if not path.exists() or path.read_text() != text:
-        tmp = path.with_suffix(path.suffix + f".tmp{os.getpid()}")
-        tmp.write_text(text)
-        os.replace(tmp, path)
-
-
-def copy_atomically(src, dst):
-    tmp = Path(f"{dst}.tmp{os.getpid()}")
-    shutil.copyfile(src, tmp)
-    os.replace(tmp, dst)
 
 
 def linker_flags():
@@ -624,45 +543,6 @@ def build_kernel(name_or_path, target=None, verbose=False):
             json.dumps({"key": key, "seconds": seconds, "rebuilt": rebuilt, "inputs": [str(p) for p in inputs]})
         )
         return Build(name, target, cu, library, key, "built", seconds, rebuilt, len(after))
-
-
-# The binding's checks (kernels/common/binding.h) in Python, for the fake implementations in
-# kernels/<op>_ops.py: the same conditions and messages, so an error reads the same traced or run.
-
-C10_DTYPE_NAMES = {torch.float32: "Float", torch.float64: "Double", torch.float16: "Half", torch.bfloat16: "BFloat16"}
-C10_DTYPE_NAMES |= {torch.int64: "Long", torch.int32: "Int", torch.int16: "Short", torch.int8: "Char"}
-C10_DTYPE_NAMES |= {torch.uint8: "Byte", torch.bool: "Bool", torch.complex64: "ComplexFloat"}
-
-
-def dtype_name(dtype):
-    """c10's name of a dtype (Float, Double, Int...), as the bindings' messages give it."""
-    return C10_DTYPE_NAMES.get(dtype, str(dtype).removeprefix("torch."))
-
-
-def check_floating(op, name, t):
-    """`t` is float32 or float64 (the device is the dispatcher's business under a fake)."""
-    torch._check(
-        t.dtype in (torch.float32, torch.float64),
-        lambda: f"{op}: {name} must be float32 or float64, got {dtype_name(t.dtype)}",
-    )
-
-
-def check_same_kind(op, name, t, ref_name, ref):
-    """`t` has the dtype and the device of `ref`."""
-    torch._check(
-        t.dtype == ref.dtype,
-        lambda: f"{op}: {name} has dtype {dtype_name(t.dtype)} but {ref_name} has {dtype_name(ref.dtype)}",
-    )
-    torch._check(t.device == ref.device, lambda: f"{op}: {name} is on {t.device} but {ref_name} is on {ref.device}")
-
-
-def check_like(op, name, t, ref_name, ref):
-    """`t` is a float tensor with the dtype, device and shape of `ref`."""
-    check_floating(op, name, t)
-    check_same_kind(op, name, t, ref_name, ref)
-    torch._check(
-        t.shape == ref.shape, lambda: f"{op}: {name} has shape {list(t.shape)} but {ref_name} has {list(ref.shape)}"
-    )
 
 
 def op_caller(packet):
@@ -862,63 +742,6 @@ def show_graph(tensor, params=None):
     except ImportError:
         pass
     return svg
-
-
-class Table:
-    """Rows of dicts with the same keys: shown as a markdown table in Jupyter, `.markdown()` elsewhere."""
-
-    def __init__(self, rows, title=""):
-        self.rows, self.title = list(rows), title
-
-    def markdown(self):
-        if not self.rows:
-            return f"{self.title}\n\n(no rows)" if self.title else "(no rows)"
-        columns = list(self.rows[0])
-        lines = [f"| {' | '.join(columns)} |", "|" + "---|" * len(columns)]
-        lines += [f"| {' | '.join(_cell(r[c]) for c in columns)} |" for r in self.rows]
-        return (f"{self.title}\n\n" if self.title else "") + "\n".join(lines)
-
-    _repr_markdown_ = markdown
-
-    def __str__(self):
-        return self.markdown()
-
-    def __iter__(self):
-        return iter(self.rows)
-
-    def __len__(self):
-        return len(self.rows)
-
-    def __getitem__(self, i):
-        return self.rows[i]
-
-
-def _cell(value):
-    if isinstance(value, float):
-        return f"{value:.3g}" if abs(value) < 100 else f"{value:.0f}"
-    return str(value)
-
-
-# ---------------------------------------------------------------------------------------------
-# What a notebook found, for the index page of `make run` (tools/run_notebooks.py).
-
-
-def record(key, text):
-    """Note one result of this notebook (key: "build", "gradcheck", "metric", "bench") for the report.
-
-    Only when the notebook runs under `make run`, which names the file in KP_REPORT; a no-op otherwise.
-    load_kernel, gradcheck and bench record themselves; a notebook records its toy model's metric.
-    """
-    path = os.environ.get("KP_REPORT")
-    if not path:
-        return
-    path = Path(path)
-    with locked(path.with_name(path.name + ".lock")):
-        found = {}
-        with contextlib.suppress(OSError, ValueError):
-            found = json.loads(path.read_text())
-        found.setdefault(key, []).append(str(text))
-        write_if_changed(path, json.dumps(found, indent=1))
 
 
 def gradcheck(fn, inputs, name=None, **kwargs):

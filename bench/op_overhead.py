@@ -23,7 +23,7 @@ import torch
 import helpers
 
 sys.path.insert(0, str(helpers.ROOT))
-from tools.notebooks import tagged_code  # noqa: E402
+from kp.notebooks import tagged_code  # noqa: E402
 
 N = 1024
 

@@ -29,7 +29,7 @@ from torch import randn
 import helpers
 
 sys.path.insert(0, str(helpers.ROOT))
-from tools.notebooks import tagged_code  # noqa: E402
+from kp.notebooks import tagged_code  # noqa: E402
 
 # ---------------------------------------------------------------------------------------------
 # Baselines where torch has no single op: the pure-torch references of the notebooks, and the

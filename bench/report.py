@@ -22,7 +22,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `python bench/report.py` finds kp
+from kp.files import ROOT, display_path, write_atomically  # noqa: E402
+
 BENCH = ROOT / "bench"
 DEFAULT_OUT = ROOT / "build" / "report" / "bench.md"
 
@@ -48,14 +50,6 @@ class Run:
     @property
     def ok(self):
         return self.returncode == 0
-
-
-def display(path):
-    path = Path(path)
-    try:
-        return str(path.relative_to(ROOT))
-    except ValueError:
-        return str(path)
 
 
 def resolve_script(name):
@@ -130,7 +124,7 @@ def run_script(path, title, args, timeout):
 
 def section(run):
     """One script's part of the report: its title, command, time and status, then what it printed."""
-    command = shlex.join([display(run.command[1]), *run.command[2:]])
+    command = shlex.join([display_path(run.command[1]), *run.command[2:]])
     lines = [f"## {run.title}", "", f"`{command}`: {'ok' if run.ok else 'FAILED'} in {run.seconds:.0f} s", ""]
     if not run.ok:
         why = f"it exited with status {run.returncode}"
@@ -148,15 +142,10 @@ def section(run):
 def render(head, runs):
     status = ["| section | script | status | seconds |", "|---|---|---|---|"]
     for r in runs:
-        status.append(f"| {r.title} | {display(r.command[1])} | {'ok' if r.ok else '**FAILED**'} | {r.seconds:.0f} |")
+        status.append(
+            f"| {r.title} | {display_path(r.command[1])} | {'ok' if r.ok else '**FAILED**'} | {r.seconds:.0f} |"
+        )
     return "\n\n".join([head, "\n".join(status), *(section(r).rstrip() for r in runs)]) + "\n"
-
-
-def write(path, text):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-    tmp.write_text(text)
-    os.replace(tmp, path)
 
 
 def main(argv=None):
@@ -164,24 +153,27 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("scripts", nargs="*", help=f"names ({', '.join(SCRIPTS)}) or paths; default: all, in order")
     parser.add_argument("--quick", action="store_true", help="pass --quick to every script: tiny sizes, few runs")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"default: {display(DEFAULT_OUT)}")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"default: {display_path(DEFAULT_OUT)}")
     parser.add_argument("--timeout", type=float, default=900, help="seconds per script (default: %(default)s)")
     args = parser.parse_args(argv)
     try:
         scripts = [resolve_script(s) for s in args.scripts or SCRIPTS]
     except ValueError as e:
         parser.error(str(e))
-    head = header(shlex.join([display(sys.executable), display(Path(__file__)), *argv]))
+    head = header(shlex.join([display_path(sys.executable), display_path(Path(__file__)), *argv]))
     extra = ["--quick"] if args.quick else []
     runs = []
     for i, (path, title) in enumerate(scripts, 1):
-        print(f"[{i}/{len(scripts)}] {shlex.join([display(path), *extra])} ...", end=" ", file=sys.stderr, flush=True)
+        print(
+            f"[{i}/{len(scripts)}] {shlex.join([display_path(path), *extra])} ...", end=" ", file=sys.stderr, flush=True
+        )
         run = run_script(path, title, extra, args.timeout)
         runs.append(run)
         print(f"{'ok' if run.ok else 'FAILED'} in {run.seconds:.0f} s", file=sys.stderr, flush=True)
-        write(args.out, render(head, runs))  # after each script: an interrupted run leaves what it had
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        write_atomically(args.out, render(head, runs))  # after each script: an interrupted run leaves what it had
     failed = [r.title for r in runs if not r.ok]
-    print(f"wrote {display(args.out)}" + (f"; FAILED: {', '.join(failed)}" if failed else ""), file=sys.stderr)
+    print(f"wrote {display_path(args.out)}" + (f"; FAILED: {', '.join(failed)}" if failed else ""), file=sys.stderr)
     return 1 if failed else 0
 
 

@@ -3,12 +3,12 @@
 load_kernel("add2") calls register(ops) for every version it loads, with that version's ops:
 - a fake implementation of add2 and of add2_v1 (the same op with the first, plain kernel): the
   output's shape, dtype and device without running the kernel (torch.compile, torch.export and
-  opcheck trace with it), after the binding's checks, with its messages (helpers' check_floating
+  opcheck trace with it), after the binding's checks, with its messages (kp.binding's check_floating
   and check_like, the Python side of kernels/common/binding.h);
 - their autograd formula, so that the ops themselves are differentiable: dL/da = dL/db = dL/dc.
 """
 
-from helpers import check_floating, check_like
+from kp.binding import check_floating, check_like
 
 
 def fake(op):

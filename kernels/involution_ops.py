@@ -3,7 +3,7 @@
 load_kernel("involution") calls register(ops) for every version it loads, with that version's ops:
 - a fake implementation of each of the three ops: the output's shape and dtype (contiguous, like the
   kernels' outputs), after the binding's checks, with its messages (dtypes and devices through
-  helpers' check_floating and check_same_kind, the Python side of kernels/common/binding.h; sizes and
+  kp.binding's check_floating and check_same_kind, the Python side of kernels/common/binding.h; sizes and
   hyperparameters here), without running a kernel; torch.compile, torch.export and opcheck trace
   with these. Output sizes: H_out = (H + 2·padding − span) // stride + 1,
   span = dilation·(K − 1) + 1 the dilated kernel's extent, and the same for W_out;
@@ -14,7 +14,7 @@ load_kernel("involution") calls register(ops) for every version it loads, with t
 
 import torch
 
-from helpers import check_floating, check_same_kind
+from kp.binding import check_floating, check_same_kind
 
 
 def check_pair(op, a_name, a, b_name, b):

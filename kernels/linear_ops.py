@@ -3,7 +3,7 @@
 load_kernel("linear") calls register(ops) for every version it loads, with that version's ops:
 - a fake implementation of each of the four ops: the output's shape and dtype (contiguous, like the
   kernels' outputs), after the binding's checks, with its messages (dtypes and devices through
-  helpers' check_floating and check_same_kind, the Python side of kernels/common/binding.h; shapes
+  kp.binding's check_floating and check_same_kind, the Python side of kernels/common/binding.h; shapes
   and the grid's column limit here), without running a kernel; torch.compile, torch.export (so the
   ONNX exporter) and opcheck trace with these;
 - the autograd formula of `linear`, so that the op itself is differentiable, launching only the
@@ -13,7 +13,7 @@ load_kernel("linear") calls register(ops) for every version it loads, with that 
 
 import torch
 
-from helpers import check_floating, check_same_kind
+from kp.binding import check_floating, check_same_kind
 
 # linear.cu puts output columns on grid.y: at most 65535 tiles of 16 (the binding's kMaxColumns).
 MAX_COLUMNS = 65535 * 16

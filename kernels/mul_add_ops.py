@@ -3,7 +3,7 @@
 load_kernel("mul_add") calls register(ops) for every version it loads, with that version's ops:
 - a fake implementation of mul, mul_backward, add and sum_to: the output's shape, dtype and device
   without running a kernel (torch.compile, torch.export and opcheck trace with it), after the
-  binding's checks, with its messages (helpers' check_floating and check_same_kind, the Python side
+  binding's checks, with its messages (kp.binding's check_floating and check_same_kind, the Python side
   of kernels/common/binding.h, and broadcast_shape here);
 - the autograd formulas of mul and add, so that the ops themselves are differentiable:
   mul: dL/dw = sum_to(dL/dout * x, w.shape), dL/dx = sum_to(dL/dout * w, x.shape) (mul_backward);
@@ -13,7 +13,7 @@ The fakes do not repeat one runtime check: at most 8 dims after merging (it depe
 
 import torch
 
-from helpers import check_floating, check_same_kind
+from kp.binding import check_floating, check_same_kind
 
 
 def broadcast_shape(op, a_name, a, b_name, b):

@@ -3,13 +3,13 @@
 load_kernel("poly2") calls register(ops) for every version it loads, with that version's ops:
 - a fake implementation of poly2 and poly2_backward: the output's shape, dtype and device without
   running a kernel (torch.compile, torch.export and opcheck trace with it), after the binding's
-  checks, with its messages (helpers' check_floating and check_like, the Python side of
+  checks, with its messages (kp.binding's check_floating and check_like, the Python side of
   kernels/common/binding.h);
 - the autograd formula of poly2, so that the op itself is differentiable:
   dL/dx = dL/dy * (2x + 2), computed by poly2_backward from the saved x.
 """
 
-from helpers import check_floating, check_like
+from kp.binding import check_floating, check_like
 
 
 def register(ops):

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import helpers
-from tools.notebooks import tagged_code
+from kp.notebooks import tagged_code
 
 # Why a target cannot be used here (None: it can). "cpu" (the stand-in) always runs. A "cuda" build
 # needs nvcc and a CUDA build of torch, and running it needs a GPU.
@@ -89,7 +89,7 @@ def kernel_copy(tmp_path):
 
 @pytest.fixture(scope="session")
 def notebook_code():
-    """tools.notebooks.tagged_code: the code cells of a notebook tagged `tag`, run with `names` as globals.
+    """kp.notebooks.tagged_code: the code cells of a notebook tagged `tag`, run with `names` as globals.
 
     ns = notebook_code("03_poly2_tan_fit", "autograd-function", torch=torch, poly2_ext=ext)
     p2 = ns["p2"]

@@ -12,7 +12,7 @@ from conftest import on
 from torch.utils._python_dispatch import TorchDispatchMode
 
 import helpers
-from tools.notebooks import tagged_code
+from kp.notebooks import tagged_code
 
 pytestmark = pytest.mark.usefixtures("on_target_device")  # every test runs on each target present
 

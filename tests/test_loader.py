@@ -196,7 +196,7 @@ def test_in_jupyter_a_build_error_shows_readably_and_the_kernel_lives_on(kernel_
     """Edit -> error -> fix, in one Jupyter kernel: the error is the .cu line plus a collapsed log."""
     import nbformat
 
-    from tools.notebooks import execute
+    from kp.notebooks import execute
 
     cu = kernel_copy()
     cells = [

@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from tools.notebooks import all_notebooks, execute
+from kp.notebooks import all_notebooks, execute
 
 NOTEBOOKS = all_notebooks()
 

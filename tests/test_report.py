@@ -1,5 +1,5 @@
 """The index page of `make run`: one row per notebook with its status, gradcheck, toy model, build and
-benchmark, from what the notebook recorded; and helpers.record, which writes those records."""
+benchmark, from what the notebook recorded; and kp.report, which writes those records and reads them back."""
 
 import json
 
@@ -7,7 +7,8 @@ import nbformat
 import pytest
 
 import helpers
-from tools.notebooks import execute
+from kp import report
+from kp.notebooks import execute
 from tools.run_notebooks import COLUMNS, failure, render_index, resources_section, row
 
 
@@ -18,6 +19,16 @@ def test_record_appends_to_the_file_named_by_kp_report(tmp_path, monkeypatch):
     helpers.record("metric", "loss 0.05")
     helpers.record("bench", "add2 0.5x torch.add")
     assert json.loads(path.read_text()) == {"metric": ["loss 0.1", "loss 0.05"], "bench": ["add2 0.5x torch.add"]}
+
+
+def test_read_records_gives_what_was_recorded_and_leaves_no_lock(tmp_path, monkeypatch):
+    path = tmp_path / "nb.json"
+    assert report.read_records(path) == {}  # the notebook recorded nothing
+    monkeypatch.setenv(report.ENV, str(path))
+    helpers.record("metric", "loss 0.1")  # helpers.record is kp.report's
+    assert (tmp_path / "nb.json.lock").exists()
+    assert report.read_records(path) == {"metric": ["loss 0.1"]}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["nb.json"]
 
 
 def test_record_without_kp_report_writes_nothing(tmp_path, monkeypatch):

@@ -10,7 +10,6 @@ each kernel's cold build; the stand-in's runtime, which every kernel shares, is 
 """
 
 import html
-import json
 import os
 import shutil
 import subprocess
@@ -20,8 +19,10 @@ from pathlib import Path
 import nbformat
 from nbconvert import HTMLExporter
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from notebooks import ROOT, all_notebooks, execute  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `python tools/run_notebooks.py` finds kp
+from kp import report  # noqa: E402
+from kp.files import ROOT  # noqa: E402
+from kp.notebooks import all_notebooks, execute  # noqa: E402
 
 REPORT = ROOT / "build" / "report"
 COLUMNS = ["notebook", "status", "gradcheck", "toy model", "build", "benchmark", "run time"]
@@ -120,18 +121,17 @@ def main():
         print(f"running {path.relative_to(ROOT)} ...", flush=True)
         records_path = REPORT / f"{path.stem}.json"
         records_path.unlink(missing_ok=True)
-        os.environ["KP_REPORT"] = str(records_path)  # the kernel inherits it; helpers.record writes there
+        os.environ[report.ENV] = str(records_path)  # the kernel inherits it; kp.report.record writes there
         run = execute(path)
         nbformat.write(run.notebook, REPORT / path.name)
         body, _ = HTMLExporter().from_notebook_node(run.notebook)
         (REPORT / f"{path.stem}.html").write_text(body)
-        records = json.loads(records_path.read_text()) if records_path.exists() else {}
-        records_path.with_name(records_path.name + ".lock").unlink(missing_ok=True)  # helpers.record's lock
+        records = report.read_records(records_path)
         rows.append(row(path.stem, run.seconds, failure(run), records))
         print(f"  {rows[-1]['status']} in {run.seconds:.1f} s", flush=True)
         if run.error:
             print(run.error[-3000:], file=sys.stderr)
-    os.environ.pop("KP_REPORT", None)
+    os.environ.pop(report.ENV, None)
     (REPORT / "index.html").write_text(render_index(rows, resources_section()))
     print(f"report: {(REPORT / 'index.html').relative_to(ROOT)}")
     return 1 if any(r["status"] != "ran OK" for r in rows) else 0

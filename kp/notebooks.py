@@ -1,4 +1,8 @@
-"""Execute notebooks top to bottom in a fresh kernel: shared by `make run` and the notebook test."""
+"""Execute notebooks top to bottom in a fresh kernel (`make run`, the notebook tests), and run a notebook's
+tagged cells as a module (tagged_code: the tests and benches use the notebook's own code, not a copy).
+
+Imports Jupyter's packages only here; never renders the report page.
+"""
 
 import itertools
 import json
@@ -16,7 +20,8 @@ from jupyter_client import KernelManager
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
-ROOT = Path(__file__).resolve().parent.parent
+from kp.files import ROOT
+
 NOTEBOOKS = ROOT / "notebooks"
 _modules = itertools.count()  # tagged_code's module names
 

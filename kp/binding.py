@@ -1,0 +1,43 @@
+"""The bindings' argument checks in Python: the twins of kp::check_floating, kp::check_same_kind and
+kp::check_like (kernels/common/binding.h), with the same conditions and messages, so an error reads the
+same traced (a fake in kernels/<op>_ops.py) or run (the binding).
+
+Imports torch only; never loads, builds or prints.
+"""
+
+import torch
+
+C10_DTYPE_NAMES = {torch.float32: "Float", torch.float64: "Double", torch.float16: "Half", torch.bfloat16: "BFloat16"}
+C10_DTYPE_NAMES |= {torch.int64: "Long", torch.int32: "Int", torch.int16: "Short", torch.int8: "Char"}
+C10_DTYPE_NAMES |= {torch.uint8: "Byte", torch.bool: "Bool", torch.complex64: "ComplexFloat"}
+
+
+def dtype_name(dtype):
+    """c10's name of a dtype (Float, Double, Int...), as the bindings' messages give it."""
+    return C10_DTYPE_NAMES.get(dtype, str(dtype).removeprefix("torch."))
+
+
+def check_floating(op, name, t):
+    """`t` is float32 or float64 (the device is the dispatcher's business under a fake)."""
+    torch._check(
+        t.dtype in (torch.float32, torch.float64),
+        lambda: f"{op}: {name} must be float32 or float64, got {dtype_name(t.dtype)}",
+    )
+
+
+def check_same_kind(op, name, t, ref_name, ref):
+    """`t` has the dtype and the device of `ref`."""
+    torch._check(
+        t.dtype == ref.dtype,
+        lambda: f"{op}: {name} has dtype {dtype_name(t.dtype)} but {ref_name} has {dtype_name(ref.dtype)}",
+    )
+    torch._check(t.device == ref.device, lambda: f"{op}: {name} is on {t.device} but {ref_name} is on {ref.device}")
+
+
+def check_like(op, name, t, ref_name, ref):
+    """`t` is a float tensor with the dtype, device and shape of `ref`."""
+    check_floating(op, name, t)
+    check_same_kind(op, name, t, ref_name, ref)
+    torch._check(
+        t.shape == ref.shape, lambda: f"{op}: {name} has shape {list(t.shape)} but {ref_name} has {list(ref.shape)}"
+    )

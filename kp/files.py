@@ -1,0 +1,56 @@
+"""The project's folders, and safe ways to write in them: display paths, OS-level locks, atomic writes.
+
+Owns where things are (ROOT, KERNELS, COMMON, BUILD_ROOT); never builds, loads or prints anything.
+"""
+
+import contextlib
+import fcntl
+import os
+import shutil
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+KERNELS = ROOT / "kernels"
+COMMON = KERNELS / "common"
+BUILD_ROOT = Path(os.environ.get("KP_BUILD_DIR", ROOT / "build" / "ext"))
+
+
+def display_path(path):
+    """`path` relative to the project's root where it lies below it, else as it is."""
+    path = Path(path)
+    with contextlib.suppress(ValueError):
+        return str(path.relative_to(ROOT))
+    return str(path)
+
+
+@contextlib.contextmanager
+def locked(path):
+    """An OS-level lock: released by the kernel if the holder dies, so a killed build never blocks."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def write_atomically(path, text):
+    """Readers see the old content or the new one, never a half-written file."""
+    path = Path(path)
+    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def write_if_changed(path, text):
+    """write_atomically, but keep the timestamp (and so ninja's state) when the content is the same."""
+    path = Path(path)
+    if not path.exists() or path.read_text() != text:
+        write_atomically(path, text)
+
+
+def copy_atomically(src, dst):
+    tmp = Path(f"{dst}.tmp{os.getpid()}")
+    shutil.copyfile(src, tmp)
+    os.replace(tmp, dst)
