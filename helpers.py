@@ -23,7 +23,6 @@ import json
 import logging
 import os
 import re
-import shlex
 import shutil
 import statistics
 import subprocess
@@ -32,6 +31,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import torch
+
+from kp.binding import C10_DTYPE_NAMES, check_floating, check_like, check_same_kind, dtype_name  # noqa: F401
 from kp.diagnostics import (  # noqa: F401 (re-exported)
     GCC_DIAGNOSTIC,
     LINKER_LINE,
@@ -51,57 +53,20 @@ from kp.files import (  # noqa: F401 (ROOT: re-exported)
 )
 from kp.report import record
 from kp.table import Table
-
-DEFAULT_CUDA_ARCH = "9.0"  # used for compile-only CUDA builds on a machine without a GPU
-TARGETS = ("cpu", "cuda")
-
-
-# ---------------------------------------------------------------------------------------------
-# Toolchain: CUDA_HOME and friends must be right before torch.utils.cpp_extension is imported.
-
-
-def is_cuda_root(path):
-    """A CUDA toolkit root: nvcc, the runtime headers and the runtime library under one folder."""
-    p = Path(path)
-    return (
-        (p / "bin" / "nvcc").is_file()
-        and (p / "include" / "cuda_runtime.h").is_file()
-        and any((p / lib / "libcudart.so").exists() for lib in ("lib64", "lib"))
-    )
-
-
-def find_cuda_root(environ=os.environ):
-    """The toolkit root that nvcc on PATH belongs to (it may be a wrapper script), or None."""
-    nvcc = shutil.which("nvcc", path=environ.get("PATH"))
-    candidates = []
-    if nvcc:
-        real = Path(nvcc).resolve()
-        candidates.append(real.parent.parent)
-        with contextlib.suppress(OSError, UnicodeDecodeError):
-            head = real.read_bytes()[:4096]
-            if head.startswith(b"#!"):  # a wrapper: `exec /usr/local/cuda-13.0/bin/nvcc "$@"`
-                for target in re.findall(rb"(/\S+/bin/nvcc)\b", head):
-                    candidates.append(Path(target.decode()).resolve().parent.parent)
-    candidates.append(Path("/usr/local/cuda"))
-    return next((str(c) for c in candidates if is_cuda_root(c)), None)
-
-
-def configure_environment(environ=os.environ):
-    """Make the build tools reachable from this process (a Jupyter kernel may lack the venv's PATH)."""
-    venv_bin = str(Path(sys.executable).parent)
-    if shutil.which("ninja", path=environ.get("PATH")) is None and (Path(venv_bin) / "ninja").exists():
-        environ["PATH"] = venv_bin + os.pathsep + environ.get("PATH", "")
-    if "CUDA_HOME" not in environ and "CUDA_PATH" not in environ:
-        root = find_cuda_root(environ)
-        if root:
-            environ["CUDA_HOME"] = root
-
-
-configure_environment()
-
-import torch  # noqa: E402
-
-from kp.binding import C10_DTYPE_NAMES, check_floating, check_like, check_same_kind, dtype_name  # noqa: E402, F401
+from kp.toolchain import (  # noqa: F401 (re-exported)
+    DEFAULT_CUDA_ARCH,
+    OPTIONAL_FLAGS,
+    TARGETS,
+    Problem,
+    ToolchainError,
+    default_target,
+    doctor,
+    find_cuda_root,
+    is_cuda_root,
+    linker_flags,
+    main,
+    probe_linker,
+)
 
 if not torch.cuda.is_available():  # its "No CUDA runtime is found" warning is expected here
     logging.getLogger("torch.utils.cpp_extension").setLevel(logging.ERROR)
@@ -111,193 +76,6 @@ sys.path.insert(0, str(COMMON))
 from cuda_cpu_translate import UnsupportedConstruct, translate  # noqa: E402
 
 sys.path.remove(str(COMMON))
-
-
-@dataclass
-class Problem:
-    check: str
-    message: str
-    fix: str
-
-    def __str__(self):
-        return f"{self.check}: {self.message}\n  fix: {self.fix}"
-
-
-def doctor(target="cpu", environ=os.environ):
-    """Check what a build for `target` needs; return the problems found (empty when all is well)."""
-    problems = []
-    path = environ.get("PATH")
-    if shutil.which("ninja", path=path) is None:
-        problems.append(
-            Problem(
-                "ninja",
-                "ninja is not on the PATH of this process; torch.utils.cpp_extension needs it to build",
-                f"run `make setup` (or `{sys.executable} -m pip install ninja`), then restart the kernel",
-            )
-        )
-    cxx = environ.get("CXX", "c++")
-    if shutil.which(cxx, path=path) is None:
-        problems.append(
-            Problem(
-                "c++ compiler", f"`{cxx}` was not found", "apt-get install -y g++ (conda: conda install cxx-compiler)"
-            )
-        )
-    else:
-        try:
-            probe_linker(environ)
-        except ToolchainError as e:
-            problems += e.problems
-    if target == "cuda":
-        home = environ.get("CUDA_HOME") or environ.get("CUDA_PATH")
-        found = find_cuda_root(environ)
-        if torch.version.cuda is None:
-            problems.append(
-                Problem(
-                    "torch",
-                    f"torch {torch.__version__} is a CPU-only build and cannot build CUDA kernels",
-                    "install a CUDA build of torch (pip install torch==2.14.1), or use target='cpu'",
-                )
-            )
-        if not home or not is_cuda_root(home):
-            fix = f"export CUDA_HOME={found}" if found else "install the CUDA toolkit and export CUDA_HOME=<its root>"
-            what = f"CUDA_HOME={home!r} is not a CUDA toolkit root" if home else "CUDA_HOME is not set"
-            problems.append(
-                Problem(
-                    "CUDA_HOME",
-                    f"{what} (a root holds bin/nvcc, include/cuda_runtime.h and lib64/libcudart.so)",
-                    fix + " before importing helpers or torch.utils.cpp_extension",
-                )
-            )
-        else:
-            out = subprocess.run([str(Path(home) / "bin" / "nvcc"), "--version"], capture_output=True, text=True)
-            m = re.search(r"release (\d+)\.(\d+)", out.stdout)
-            if m and torch.version.cuda and m.group(1) != torch.version.cuda.split(".")[0]:
-                problems.append(
-                    Problem(
-                        "nvcc",
-                        f"nvcc is CUDA {m.group(1)}.{m.group(2)} but torch was built with CUDA {torch.version.cuda}",
-                        f"install the toolkit matching CUDA {torch.version.cuda} or a torch built for {m.group(1)}.x",
-                    )
-                )
-        if not environ.get("TORCH_CUDA_ARCH_LIST") and not torch.cuda.is_available():
-            problems.append(
-                Problem(
-                    "TORCH_CUDA_ARCH_LIST",
-                    "no GPU here, so torch cannot guess which architecture to compile for",
-                    f"export TORCH_CUDA_ARCH_LIST={DEFAULT_CUDA_ARCH} (load_kernel sets it for you)",
-                )
-            )
-    return problems
-
-
-class ToolchainError(RuntimeError):
-    """A build failed because a tool is missing or misconfigured; the message says how to fix it."""
-
-    def __init__(self, message, problems=()):
-        super().__init__(message)
-        self.problems = list(problems)  # the doctor's Problems behind it, where there are some
-
-    @classmethod
-    def of(cls, problems):
-        return cls("\n".join(map(str, problems)), problems)
-
-
-# Optional flags make builds faster, never possible: each is probed once per toolchain (a tiny shared
-# library built with it) and dropped where it fails. (flag, "link" or "compile", why we want it)
-OPTIONAL_FLAGS = [
-    ("-fuse-ld=gold", "link", "gold links against the 450 MB libtorch_cpu in 0.2 s where bfd takes 0.6 s"),
-    ("-fno-plt", "compile", "stand-in barriers call the runtime through the GOT, not a PLT stub (~1.5 ns each)"),
-]
-PROBE_SOURCE = '#include <string>\nextern "C" int kp_probe() { return static_cast<int>(std::string("ok").size()); }\n'
-PROBE_LOG_LINES = 8  # of a failed probe's output, in its message
-
-
-@dataclass
-class LinkerChoice:
-    """What probing this toolchain found: the optional flags that work, and a line on each."""
-
-    cxx: str  # the compiler driver torch.utils.cpp_extension compiles and links with
-    ldflags: list  # optional link flags that worked
-    cflags: list  # optional compile flags that worked
-    notes: list  # one line per optional flag: used, or why not
-
-    @property
-    def linker(self):
-        return "gold" if "-fuse-ld=gold" in self.ldflags else "the compiler's default"
-
-
-def _probe_build(cxx, flags, folder):
-    """Build PROBE_SOURCE into a shared library with `flags`: (ok, the command, the end of its output)."""
-    source = folder / "probe.cpp"
-    source.write_text(PROBE_SOURCE)
-    cmd = [cxx, "-shared", "-fPIC", *flags, str(source), "-o", str(folder / "probe.so")]
-    try:
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        return False, cmd, str(e)
-    tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-PROBE_LOG_LINES:])
-    return done.returncode == 0, cmd, tail
-
-
-def _toolchain_identity(cxx):
-    """What the probe's answer depends on: the compiler driver (it may be a wrapper) and the linkers."""
-    parts = [cxx]
-    for tool in (cxx, "ld", "ld.gold"):
-        found = shutil.which(tool)
-        if found:
-            st = Path(found).resolve().stat()
-            parts.append(f"{Path(found).resolve()}:{st.st_size}:{st.st_mtime_ns}")
-    with contextlib.suppress(OSError, subprocess.SubprocessError):
-        parts.append(subprocess.run([cxx, "--version"], capture_output=True, text=True, timeout=30).stdout)
-    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]
-
-
-_linker_choices = {}  # $CXX -> LinkerChoice, once per process
-
-
-def probe_linker(environ=os.environ):
-    """Which optional flags this toolchain takes: probed once per toolchain and cached on disk.
-
-    Raises ToolchainError, with the failing command's output and the fix, when the toolchain cannot
-    build a shared library at all (then no kernel can be built).
-    """
-    cxx = environ.get("CXX", "c++")
-    if cxx in _linker_choices:  # once per process and compiler: no subprocess on the edit-reload path
-        return _linker_choices[cxx]
-    identity = _toolchain_identity(cxx)
-    cache = BUILD_ROOT / "toolchain" / f"linker-{identity}.json"
-    with contextlib.suppress(OSError, ValueError, TypeError):
-        choice = LinkerChoice(**json.loads(cache.read_text()))
-        _linker_choices[cxx] = choice
-        return choice
-    folder = cache.with_suffix(f".probe{os.getpid()}")
-    folder.mkdir(parents=True, exist_ok=True)
-    try:
-        ok, cmd, tail = _probe_build(cxx, [], folder)
-        if not ok:
-            problem = Problem(
-                "c++ toolchain",
-                "it cannot build a shared library, so no kernel can be built\n"
-                f"  command: {shlex.join(cmd)}\n  " + (tail or "(it printed nothing)").replace("\n", "\n  "),
-                "install a working C++ compiler and linker (apt-get install -y g++; conda install cxx-compiler), "
-                "or point CXX at one; `python helpers.py doctor` checks again",
-            )
-            raise ToolchainError.of([problem])
-        choice = LinkerChoice(cxx, [], [], [])
-        for flag, kind, why in OPTIONAL_FLAGS:
-            ok, _, tail = _probe_build(cxx, [flag], folder)
-            if ok:
-                (choice.ldflags if kind == "link" else choice.cflags).append(flag)
-                choice.notes.append(f"{flag}: used ({why})")
-            else:
-                last = tail.strip().splitlines()[-1] if tail.strip() else "no output"
-                first_error = next((ln for ln in tail.splitlines() if "error" in ln), last)
-                choice.notes.append(f"{flag}: not used, a test library failed to build with it: {first_error.strip()}")
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
-    write_if_changed(cache, json.dumps(vars(choice)))
-    _linker_choices[cxx] = choice
-    return choice
 
 
 # ---------------------------------------------------------------------------------------------
@@ -351,11 +129,6 @@ def project_headers(path, include_dirs):
     return seen
 
 
-def linker_flags():
-    """The optional link flags this toolchain takes (gold where it works: every edit pays the link)."""
-    return list(probe_linker().ldflags)
-
-
 _runtime = None
 
 
@@ -391,10 +164,6 @@ def cpu_runtime():
         _runtime = ctypes.CDLL(str(lib))
         _runtime.kp_set_num_threads(torch.get_num_threads())
     return _runtime
-
-
-def default_target():
-    return "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def resolve_kernel(name_or_path):
@@ -1054,28 +823,6 @@ def kernel_resources(name_or_path, arch=None):
         row["kernel"] = short
     write_if_changed(cache, json.dumps(rows))
     return Table(rows, f"ptxas, {arch}: {display_path(cu)}")
-
-
-def main(argv):
-    if argv[:1] != ["doctor"]:
-        print("usage: python helpers.py doctor [cpu|cuda ...]")
-        return 2
-    failed = 0
-    for target in argv[1:] or ["cpu", "cuda"]:
-        problems = doctor(target)
-        print(f"[{target}] " + ("ok" if not problems else f"{len(problems)} problem(s)"))
-        for p in problems:
-            print("  " + str(p).replace("\n", "\n  "))
-        failed |= bool(problems)
-    with contextlib.suppress(ToolchainError):  # reported above, as a problem of every target
-        choice = probe_linker()
-        print(f"[linker] {choice.linker}, probed for {choice.cxx}:")
-        for note in choice.notes:
-            print(f"  {note}")
-    if shutil.which("dot") is None:
-        print("[graphviz] `dot` missing: apt-get install -y graphviz (or conda install graphviz)")
-        failed = 1
-    return int(failed)
 
 
 if __name__ == "__main__":

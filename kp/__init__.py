@@ -8,5 +8,12 @@ Floor one, whose modules import only kp.files (and torch, nbformat...) from belo
     kp.report     record / read_records: what a notebook found, for `make run`'s index page
     kp.notebooks  execute a notebook in a fresh kernel; tagged_code: run a notebook's tagged cells
 
-Importing the package does nothing but define these names.
+    kp.toolchain  CUDA_HOME and PATH, the doctor, ToolchainError, the probe of optional flags
+
+Importing the package makes the build tools reachable (kp.toolchain.configure_environment: CUDA_HOME must
+be right before torch.utils.cpp_extension is imported); nothing else acts at import time.
 """
+
+from kp.toolchain import configure_environment
+
+configure_environment()
