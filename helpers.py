@@ -16,11 +16,8 @@ checks the toolchain.
 """
 
 import contextlib
-import ctypes
 import hashlib
-import importlib.util
 import json
-import logging
 import os
 import re
 import shutil
@@ -28,12 +25,12 @@ import statistics
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
 from kp.binding import C10_DTYPE_NAMES, check_floating, check_like, check_same_kind, dtype_name  # noqa: F401
+from kp.build import Build, build_kernel, cpu_runtime, project_headers, resolve_kernel  # noqa: F401
 from kp.diagnostics import (  # noqa: F401 (re-exported)
     GCC_DIAGNOSTIC,
     LINKER_LINE,
@@ -51,6 +48,7 @@ from kp.files import (  # noqa: F401 (ROOT: re-exported)
     locked,
     write_if_changed,
 )
+from kp.load import LoadedKernel, load_kernel, op_caller  # noqa: F401
 from kp.report import record
 from kp.table import Table
 from kp.toolchain import (  # noqa: F401 (re-exported)
@@ -67,16 +65,6 @@ from kp.toolchain import (  # noqa: F401 (re-exported)
     main,
     probe_linker,
 )
-
-if not torch.cuda.is_available():  # its "No CUDA runtime is found" warning is expected here
-    logging.getLogger("torch.utils.cpp_extension").setLevel(logging.ERROR)
-import torch.utils.cpp_extension as cpp_extension  # noqa: E402
-
-sys.path.insert(0, str(COMMON))
-from cuda_cpu_translate import UnsupportedConstruct, translate  # noqa: E402
-
-sys.path.remove(str(COMMON))
-
 
 # ---------------------------------------------------------------------------------------------
 # A build error in a notebook: its message and a collapsed log (the error itself: kp.diagnostics).
@@ -104,357 +92,6 @@ def _show_build_errors_in_notebook():
 
 
 _show_build_errors_in_notebook()
-
-
-# ---------------------------------------------------------------------------------------------
-# The loader.
-
-INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.M)
-
-
-def project_headers(path, include_dirs):
-    """Every header that `path` includes with quotes, transitively, that exists on disk."""
-    seen, todo = set(), [Path(path)]
-    while todo:
-        current = todo.pop()
-        with contextlib.suppress(OSError):
-            for name in INCLUDE.findall(current.read_text()):
-                for base in (current.parent, *include_dirs):
-                    candidate = (Path(base) / name).resolve()
-                    if candidate.is_file():
-                        if candidate not in seen:
-                            seen.add(candidate)
-                            todo.append(candidate)
-                        break
-    return seen
-
-
-_runtime = None
-
-
-def cpu_runtime():
-    """The CPU stand-in's runtime library (thread pool, fibers), built once and loaded once per process."""
-    global _runtime
-    if _runtime is None:
-        source = COMMON / "cuda_cpu_runtime.cpp"
-        headers = sorted(project_headers(source, [COMMON]))
-        digest = hashlib.sha256(b"".join(p.read_bytes() for p in [source, *headers])).hexdigest()[:12]
-        out_dir = BUILD_ROOT / "cpu" / f"runtime-{digest}"
-        lib = out_dir / "libkp_cuda_cpu.so"
-        with locked(out_dir / ".kp-lock"):
-            if not lib.exists():
-                tmp = out_dir / f"libkp_cuda_cpu.so.tmp{os.getpid()}"
-                cmd = [
-                    os.environ.get("CXX", "c++"),
-                    "-std=c++17",
-                    "-O2",
-                    "-fPIC",
-                    "-shared",
-                    "-pthread",
-                    f"-I{COMMON}",
-                    "-Wl,-soname,libkp_cuda_cpu.so",
-                    str(source),
-                    "-o",
-                    str(tmp),
-                ]
-                done = subprocess.run(cmd, capture_output=True, text=True)
-                if done.returncode:
-                    raise KernelBuildError.from_log(done.stdout + done.stderr, [source])
-                os.replace(tmp, lib)
-        _runtime = ctypes.CDLL(str(lib))
-        _runtime.kp_set_num_threads(torch.get_num_threads())
-    return _runtime
-
-
-def resolve_kernel(name_or_path):
-    """`"add2"` -> kernels/add2.cu; a path to a `.cu` file anywhere is taken as it is."""
-    path = Path(name_or_path)
-    if path.suffix != ".cu":
-        path = KERNELS / f"{name_or_path}.cu"
-    path = path.resolve()
-    if not path.is_file():
-        known = ", ".join(sorted(p.stem for p in KERNELS.glob("*.cu")))
-        raise FileNotFoundError(f"no kernel file {path} (the kernels here: {known})")
-    binding = path.with_name(f"{path.stem}_binding.cpp")
-    if not binding.is_file():
-        raise FileNotFoundError(f"{display_path(path)} needs its binding next to it: {display_path(binding)}")
-    return path, binding
-
-
-def python_side_of(cu):
-    """`kernels/add2.cu` -> `kernels/add2_ops.py`: fakes and autograd formulas of its ops (optional)."""
-    return Path(cu).with_name(f"{Path(cu).stem}_ops.py")
-
-
-@dataclass
-class Build:
-    """What one call of build_kernel did."""
-
-    name: str
-    target: str
-    source: Path  # the .cu file
-    library: Path  # the built shared library
-    key: str  # hash of every input of the build
-    status: str  # "built", "cached" (built earlier, nothing changed) or "loaded" (already in this process)
-    seconds: float = 0.0  # of this build; for "cached" and "loaded", of the last build in its folder
-    rebuilt: int = 0  # objects compiled (by that build)
-    objects: int = 0  # objects in the library
-
-    def describe(self):
-        where = {"cpu": "cpu stand-in", "cuda": "nvcc"}[self.target]
-        if self.status == "built":
-            return f"{self.name}: {where}, built in {self.seconds:.1f} s ({self.rebuilt} of {self.objects} objects)"
-        last = f"its last build: {self.seconds:.1f} s, {self.rebuilt} of {self.objects} objects"
-        return f"{self.name}: {self.status} ({where}; {last})"
-
-
-def _build_flags(target, cu):
-    includes = [str(COMMON), str(KERNELS), str(cu.parent)]
-    cflags = ["-O2", "-fvisibility=hidden"]
-    ldflags = linker_flags()
-    if target == "cpu":
-        # The default TLS model: initial-exec breaks after a few dlopens, and gnu2 descriptors lost
-        # a write to file-scope __shared__ made before a block's first barrier (tests/test_cuda_cpu.py).
-        # -fno-plt: barriers call the runtime through the GOT, not a PLT stub (~1.5 ns per arrival).
-        cflags += ["-DKP_CPU_STANDIN", *(f for f in probe_linker().cflags if f == "-fno-plt")]
-        runtime_dir = Path(cpu_runtime()._name).parent
-        ldflags += [f"-L{runtime_dir}", "-lkp_cuda_cpu", f"-Wl,-rpath,{runtime_dir}"]
-    return includes, cflags, ["-O2", "-Xcompiler", "-fvisibility=hidden"], ldflags
-
-
-def build_kernel(name_or_path, target=None, verbose=False):
-    """Build a kernel file and its binding for `target` ("cpu" or "cuda"); return a Build.
-
-    The CUDA build needs nvcc and a CUDA build of torch, not a GPU: on a machine without one it
-    compiles and links (for TORCH_CUDA_ARCH_LIST, default 9.0), which is how the tests check it.
-    """
-    target = target or default_target()
-    if target not in TARGETS:
-        raise ValueError(f"target must be one of {TARGETS}, got {target!r}")
-    cu, binding = resolve_kernel(name_or_path)
-    name = re.sub(r"\W", "_", cu.stem)
-    if target == "cuda":
-        problems = doctor("cuda")
-        os.environ.setdefault("TORCH_CUDA_ARCH_LIST", DEFAULT_CUDA_ARCH)
-        problems = [p for p in problems if p.check != "TORCH_CUDA_ARCH_LIST"]
-        if problems:
-            raise ToolchainError.of(problems)
-        cpp_extension.CUDA_HOME = os.environ["CUDA_HOME"]  # in case it was imported before CUDA_HOME was set
-
-    includes, cflags, cuda_cflags, ldflags = _build_flags(target, cu)
-    inputs = sorted({cu, binding, *project_headers(cu, includes), *project_headers(binding, includes)})
-    if python_side_of(cu).is_file():  # part of the version: an edit of it loads like an edit of the kernel
-        inputs.append(python_side_of(cu))
-    if target == "cpu":
-        standin = COMMON / "cuda_cpu.h"
-        inputs += [standin, *sorted(project_headers(standin, [COMMON])), COMMON / "cuda_cpu_translate.py"]
-    h = hashlib.sha256(repr((target, torch.__version__, cflags, cuda_cflags, ldflags, includes)).encode())
-    for p in inputs:
-        h.update(str(p).encode() + b"\0" + p.read_bytes())
-    key = h.hexdigest()[:16]
-
-    build_dir = BUILD_ROOT / target / f"{name}-{hashlib.sha256(str(cu).encode()).hexdigest()[:8]}"
-    library = build_dir / f"{name}.so"
-    stamp = build_dir / "built.json"
-    with locked(build_dir / ".kp-lock"):
-        with contextlib.suppress(OSError, ValueError, KeyError):
-            built = json.loads(stamp.read_text())
-            if built["key"] == key and library.exists():
-                objects = len(list(build_dir.glob("*.o")))
-                seconds, rebuilt = built.get("seconds", 0.0), built.get("rebuilt", 0)
-                return Build(name, target, cu, library, key, "cached", seconds, rebuilt, objects)
-        start = time.perf_counter()
-        if target == "cpu":
-            try:
-                text = translate(cu.read_text(), str(cu), display_path(cu))
-            except UnsupportedConstruct as e:
-                raise KernelBuildError(f"{e}\n{source_excerpt(cu, e.line)}") from None
-            (build_dir / "src").mkdir(parents=True, exist_ok=True)
-            sources = [build_dir / "src" / f"{cu.name}.cpp", binding]
-            write_if_changed(sources[0], text)
-        else:
-            sources = [cu, binding]
-        before = {p: p.stat().st_mtime_ns for p in build_dir.glob("*.o")}
-        # load() renames the module after any change it saw in this process (name_v1, ...), which
-        # changes the flags and rebuilds everything; with the same name ninja rebuilds what changed.
-        cpp_extension.JIT_EXTENSION_VERSIONER.entries.pop(name, None)
-        # Before 2.14, load() takes the folder with a lock *file* (FileBaton) and waits while it exists: one
-        # left by a killed build would block every later load forever. Under our lock no load() runs here.
-        with contextlib.suppress(FileNotFoundError):
-            (build_dir / "lock").unlink()
-        try:
-            cpp_extension.load(
-                name=name,
-                sources=[str(s) for s in sources],
-                extra_cflags=cflags,
-                extra_cuda_cflags=cuda_cflags,
-                extra_ldflags=ldflags,
-                extra_include_paths=includes,
-                build_directory=str(build_dir),
-                with_cuda=target == "cuda",
-                is_python_module=False,
-                verbose=verbose,
-            )
-        except (RuntimeError, OSError) as e:
-            log = str(e)
-            log_path = build_dir / "last_error.log"
-            log_path.write_text(log)
-            err = KernelBuildError.from_log(log, [cu, binding], log_path)
-            if not (GCC_DIAGNOSTIC.search(log) or NVCC_DIAGNOSTIC.search(log)):
-                problems = doctor(target)
-                if problems:
-                    raise ToolchainError.of(problems) from err
-            raise err from None
-        after = {p: p.stat().st_mtime_ns for p in build_dir.glob("*.o")}
-        seconds = time.perf_counter() - start
-        rebuilt = sum(1 for p, t in after.items() if before.get(p) != t)
-        stamp.write_text(
-            json.dumps({"key": key, "seconds": seconds, "rebuilt": rebuilt, "inputs": [str(p) for p in inputs]})
-        )
-        return Build(name, target, cu, library, key, "built", seconds, rebuilt, len(after))
-
-
-def op_caller(packet):
-    """What `mod.<op>` is: a call of the custom op `packet` (torch.ops.<namespace>.<op>) that skips the
-    autograd layer when nothing needs a gradient.
-
-    torch.library.register_autograd puts a Python kernel at the op's Autograd key, and the dispatcher
-    enters it on every call, gradients or not: on a tiny tensor that hop from C++ back into Python
-    costs as much as the rest of the call (bench/op_overhead.py). When grad mode is off or no input
-    requires grad, that kernel does nothing but call the op below autograd; this does the same from
-    here, without the hop. Under torch.compile or torch.export, and whenever a gradient is needed, the
-    op is called as it is. `call.op` is the op itself, `call.default` its overload (what opcheck takes).
-    """
-    overload = packet.default
-    any_requires_grad, below_autograd = torch._C._any_requires_grad, torch._C._AutoDispatchBelowAutograd
-
-    def call(*args, **kwargs):
-        if torch.compiler.is_compiling() or (torch.is_grad_enabled() and any_requires_grad(*args, **kwargs)):
-            return overload(*args, **kwargs)
-        with below_autograd():
-            return overload(*args, **kwargs)
-
-    call.__name__ = call.__qualname__ = packet.__name__
-    call.__doc__ = str(overload._schema)  # e.g. kp_add2_<version>::add2(Tensor a, Tensor b) -> Tensor
-    call.op, call.default = packet, overload
-    return call
-
-
-class KernelModule:
-    """The ops of one loaded kernel version: `mod.add2(a, b)` calls the custom op
-    `torch.ops.<namespace>.add2` (through `op_caller`; `mod.add2.op` is the op itself).
-
-    `register_fake` and `register_autograd` add the Python side of torch.library to this version's
-    ops (kernels/<op>_ops.py calls them); `fakes` and `autograd` name the ops that have one.
-    """
-
-    def __init__(self, build, namespace, library_path):
-        self.build, self.namespace, self.library_path = build, namespace, library_path
-        self.__name__ = build.name
-        self.fakes, self.autograd = set(), set()
-        self._library = None  # torch.library.Library(namespace, "FRAGMENT"), made on first use
-        self._op_names = self.ops
-        packets = getattr(torch.ops, namespace)
-        for op in self._op_names:  # plain attributes: what torch.compile traces through without guards on code
-            if op in vars(type(self)) or op in vars(self):
-                raise KernelBuildError(f"{build.name}: an op may not be named {op!r} (a KernelModule attribute)")
-            setattr(self, op, op_caller(getattr(packets, op)))
-
-    @property
-    def ops(self):
-        names = torch._C._dispatch_get_registrations_for_dispatch_key("CompositeExplicitAutograd")
-        return sorted(n.split("::", 1)[1] for n in names if n.startswith(self.namespace + "::"))
-
-    def _qualname(self, op):
-        if op not in self._op_names:
-            raise ValueError(f"{self.build.name} has no op {op!r}; its ops: {', '.join(self._op_names)}")
-        if self._library is None:
-            self._library = torch.library.Library(self.namespace, "FRAGMENT")
-        return f"{self.namespace}::{op}"
-
-    def register_fake(self, op, fn=None):
-        """torch.library.register_fake for `op` of this version; use as `@ops.register_fake("add2")`."""
-
-        def register(fn):
-            torch.library.register_fake(self._qualname(op), fn, lib=self._library)
-            self.fakes.add(op)
-            return fn
-
-        return register if fn is None else register(fn)
-
-    def register_autograd(self, op, backward, setup_context=None):
-        """torch.library.register_autograd for `op` of this version: `op(...)` becomes differentiable."""
-        torch.library.register_autograd(self._qualname(op), backward, setup_context=setup_context, lib=self._library)
-        self.autograd.add(op)
-
-    def __getattr__(self, op):
-        if op.startswith("_"):
-            raise AttributeError(op)
-        raise AttributeError(f"{self.build.name} has no op {op!r}; its ops: {', '.join(self._op_names)}")
-
-    def __dir__(self):
-        return [*super().__dir__(), *self._op_names]
-
-    def __repr__(self):
-        return f"<kernel {self.build.name} [{self.build.target}] ops={self._op_names} namespace={self.namespace}>"
-
-
-def register_python_side(module, cu):
-    """Run `register(ops)` of kernels/<op>_ops.py, if there is one, for one loaded version."""
-    path = python_side_of(cu)
-    if not path.is_file():
-        return
-    spec = importlib.util.spec_from_file_location(f"{module.namespace}_ops", path)
-    code = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(code)
-    if not callable(getattr(code, "register", None)):
-        raise TypeError(f"{display_path(path)} must define register(ops), which load_kernel calls")
-    code.register(module)  # if it raises, the module is dropped; a retry registers on a new one
-
-
-_native = {}  # build key -> (namespace, library copy): C++ registrations made in this process, never undone
-_loaded = {}  # build key -> KernelModule: one load per kernel version per process
-
-
-def load_kernel(name_or_path, target=None, verbose=False, quiet=False):
-    """Build (if needed) and load a kernel; return its ops as a KernelModule.
-
-    `name_or_path`: an op name ("add2" -> kernels/add2.cu + kernels/add2_binding.cpp, and
-    kernels/add2_ops.py if present) or a path to a `.cu` file with its `<stem>_binding.cpp` beside
-    it. Prints one line saying what happened, unless `quiet`. Raises KernelBuildError (compile
-    errors, pointing at the `.cu` line) or ToolchainError (a missing or misconfigured tool, with
-    the fix); an error in `<op>_ops.py` is raised as it is.
-    """
-    build = build_kernel(name_or_path, target, verbose)
-    module = _loaded.get(build.key)
-    if module is not None:
-        build.status = "loaded"
-        module.build = build
-    else:
-        if build.key not in _native:
-            copies = build.library.parent / "loaded"
-            copies.mkdir(exist_ok=True)
-            # dlopen returns the already-loaded library for a path it has seen: every version gets its own file.
-            copy = copies / f"{build.name}-{build.key}.so"
-            if not copy.exists():
-                copy_atomically(build.library, copy)
-            namespace = f"kp_{build.name}_{build.key}"
-            lib = ctypes.CDLL(str(copy))
-            lib.kp_register.restype = ctypes.c_char_p
-            error = lib.kp_register(namespace.encode())
-            _native[build.key] = (namespace, copy)
-            if error:  # kept, and raised again: registering the same namespace twice would abort the process
-                text = f"{display_path(build.library)}: registering the ops failed: {error.decode()}"
-                _native[build.key] = KernelBuildError(text + "\n(edit the binding and load again)")
-        if isinstance(_native[build.key], KernelBuildError):
-            raise _native[build.key]
-        module = KernelModule(build, *_native[build.key])
-        register_python_side(module, build.source)
-        _loaded[build.key] = module
-    if not quiet:
-        print(build.describe())
-    record("build", build.describe())
-    return module
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,0 +1,249 @@
+"""Building a kernel: the build key, the flags per target, ninja through torch.utils.cpp_extension, the
+CPU stand-in's runtime, and build errors turned into KernelBuildError / ToolchainError.
+
+Returns a Build (where the library is, what it took); never loads a library or registers an op.
+"""
+
+import contextlib
+import ctypes
+import hashlib
+import importlib.util
+import json
+import logging
+import os
+import re
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from kp.diagnostics import GCC_DIAGNOSTIC, NVCC_DIAGNOSTIC, KernelBuildError, source_excerpt
+from kp.files import BUILD_ROOT, COMMON, KERNELS, display_path, locked, write_if_changed
+from kp.toolchain import DEFAULT_CUDA_ARCH, TARGETS, ToolchainError, default_target, doctor, linker_flags, probe_linker
+
+if not torch.cuda.is_available():  # its "No CUDA runtime is found" warning is expected here
+    logging.getLogger("torch.utils.cpp_extension").setLevel(logging.ERROR)
+import torch.utils.cpp_extension as cpp_extension  # noqa: E402  (after kp/__init__ set CUDA_HOME)
+
+
+def _translator():
+    """kernels/common/cuda_cpu_translate.py, the stand-in's source step: it lives beside the stand-in it
+    feeds, outside any package, so it is loaded from its file (once per process, under its own name)."""
+    module = sys.modules.get("cuda_cpu_translate")
+    if module is None:
+        spec = importlib.util.spec_from_file_location("cuda_cpu_translate", COMMON / "cuda_cpu_translate.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module
+        spec.loader.exec_module(module)
+    return module
+
+
+UnsupportedConstruct, translate = _translator().UnsupportedConstruct, _translator().translate
+
+
+INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.M)
+
+
+def project_headers(path, include_dirs):
+    """Every header that `path` includes with quotes, transitively, that exists on disk."""
+    seen, todo = set(), [Path(path)]
+    while todo:
+        current = todo.pop()
+        with contextlib.suppress(OSError):
+            for name in INCLUDE.findall(current.read_text()):
+                for base in (current.parent, *include_dirs):
+                    candidate = (Path(base) / name).resolve()
+                    if candidate.is_file():
+                        if candidate not in seen:
+                            seen.add(candidate)
+                            todo.append(candidate)
+                        break
+    return seen
+
+
+_runtime = None
+
+
+def cpu_runtime():
+    """The CPU stand-in's runtime library (thread pool, fibers), built once and loaded once per process."""
+    global _runtime
+    if _runtime is None:
+        source = COMMON / "cuda_cpu_runtime.cpp"
+        headers = sorted(project_headers(source, [COMMON]))
+        digest = hashlib.sha256(b"".join(p.read_bytes() for p in [source, *headers])).hexdigest()[:12]
+        out_dir = BUILD_ROOT / "cpu" / f"runtime-{digest}"
+        lib = out_dir / "libkp_cuda_cpu.so"
+        with locked(out_dir / ".kp-lock"):
+            if not lib.exists():
+                tmp = out_dir / f"libkp_cuda_cpu.so.tmp{os.getpid()}"
+                cmd = [
+                    os.environ.get("CXX", "c++"),
+                    "-std=c++17",
+                    "-O2",
+                    "-fPIC",
+                    "-shared",
+                    "-pthread",
+                    f"-I{COMMON}",
+                    "-Wl,-soname,libkp_cuda_cpu.so",
+                    str(source),
+                    "-o",
+                    str(tmp),
+                ]
+                done = subprocess.run(cmd, capture_output=True, text=True)
+                if done.returncode:
+                    raise KernelBuildError.from_log(done.stdout + done.stderr, [source])
+                os.replace(tmp, lib)
+        _runtime = ctypes.CDLL(str(lib))
+        _runtime.kp_set_num_threads(torch.get_num_threads())
+    return _runtime
+
+
+def resolve_kernel(name_or_path):
+    """`"add2"` -> kernels/add2.cu; a path to a `.cu` file anywhere is taken as it is."""
+    path = Path(name_or_path)
+    if path.suffix != ".cu":
+        path = KERNELS / f"{name_or_path}.cu"
+    path = path.resolve()
+    if not path.is_file():
+        known = ", ".join(sorted(p.stem for p in KERNELS.glob("*.cu")))
+        raise FileNotFoundError(f"no kernel file {path} (the kernels here: {known})")
+    binding = path.with_name(f"{path.stem}_binding.cpp")
+    if not binding.is_file():
+        raise FileNotFoundError(f"{display_path(path)} needs its binding next to it: {display_path(binding)}")
+    return path, binding
+
+
+def python_side_of(cu):
+    """`kernels/add2.cu` -> `kernels/add2_ops.py`: fakes and autograd formulas of its ops (optional)."""
+    return Path(cu).with_name(f"{Path(cu).stem}_ops.py")
+
+
+@dataclass
+class Build:
+    """What one call of build_kernel did."""
+
+    name: str
+    target: str
+    source: Path  # the .cu file
+    library: Path  # the built shared library
+    key: str  # hash of every input of the build
+    status: str  # "built", "cached" (built earlier, nothing changed) or "loaded" (already in this process)
+    seconds: float = 0.0  # of this build; for "cached" and "loaded", of the last build in its folder
+    rebuilt: int = 0  # objects compiled (by that build)
+    objects: int = 0  # objects in the library
+
+    def describe(self):
+        where = {"cpu": "cpu stand-in", "cuda": "nvcc"}[self.target]
+        if self.status == "built":
+            return f"{self.name}: {where}, built in {self.seconds:.1f} s ({self.rebuilt} of {self.objects} objects)"
+        last = f"its last build: {self.seconds:.1f} s, {self.rebuilt} of {self.objects} objects"
+        return f"{self.name}: {self.status} ({where}; {last})"
+
+
+def _build_flags(target, cu):
+    includes = [str(COMMON), str(KERNELS), str(cu.parent)]
+    cflags = ["-O2", "-fvisibility=hidden"]
+    ldflags = linker_flags()
+    if target == "cpu":
+        # The default TLS model: initial-exec breaks after a few dlopens, and gnu2 descriptors lost
+        # a write to file-scope __shared__ made before a block's first barrier (tests/test_cuda_cpu.py).
+        # -fno-plt: barriers call the runtime through the GOT, not a PLT stub (~1.5 ns per arrival).
+        cflags += ["-DKP_CPU_STANDIN", *(f for f in probe_linker().cflags if f == "-fno-plt")]
+        runtime_dir = Path(cpu_runtime()._name).parent
+        ldflags += [f"-L{runtime_dir}", "-lkp_cuda_cpu", f"-Wl,-rpath,{runtime_dir}"]
+    return includes, cflags, ["-O2", "-Xcompiler", "-fvisibility=hidden"], ldflags
+
+
+def build_kernel(name_or_path, target=None, verbose=False):
+    """Build a kernel file and its binding for `target` ("cpu" or "cuda"); return a Build.
+
+    The CUDA build needs nvcc and a CUDA build of torch, not a GPU: on a machine without one it
+    compiles and links (for TORCH_CUDA_ARCH_LIST, default 9.0), which is how the tests check it.
+    """
+    target = target or default_target()
+    if target not in TARGETS:
+        raise ValueError(f"target must be one of {TARGETS}, got {target!r}")
+    cu, binding = resolve_kernel(name_or_path)
+    name = re.sub(r"\W", "_", cu.stem)
+    if target == "cuda":
+        problems = doctor("cuda")
+        os.environ.setdefault("TORCH_CUDA_ARCH_LIST", DEFAULT_CUDA_ARCH)
+        problems = [p for p in problems if p.check != "TORCH_CUDA_ARCH_LIST"]
+        if problems:
+            raise ToolchainError.of(problems)
+        cpp_extension.CUDA_HOME = os.environ["CUDA_HOME"]  # in case it was imported before CUDA_HOME was set
+
+    includes, cflags, cuda_cflags, ldflags = _build_flags(target, cu)
+    inputs = sorted({cu, binding, *project_headers(cu, includes), *project_headers(binding, includes)})
+    if python_side_of(cu).is_file():  # part of the version: an edit of it loads like an edit of the kernel
+        inputs.append(python_side_of(cu))
+    if target == "cpu":
+        standin = COMMON / "cuda_cpu.h"
+        inputs += [standin, *sorted(project_headers(standin, [COMMON])), COMMON / "cuda_cpu_translate.py"]
+    h = hashlib.sha256(repr((target, torch.__version__, cflags, cuda_cflags, ldflags, includes)).encode())
+    for p in inputs:
+        h.update(str(p).encode() + b"\0" + p.read_bytes())
+    key = h.hexdigest()[:16]
+
+    build_dir = BUILD_ROOT / target / f"{name}-{hashlib.sha256(str(cu).encode()).hexdigest()[:8]}"
+    library = build_dir / f"{name}.so"
+    stamp = build_dir / "built.json"
+    with locked(build_dir / ".kp-lock"):
+        with contextlib.suppress(OSError, ValueError, KeyError):
+            built = json.loads(stamp.read_text())
+            if built["key"] == key and library.exists():
+                objects = len(list(build_dir.glob("*.o")))
+                seconds, rebuilt = built.get("seconds", 0.0), built.get("rebuilt", 0)
+                return Build(name, target, cu, library, key, "cached", seconds, rebuilt, objects)
+        start = time.perf_counter()
+        if target == "cpu":
+            try:
+                text = translate(cu.read_text(), str(cu), display_path(cu))
+            except UnsupportedConstruct as e:
+                raise KernelBuildError(f"{e}\n{source_excerpt(cu, e.line)}") from None
+            (build_dir / "src").mkdir(parents=True, exist_ok=True)
+            sources = [build_dir / "src" / f"{cu.name}.cpp", binding]
+            write_if_changed(sources[0], text)
+        else:
+            sources = [cu, binding]
+        before = {p: p.stat().st_mtime_ns for p in build_dir.glob("*.o")}
+        # load() renames the module after any change it saw in this process (name_v1, ...), which
+        # changes the flags and rebuilds everything; with the same name ninja rebuilds what changed.
+        cpp_extension.JIT_EXTENSION_VERSIONER.entries.pop(name, None)
+        # Before 2.14, load() takes the folder with a lock *file* (FileBaton) and waits while it exists: one
+        # left by a killed build would block every later load forever. Under our lock no load() runs here.
+        with contextlib.suppress(FileNotFoundError):
+            (build_dir / "lock").unlink()
+        try:
+            cpp_extension.load(
+                name=name,
+                sources=[str(s) for s in sources],
+                extra_cflags=cflags,
+                extra_cuda_cflags=cuda_cflags,
+                extra_ldflags=ldflags,
+                extra_include_paths=includes,
+                build_directory=str(build_dir),
+                with_cuda=target == "cuda",
+                is_python_module=False,
+                verbose=verbose,
+            )
+        except (RuntimeError, OSError) as e:
+            log = str(e)
+            log_path = build_dir / "last_error.log"
+            log_path.write_text(log)
+            err = KernelBuildError.from_log(log, [cu, binding], log_path)
+            if not (GCC_DIAGNOSTIC.search(log) or NVCC_DIAGNOSTIC.search(log)):
+                problems = doctor(target)
+                if problems:
+                    raise ToolchainError.of(problems) from err
+            raise err from None
+        after = {p: p.stat().st_mtime_ns for p in build_dir.glob("*.o")}
+        seconds = time.perf_counter() - start
+        rebuilt = sum(1 for p, t in after.items() if before.get(p) != t)
+        stamp.write_text(
+            json.dumps({"key": key, "seconds": seconds, "rebuilt": rebuilt, "inputs": [str(p) for p in inputs]})
+        )
+        return Build(name, target, cu, library, key, "built", seconds, rebuilt, len(after))

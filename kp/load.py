@@ -1,0 +1,159 @@
+"""Loading a built kernel: its library copied per version, its ops registered under a fresh namespace,
+kernels/<op>_ops.py run for that version, and the ops handed out as a LoadedKernel.
+
+Owns the process-wide registries (a version is registered once and never undone, so a reload never
+aborts the process); never compiles anything itself (kp.build does).
+"""
+
+import ctypes
+import importlib.util
+
+import torch
+
+from kp.build import build_kernel, python_side_of
+from kp.diagnostics import KernelBuildError
+from kp.files import copy_atomically, display_path
+from kp.report import record
+
+
+def op_caller(packet):
+    """What `mod.<op>` is: a call of the custom op `packet` (torch.ops.<namespace>.<op>) that skips the
+    autograd layer when nothing needs a gradient.
+
+    torch.library.register_autograd puts a Python kernel at the op's Autograd key, and the dispatcher
+    enters it on every call, gradients or not: on a tiny tensor that hop from C++ back into Python
+    costs as much as the rest of the call (bench/op_overhead.py). When grad mode is off or no input
+    requires grad, that kernel does nothing but call the op below autograd; this does the same from
+    here, without the hop. Under torch.compile or torch.export, and whenever a gradient is needed, the
+    op is called as it is. `call.op` is the op itself, `call.default` its overload (what opcheck takes).
+    """
+    overload = packet.default
+    any_requires_grad, below_autograd = torch._C._any_requires_grad, torch._C._AutoDispatchBelowAutograd
+
+    def call(*args, **kwargs):
+        if torch.compiler.is_compiling() or (torch.is_grad_enabled() and any_requires_grad(*args, **kwargs)):
+            return overload(*args, **kwargs)
+        with below_autograd():
+            return overload(*args, **kwargs)
+
+    call.__name__ = call.__qualname__ = packet.__name__
+    call.__doc__ = str(overload._schema)  # e.g. kp_add2_<version>::add2(Tensor a, Tensor b) -> Tensor
+    call.op, call.default = packet, overload
+    return call
+
+
+class LoadedKernel:
+    """The ops of one loaded kernel version: `mod.add2(a, b)` calls the custom op
+    `torch.ops.<namespace>.add2` (through `op_caller`; `mod.add2.op` is the op itself).
+
+    `register_fake` and `register_autograd` add the Python side of torch.library to this version's
+    ops (kernels/<op>_ops.py calls them); `fakes` and `autograd` name the ops that have one.
+    """
+
+    def __init__(self, build, namespace, library_path):
+        self.build, self.namespace, self.library_path = build, namespace, library_path
+        self.__name__ = build.name
+        self.fakes, self.autograd = set(), set()
+        self._library = None  # torch.library.Library(namespace, "FRAGMENT"), made on first use
+        self._op_names = self.ops
+        packets = getattr(torch.ops, namespace)
+        for op in self._op_names:  # plain attributes: what torch.compile traces through without guards on code
+            if op in vars(type(self)) or op in vars(self):
+                raise KernelBuildError(f"{build.name}: an op may not be named {op!r} (a LoadedKernel attribute)")
+            setattr(self, op, op_caller(getattr(packets, op)))
+
+    @property
+    def ops(self):
+        names = torch._C._dispatch_get_registrations_for_dispatch_key("CompositeExplicitAutograd")
+        return sorted(n.split("::", 1)[1] for n in names if n.startswith(self.namespace + "::"))
+
+    def _qualname(self, op):
+        if op not in self._op_names:
+            raise ValueError(f"{self.build.name} has no op {op!r}; its ops: {', '.join(self._op_names)}")
+        if self._library is None:
+            self._library = torch.library.Library(self.namespace, "FRAGMENT")
+        return f"{self.namespace}::{op}"
+
+    def register_fake(self, op, fn=None):
+        """torch.library.register_fake for `op` of this version; use as `@ops.register_fake("add2")`."""
+
+        def register(fn):
+            torch.library.register_fake(self._qualname(op), fn, lib=self._library)
+            self.fakes.add(op)
+            return fn
+
+        return register if fn is None else register(fn)
+
+    def register_autograd(self, op, backward, setup_context=None):
+        """torch.library.register_autograd for `op` of this version: `op(...)` becomes differentiable."""
+        torch.library.register_autograd(self._qualname(op), backward, setup_context=setup_context, lib=self._library)
+        self.autograd.add(op)
+
+    def __getattr__(self, op):
+        if op.startswith("_"):
+            raise AttributeError(op)
+        raise AttributeError(f"{self.build.name} has no op {op!r}; its ops: {', '.join(self._op_names)}")
+
+    def __dir__(self):
+        return [*super().__dir__(), *self._op_names]
+
+    def __repr__(self):
+        return f"<kernel {self.build.name} [{self.build.target}] ops={self._op_names} namespace={self.namespace}>"
+
+
+def register_python_side(module, cu):
+    """Run `register(ops)` of kernels/<op>_ops.py, if there is one, for one loaded version."""
+    path = python_side_of(cu)
+    if not path.is_file():
+        return
+    spec = importlib.util.spec_from_file_location(f"{module.namespace}_ops", path)
+    code = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(code)
+    if not callable(getattr(code, "register", None)):
+        raise TypeError(f"{display_path(path)} must define register(ops), which load_kernel calls")
+    code.register(module)  # if it raises, the module is dropped; a retry registers on a new one
+
+
+_native = {}  # build key -> (namespace, library copy): C++ registrations made in this process, never undone
+_loaded = {}  # build key -> LoadedKernel: one load per kernel version per process
+
+
+def load_kernel(name_or_path, target=None, verbose=False, quiet=False):
+    """Build (if needed) and load a kernel; return its ops as a LoadedKernel.
+
+    `name_or_path`: an op name ("add2" -> kernels/add2.cu + kernels/add2_binding.cpp, and
+    kernels/add2_ops.py if present) or a path to a `.cu` file with its `<stem>_binding.cpp` beside
+    it. Prints one line saying what happened, unless `quiet`. Raises KernelBuildError (compile
+    errors, pointing at the `.cu` line) or ToolchainError (a missing or misconfigured tool, with
+    the fix); an error in `<op>_ops.py` is raised as it is.
+    """
+    build = build_kernel(name_or_path, target, verbose)
+    module = _loaded.get(build.key)
+    if module is not None:
+        build.status = "loaded"
+        module.build = build
+    else:
+        if build.key not in _native:
+            copies = build.library.parent / "loaded"
+            copies.mkdir(exist_ok=True)
+            # dlopen returns the already-loaded library for a path it has seen: every version gets its own file.
+            copy = copies / f"{build.name}-{build.key}.so"
+            if not copy.exists():
+                copy_atomically(build.library, copy)
+            namespace = f"kp_{build.name}_{build.key}"
+            lib = ctypes.CDLL(str(copy))
+            lib.kp_register.restype = ctypes.c_char_p
+            error = lib.kp_register(namespace.encode())
+            _native[build.key] = (namespace, copy)
+            if error:  # kept, and raised again: registering the same namespace twice would abort the process
+                text = f"{display_path(build.library)}: registering the ops failed: {error.decode()}"
+                _native[build.key] = KernelBuildError(text + "\n(edit the binding and load again)")
+        if isinstance(_native[build.key], KernelBuildError):
+            raise _native[build.key]
+        module = LoadedKernel(build, *_native[build.key])
+        register_python_side(module, build.source)
+        _loaded[build.key] = module
+    if not quiet:
+        print(build.describe())
+    record("build", build.describe())
+    return module
