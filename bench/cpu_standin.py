@@ -19,13 +19,15 @@ import time
 import torch
 
 import helpers
+import kp.bench
+import kp.files
 
 N = 2**22
 
 
 def median_seconds(fn, reps=21, warmup=3):
     """The median of exactly `reps` runs after `warmup`, with helpers.bench's clock."""
-    ms, _ = helpers.median_ms(fn, warmup=warmup, min_reps=reps)
+    ms, _ = kp.bench.median_ms(fn, warmup=warmup, min_reps=reps)
     return ms / 1e3
 
 
@@ -65,7 +67,7 @@ def main(argv=None):
     # runs per elementwise measure, per barrier measure, kernel compiles; barriers per thread
     elementwise_reps, sync_reps, compile_reps, barriers = (3, 3, 1, 200) if args.quick else (21, 7, 3, 2000)
     add2 = helpers.load_kernel("add2", target="cpu", quiet=True)
-    costs = helpers.load_kernel(helpers.ROOT / "bench" / "kernels" / "standin_costs.cu", target="cpu", quiet=True)
+    costs = helpers.load_kernel(kp.files.ROOT / "bench" / "kernels" / "standin_costs.cu", target="cpu", quiet=True)
     cores = os.cpu_count()
     print(f"CPU stand-in costs; {cores} cores, {platform.machine()}, torch {torch.__version__}\n")
     if args.quick:

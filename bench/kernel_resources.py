@@ -3,7 +3,7 @@
     python bench/kernel_resources.py                # one markdown table, for the default arch (sm_90)
     python bench/kernel_resources.py --arch sm_80
 
-A compile-only CUDA build (helpers.kernel_resources: nvcc -c --resource-usage on the kernel file
+A compile-only CUDA build (kp.ptxas.kernel_resources: nvcc -c --resource-usage on the kernel file
 alone), so it needs nvcc, not a GPU. Without nvcc it says so in one line and exits 0: there is
 nothing to report, and nothing is wrong with the kernels.
 """
@@ -12,16 +12,19 @@ import argparse
 import sys
 
 import helpers
+import kp.files
+import kp.ptxas
+import kp.table
 
 
 def resource_rows(arch):
     """One row per kernel (per template instantiation) of every kernels/*.cu; raises ToolchainError without nvcc."""
     rows = []
     for cu in sorted(helpers.KERNELS.glob("*.cu")):
-        for r in helpers.kernel_resources(cu, arch=arch):
+        for r in kp.ptxas.kernel_resources(cu, arch=arch):
             rows.append(
                 {
-                    "kernel file": helpers.display_path(cu),
+                    "kernel file": kp.files.display_path(cu),
                     "kernel": f"`{r['kernel']}`",
                     "registers": r["registers"],
                     "shared memory (bytes)": r["shared memory (bytes)"],
@@ -34,7 +37,7 @@ def resource_rows(arch):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--arch", default=helpers.cuda_arch(), help="nvcc's -arch (default: %(default)s)")
+    parser.add_argument("--arch", default=kp.ptxas.cuda_arch(), help="nvcc's -arch (default: %(default)s)")
     parser.add_argument("--quick", action="store_true", help="accepted for bench/report.py; the run is quick anyway")
     args = parser.parse_args(argv)
     try:
@@ -52,7 +55,7 @@ def main(argv=None):
         "stack frame; spills are bytes that ptxas moved to local memory because registers ran out (0 is what "
         "you want).\n"
     )
-    print(helpers.Table(rows).markdown())
+    print(kp.table.Table(rows).markdown())
     return 0
 
 

@@ -7,7 +7,7 @@ Each row calls one way into add2 (or torch.add) on two 1024-element float32 tens
 a loop, and reports the wall-clock time per call (the median of several loops). On a GPU the kernels
 are asynchronous: a loop of launches measures what the caller pays per call (the CPU side), which is
 what decides small ops; the loop is synchronised before its clock stops. The rows take the layers
-apart: `ext.add2` (helpers.op_caller: the op below autograd when no input requires grad), the op's
+apart: `ext.add2` (kp.load.op_caller: the op below autograd when no input requires grad), the op's
 overload called as it is (through the Python autograd kernel that torch.library.register_autograd
 puts at its Autograd key, which the dispatcher enters on every call), and, with inputs that require
 grad, the op and the notebook's own autograd Function around it.
@@ -21,8 +21,11 @@ import time
 import torch
 
 import helpers
+import kp.files
+import kp.load
+import kp.toolchain
 
-sys.path.insert(0, str(helpers.ROOT))
+sys.path.insert(0, str(kp.files.ROOT))
 from kp.notebooks import tagged_code  # noqa: E402
 
 N = 1024
@@ -46,7 +49,7 @@ def per_call_us(fn, args, calls, loops, sync):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="few calls (for tests)")
-    parser.add_argument("--target", choices=helpers.TARGETS, default=helpers.default_target())
+    parser.add_argument("--target", choices=kp.toolchain.TARGETS, default=kp.toolchain.default_target())
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     device = "cuda" if args.target == "cuda" else "cpu"

@@ -27,8 +27,11 @@ import torch.nn.functional as F
 from torch import randn
 
 import helpers
+import kp.files
+import kp.table
+import kp.toolchain
 
-sys.path.insert(0, str(helpers.ROOT))
+sys.path.insert(0, str(kp.files.ROOT))
 from kp.notebooks import tagged_code  # noqa: E402
 
 # ---------------------------------------------------------------------------------------------
@@ -369,7 +372,7 @@ def summary_table(results):
                 "ratio": f"{result.ratio():.3g}x",
             }
         )
-    return helpers.Table(rows)
+    return kp.table.Table(rows)
 
 
 def main(argv=None):
@@ -380,7 +383,10 @@ def main(argv=None):
         "--only", nargs="+", metavar="OP", help="only these ops, or all ops of these kernels (e.g. add2 linear)"
     )
     parser.add_argument(
-        "--target", choices=helpers.TARGETS, default=helpers.default_target(), help="default: cuda with a GPU, else cpu"
+        "--target",
+        choices=kp.toolchain.TARGETS,
+        default=kp.toolchain.default_target(),
+        help="default: cuda with a GPU, else cpu",
     )
     args = parser.parse_args(argv)
     cuda = args.target == "cuda"

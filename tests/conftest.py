@@ -7,6 +7,7 @@ import pytest
 import torch
 
 import helpers
+import kp.toolchain
 from kp.notebooks import tagged_code
 
 # Why a target cannot be used here (None: it can). "cpu" (the stand-in) always runs. A "cuda" build
@@ -15,7 +16,7 @@ CUDA_BUILD_MISSING = (
     "torch is a CPU-only build"
     if torch.version.cuda is None
     else "no CUDA toolkit (nvcc) found"
-    if helpers.find_cuda_root() is None
+    if kp.toolchain.find_cuda_root() is None
     else None
 )
 CUDA_RUN_MISSING = CUDA_BUILD_MISSING or (None if torch.cuda.is_available() else "no GPU here")

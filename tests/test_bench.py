@@ -11,8 +11,11 @@ import pytest
 import torch
 
 import helpers
+import kp.files
+import kp.ptxas
+import kp.toolchain
 
-BENCH = helpers.ROOT / "bench"
+BENCH = kp.files.ROOT / "bench"
 
 
 def bench_module(name):
@@ -210,10 +213,10 @@ def test_the_ops_section_has_a_table_per_op_and_a_summary(quick_report):
 
 def test_the_ptxas_section_lists_every_kernel_with_its_registers(quick_report):
     body = sections(quick_report, 2)[report.SCRIPTS["kernel_resources"]]
-    if helpers.find_cuda_root() is None and not os.environ.get("CUDA_HOME"):
+    if kp.toolchain.find_cuda_root() is None and not os.environ.get("CUDA_HOME"):
         assert "nvcc was not found" in body and not markdown_tables(body)
         return
-    assert f"ptxas resource usage for {helpers.cuda_arch()}" in body
+    assert f"ptxas resource usage for {kp.ptxas.cuda_arch()}" in body
     (table,) = markdown_tables(body)
     files = {r["kernel file"] for r in table}
     assert files == {f"kernels/{p.name}" for p in helpers.KERNELS.glob("*.cu")}
@@ -267,7 +270,7 @@ def test_an_unknown_script_name_is_a_usage_error(tmp_path):
 
 
 def test_kernel_resources_without_nvcc_says_so_in_one_line():
-    env = {**os.environ, "CUDA_HOME": str(helpers.ROOT / "no-such-cuda")}
+    env = {**os.environ, "CUDA_HOME": str(kp.files.ROOT / "no-such-cuda")}
     done = subprocess.run(
         [sys.executable, str(BENCH / "kernel_resources.py")], capture_output=True, text=True, env=env, timeout=300
     )

@@ -8,9 +8,10 @@ import torch
 from conftest import CUDA_BUILD_MISSING
 
 import helpers
+import kp.files
 
 # Every op, and the stand-in's conformance kernels: they are plain CUDA too.
-KERNELS = sorted(p.stem for p in helpers.KERNELS.glob("*.cu")) + [str(helpers.ROOT / "tests/cuda_cpu/conformance.cu")]
+KERNELS = sorted(p.stem for p in helpers.KERNELS.glob("*.cu")) + [str(kp.files.ROOT / "tests/cuda_cpu/conformance.cu")]
 MISSING = CUDA_BUILD_MISSING
 
 

@@ -10,8 +10,10 @@ import pytest
 import torch
 
 import helpers
+import kp.build
+import kp.files
 
-CONFORMANCE = helpers.ROOT / "tests" / "cuda_cpu" / "conformance.cu"
+CONFORMANCE = kp.files.ROOT / "tests" / "cuda_cpu" / "conformance.cu"
 DTYPES = [torch.float32, torch.float64]
 
 
@@ -168,7 +170,7 @@ def test_deadlock_stops_the_launch_with_the_kernel_and_block(k):
 
 
 def test_reloading_kernels_adds_no_threads(kernel_copy):
-    runtime = helpers.cpu_runtime()
+    runtime = kp.build.cpu_runtime()
     a = torch.randn(4096)
     helpers.load_kernel(kernel_copy("add2", "v0"), target="cpu", quiet=True).add2(a, a)
     threads = runtime.kp_pool_os_threads()
@@ -180,7 +182,7 @@ def test_reloading_kernels_adds_no_threads(kernel_copy):
 
 
 def test_pool_follows_torch_num_threads(k):
-    runtime = helpers.cpu_runtime()
+    runtime = kp.build.cpu_runtime()
     before = torch.get_num_threads()
     try:
         torch.set_num_threads(1)

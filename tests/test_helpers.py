@@ -8,6 +8,8 @@ import torch
 from torch.autograd.gradcheck import GradcheckError
 
 import helpers
+import kp.ptxas
+import kp.toolchain
 
 PTXAS_LOG = """\
 ptxas info    : 0 bytes gmem
@@ -24,41 +26,44 @@ ptxas info    : Used 255 registers, used 0 barriers, 380 bytes cmem[0]
 
 
 def test_parse_ptxas_reads_registers_shared_memory_and_spills():
-    rows = helpers.parse_ptxas(PTXAS_LOG)
+    rows = kp.ptxas.parse_ptxas(PTXAS_LOG)
     assert [r["registers"] for r in rows] == [32, 255]
     assert [r["shared memory (bytes)"] for r in rows] == [2048, 0]
     assert (rows[1]["stack (bytes)"], rows[1]["spill stores (bytes)"], rows[1]["spill loads (bytes)"]) == (24, 8, 12)
-    assert helpers.demangle([r["kernel"] for r in rows]) == ["linear_bwd_bias_kernel<double>", "add2_fwd_kernel<float>"]
+    assert kp.ptxas.demangle([r["kernel"] for r in rows]) == [
+        "linear_bwd_bias_kernel<double>",
+        "add2_fwd_kernel<float>",
+    ]
 
 
-@pytest.mark.skipif(helpers.find_cuda_root() is None, reason="no CUDA toolkit here")
+@pytest.mark.skipif(kp.toolchain.find_cuda_root() is None, reason="no CUDA toolkit here")
 def test_kernel_resources_compiles_with_nvcc_and_caches(kernel_copy):
     cu = kernel_copy("add2")
-    table = helpers.kernel_resources(cu)
+    table = kp.ptxas.kernel_resources(cu)
     assert {r["kernel"] for r in table} == {
         f"add2_fwd_kernel{v}<{t}>" for v in ("", "_v2") for t in ("float", "double")
     }
-    arch = helpers.cuda_arch()  # sm_90 without a GPU; the GPU's own with one
+    arch = kp.ptxas.cuda_arch()  # sm_90 without a GPU; the GPU's own with one
     assert all(r["arch"] == arch for r in table), table.markdown()
     assert all(0 < r["registers"] <= 255 for r in table), table.markdown()
     assert f"| add2_fwd_kernel<float> | {arch} |" in table.markdown()
     cu.write_text(cu.read_text().replace("c[i] = a[i] + b[i];", "c[i] = a[i] + b[i];;"))
-    again = helpers.kernel_resources(cu)  # an edit compiles again; the result is the same kernel
+    again = kp.ptxas.kernel_resources(cu)  # an edit compiles again; the result is the same kernel
     assert [r["kernel"] for r in again] == [r["kernel"] for r in table]
 
 
-@pytest.mark.skipif(helpers.find_cuda_root() is None, reason="no CUDA toolkit here")
+@pytest.mark.skipif(kp.toolchain.find_cuda_root() is None, reason="no CUDA toolkit here")
 def test_kernel_resources_reports_a_compile_error_at_its_line(kernel_copy):
     cu = kernel_copy("add2")
     cu.write_text(cu.read_text().replace("c[i] = a[i] + b[i];", "c[i] = a[i] + bb[i];"))
     with pytest.raises(helpers.KernelBuildError, match=r"add2.cu:\d+: error: identifier \"bb\" is undefined"):
-        helpers.kernel_resources(cu)
+        kp.ptxas.kernel_resources(cu)
 
 
 def test_kernel_resources_without_nvcc_says_how_to_fix_it(monkeypatch):
     monkeypatch.setenv("CUDA_HOME", "/nonexistent")
     with pytest.raises(helpers.ToolchainError, match="install the CUDA toolkit and export CUDA_HOME"):
-        helpers.kernel_resources("add2")
+        kp.ptxas.kernel_resources("add2")
 
 
 def test_bench_reports_throughput_from_the_formula_and_the_ratio(tmp_path, monkeypatch):

@@ -13,6 +13,9 @@ import torch
 from conftest import DEVICE, TARGETS, run_python
 
 import helpers
+import kp.build
+import kp.files
+import kp.toolchain
 
 
 def edit(path, old, new):
@@ -39,7 +42,7 @@ def test_edit_then_reload_runs_new_code_in_the_same_process(kernel_copy, capsys,
 
     again = helpers.load_kernel(cu, target=target)
     assert again is second and again.build.status == "loaded"
-    cached = helpers.build_kernel(cu, target=target)
+    cached = kp.build.build_kernel(cu, target=target)
     assert cached.status == "cached" and (cached.seconds, cached.rebuilt) == (second.build.seconds, 1)
     last = f"its last build: {second.build.seconds:.1f} s, 1 of 2 objects"
     where = {"cpu": "cpu stand-in", "cuda": "nvcc"}[target]
@@ -108,7 +111,7 @@ def test_warm_load_in_a_new_process_builds_nothing(kernel_copy):
 
 def test_a_build_killed_midway_does_not_block_the_next(kernel_copy):
     cu = kernel_copy()
-    build_dir = helpers.BUILD_ROOT / "cpu"
+    build_dir = kp.files.BUILD_ROOT / "cpu"
     proc = subprocess.Popen([sys.executable, "-c", f"import helpers; helpers.load_kernel({str(cu)!r}, target='cpu')"])
     deadline = time.time() + 60
     while not list(build_dir.glob("add2-*/build.ninja")) or not _newest_ninja_is_for(cu, build_dir):
@@ -149,7 +152,7 @@ def test_two_processes_building_the_same_kernel_both_succeed(kernel_copy):
 
 
 def test_doctor_reports_missing_ninja_with_the_fix(tmp_path):
-    problems = helpers.doctor("cpu", environ={"PATH": str(tmp_path)})
+    problems = kp.toolchain.doctor("cpu", environ={"PATH": str(tmp_path)})
     ninja = next(p for p in problems if p.check == "ninja")
     assert "not on the PATH" in ninja.message and "pip install ninja" in ninja.fix
 
@@ -169,22 +172,22 @@ def test_build_without_ninja_raises_one_toolchain_error(kernel_copy, tmp_path, m
 
 
 def test_doctor_reports_a_wrong_cuda_home():
-    problems = helpers.doctor("cuda", environ={**os.environ, "CUDA_HOME": "/usr/local"})
+    problems = kp.toolchain.doctor("cuda", environ={**os.environ, "CUDA_HOME": "/usr/local"})
     cuda_home = next(p for p in problems if p.check == "CUDA_HOME")
     assert "CUDA_HOME='/usr/local' is not a CUDA toolkit root" in cuda_home.message
-    root = helpers.find_cuda_root()
+    root = kp.toolchain.find_cuda_root()
     if root:
         assert f"export CUDA_HOME={root}" in cuda_home.fix
 
 
 def test_find_cuda_root_sees_through_a_wrapper_script(tmp_path):
-    real = helpers.find_cuda_root()
+    real = kp.toolchain.find_cuda_root()
     if real is None:
         pytest.skip("no CUDA toolkit on this machine")
     wrapper = tmp_path / "nvcc"
     wrapper.write_text(f'#!/bin/sh\nexec {real}/bin/nvcc "$@"\n')
     wrapper.chmod(0o755)
-    assert helpers.find_cuda_root({"PATH": str(tmp_path)}) == str(Path(real).resolve())
+    assert kp.toolchain.find_cuda_root({"PATH": str(tmp_path)}) == str(Path(real).resolve())
 
 
 def test_unknown_kernel_lists_the_known_ones():
@@ -227,12 +230,15 @@ def test_show_graph_without_graphviz_says_how_to_install_it(monkeypatch, tmp_pat
 
 def test_doctor_command_checks_every_target():
     done = subprocess.run(
-        [sys.executable, str(helpers.ROOT / "helpers.py"), "doctor", "cpu"], capture_output=True, text=True, timeout=120
+        [sys.executable, str(kp.files.ROOT / "helpers.py"), "doctor", "cpu"],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     dot = shutil.which("dot") is not None  # the doctor reports a missing `dot` too, and fails for it
     assert "[cpu] ok" in done.stdout and done.returncode == (0 if dot else 1), done.stdout + done.stderr
     done = subprocess.run(
-        [sys.executable, str(helpers.ROOT / "helpers.py"), "doctor", "cpu"],
+        [sys.executable, str(kp.files.ROOT / "helpers.py"), "doctor", "cpu"],
         capture_output=True,
         text=True,
         timeout=120,

@@ -7,6 +7,7 @@ import nbformat
 import pytest
 
 import helpers
+import kp.toolchain
 from kp import report
 from kp.notebooks import execute
 from tools.run_notebooks import COLUMNS, failure, render_index, resources_section, row
@@ -82,7 +83,7 @@ def test_the_failing_cell_and_its_error_name_the_row(tmp_path):
 
 
 def test_the_page_shows_what_ptxas_made_of_every_kernel():
-    if helpers.find_cuda_root() is None:
+    if kp.toolchain.find_cuda_root() is None:
         pytest.skip("no CUDA toolkit here")
     section = resources_section()
     for cu in helpers.KERNELS.glob("*.cu"):

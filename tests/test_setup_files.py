@@ -2,7 +2,7 @@
 
 import re
 
-import helpers
+import kp.files
 
 
 def names(lines):
@@ -14,9 +14,9 @@ def names(lines):
 
 
 def test_requirements_and_environment_yml_agree():
-    pip = names((helpers.ROOT / "requirements.txt").read_text().splitlines())
+    pip = names((kp.files.ROOT / "requirements.txt").read_text().splitlines())
     conda = set()
-    yml = (helpers.ROOT / "environment.yml").read_text()
+    yml = (kp.files.ROOT / "environment.yml").read_text()
     for ln in yml.split("dependencies:", 1)[1].splitlines():
         m = re.match(r"\s+- ([A-Za-z][\w.-]*)", ln)
         if m and m.group(1) not in ("python", "pip"):
@@ -25,5 +25,5 @@ def test_requirements_and_environment_yml_agree():
 
 
 def test_torch_pins_agree():
-    pin = re.search(r"^torch==(\S+)", (helpers.ROOT / "requirements.txt").read_text(), re.M).group(1)
-    assert f"torch=={pin}" in (helpers.ROOT / "environment.yml").read_text()
+    pin = re.search(r"^torch==(\S+)", (kp.files.ROOT / "requirements.txt").read_text(), re.M).group(1)
+    assert f"torch=={pin}" in (kp.files.ROOT / "environment.yml").read_text()

@@ -8,6 +8,8 @@ import pytest
 from conftest import TARGETS_BUILT, run_python
 
 import helpers
+import kp.files
+import kp.toolchain
 
 GOLD_FAILS = "/usr/bin/ld.gold: error: cannot open /opt/gcc/lib/gcc/x86_64-linux-gnu/13/libstdc++.so: No such file"
 
@@ -32,10 +34,13 @@ def gold_cannot_link(tmp_path):
 
 
 def test_this_toolchain_takes_gold_and_the_doctor_says_so():
-    choice = helpers.probe_linker()
-    assert choice.notes and all(n.split(":")[0] in {f for f, _, _ in helpers.OPTIONAL_FLAGS} for n in choice.notes)
+    choice = kp.toolchain.probe_linker()
+    assert choice.notes and all(n.split(":")[0] in {f for f, _, _ in kp.toolchain.OPTIONAL_FLAGS} for n in choice.notes)
     done = subprocess.run(
-        [sys.executable, str(helpers.ROOT / "helpers.py"), "doctor", "cpu"], capture_output=True, text=True, timeout=120
+        [sys.executable, str(kp.files.ROOT / "helpers.py"), "doctor", "cpu"],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert f"[linker] {choice.linker}, probed for {choice.cxx}:" in done.stdout, done.stdout
     for note in choice.notes:
@@ -45,7 +50,7 @@ def test_this_toolchain_takes_gold_and_the_doctor_says_so():
 def test_gold_that_cannot_link_is_dropped_and_the_kernel_builds(kernel_copy, tmp_path, monkeypatch):
     cxx, calls = gold_cannot_link(tmp_path)
     monkeypatch.setenv("CXX", str(cxx))
-    choice = helpers.probe_linker()
+    choice = kp.toolchain.probe_linker()
     assert choice.ldflags == [] and choice.linker == "the compiler's default"
     gold_note = next(n for n in choice.notes if n.startswith("-fuse-ld=gold"))
     assert gold_note == f"-fuse-ld=gold: not used, a test library failed to build with it: {GOLD_FAILS}"
@@ -62,7 +67,9 @@ def test_gold_that_cannot_link_is_dropped_and_the_kernel_builds(kernel_copy, tmp
 
     # Probed once per toolchain: a new process reads the answer from the cache and probes nothing.
     probes = calls.read_text().count("probe.cpp")
-    done = run_python("import helpers; print(helpers.probe_linker().linker)", env={**__import__("os").environ})
+    done = run_python(
+        "import kp.toolchain; print(kp.toolchain.probe_linker().linker)", env={**__import__("os").environ}
+    )
     assert done.returncode == 0 and done.stdout.strip() == "the compiler's default", done.stderr
     assert calls.read_text().count("probe.cpp") == probes
 
@@ -80,7 +87,7 @@ def test_a_toolchain_that_links_nothing_gets_one_toolchain_error_with_the_fix(ke
     assert f"command: {cxx} -shared -fPIC " in message
     assert "\n  /usr/bin/ld: cannot find crti.o: No such file or directory\n  collect2: error\n" in message
     assert "\n  fix: install a working C++ compiler and linker (apt-get install -y g++" in message
-    (problem,) = [p for p in helpers.doctor("cpu") if p.check == "c++ toolchain"]
+    (problem,) = [p for p in kp.toolchain.doctor("cpu") if p.check == "c++ toolchain"]
     assert "cannot find crti.o" in problem.message and "point CXX at one" in problem.fix
 
 

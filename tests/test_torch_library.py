@@ -41,7 +41,7 @@ def python_calls_from_torch_autograd_kernel(fn, *args):
 
 
 def test_a_call_that_needs_no_gradient_skips_the_python_autograd_kernel():
-    # ext.add2 (helpers.op_caller) calls the op below autograd itself when nothing needs a gradient; the
+    # ext.add2 (kp.load.op_caller) calls the op below autograd itself when nothing needs a gradient; the
     # op's overload goes through the Python kernel that register_autograd put at its Autograd key.
     ext = helpers.load_kernel("add2", target="cpu", quiet=True)
     a, b = torch.randn(5), torch.randn(5)

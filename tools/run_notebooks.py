@@ -1,7 +1,7 @@
 """`make run`: execute every notebook in a fresh kernel; write executed copies, HTML and an index page.
 
 Output: build/report/<notebook>.ipynb, <notebook>.html, <notebook>.json (what the notebook recorded
-with helpers.record: build, gradcheck, toy model metric, benchmark ratio) and index.html, which
+with kp.report.record: build, gradcheck, toy model metric, benchmark ratio) and index.html, which
 shows all of it for every notebook, with what ptxas made of each kernel. Exits 1 if any notebook
 failed (the report is written all the same).
 
@@ -69,13 +69,16 @@ def row(name, run_seconds, status, records):
 
 def resources_section():
     """ptxas's registers, shared memory and spills of every kernel (nvcc compile-only: no GPU needed)."""
-    import helpers  # imported here: it imports torch, which the notebook runs above do not need
+    from kp.diagnostics import KernelBuildError  # imported here: kp.ptxas imports torch, which the runs do not need
+    from kp.files import KERNELS
+    from kp.ptxas import kernel_resources
+    from kp.toolchain import ToolchainError
 
     parts = ["<h2>What nvcc made of each kernel</h2>"]
-    for cu in sorted(helpers.KERNELS.glob("*.cu")):
+    for cu in sorted(KERNELS.glob("*.cu")):
         try:
-            table = helpers.kernel_resources(cu)
-        except (helpers.ToolchainError, helpers.KernelBuildError) as e:
+            table = kernel_resources(cu)
+        except (ToolchainError, KernelBuildError) as e:
             parts.append(f"<p class='bad'>{html.escape(cu.name)}: {html.escape(str(e).splitlines()[0])}</p>")
             continue
         heads = [k for k in table.rows[0] if k != "arch"] if table.rows else []
@@ -114,8 +117,8 @@ def render_index(rows, resources=""):
 def main():
     REPORT.mkdir(parents=True, exist_ok=True)
     shutil.rmtree(REPORT / "ext", ignore_errors=True)
-    os.environ["KP_BUILD_DIR"] = str(REPORT / "ext")  # read by helpers, here and in every notebook's kernel
-    subprocess.run([sys.executable, "-c", "import helpers; helpers.cpu_runtime()"], check=True)
+    os.environ["KP_BUILD_DIR"] = str(REPORT / "ext")  # read by kp.files in every notebook's kernel
+    subprocess.run([sys.executable, "-c", "import kp.build; kp.build.cpu_runtime()"], check=True)
     rows = []
     for path in all_notebooks():
         print(f"running {path.relative_to(ROOT)} ...", flush=True)

@@ -1,0 +1,154 @@
+"""Benchmarks: median_ms (CUDA events on a GPU, runs queued back to back) and bench, which times providers
+over sizes and returns a BenchResult (a table with throughput and the custom-over-baseline ratio, and one
+plot). Never builds or loads a kernel.
+"""
+
+import statistics
+import time
+
+import torch
+
+from kp.report import record
+from kp.table import Table
+
+
+def median_ms(fn, args=(), warmup=3, min_reps=25, min_seconds=0.0, max_reps=None):
+    """(median milliseconds, runs) of fn(*args): at least `min_reps` runs and `min_seconds`, at most `max_reps`
+    (default `min_reps`), after `warmup` runs.
+
+    On a GPU each run is timed with CUDA events, and the runs are queued back to back, as a training
+    loop queues them: while the GPU is the bottleneck, a run's time is its kernels' alone, not the CPU
+    side of the call (which a synchronisation after every run would add as an idle gap); where the CPU
+    side of a call takes longer than its kernels, the GPU waits and the time says so.
+    """
+    cuda = any(torch.is_tensor(a) and a.is_cuda for a in args)
+    for _ in range(warmup):
+        fn(*args)
+    if cuda:
+        torch.cuda.synchronize()
+    times, events, deadline = [], [], time.perf_counter() + min_seconds
+    max_reps = max_reps or min_reps
+    while len(times) + len(events) < min_reps or (
+        time.perf_counter() < deadline and len(times) + len(events) < max_reps
+    ):
+        if cuda:
+            begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            begin.record()
+            fn(*args)
+            end.record()
+            events.append((begin, end))
+        else:
+            begin = time.perf_counter()
+            fn(*args)
+            times.append((time.perf_counter() - begin) * 1e3)
+    if cuda:
+        torch.cuda.synchronize()
+        times = [begin.elapsed_time(end) for begin, end in events]
+    return statistics.median(times), len(times)
+
+
+class BenchResult(Table):
+    """bench()'s answer: rows per size and provider (ms, throughput), and the custom-vs-baseline ratio."""
+
+    def __init__(self, rows, unit, formula, custom, baseline, title, where):
+        super().__init__(rows, title)
+        self.unit, self.formula, self.custom, self.baseline, self.where = unit, formula, custom, baseline, where
+
+    def throughput(self, provider, size):
+        return next(r[self.unit] for r in self.rows if r["provider"] == provider and r["size"] == size)
+
+    def ratio(self, size=None):
+        """Custom throughput / baseline throughput at `size` (default: the largest size measured)."""
+        size = self.rows[-1]["size"] if size is None else size
+        return self.throughput(self.custom, size) / self.throughput(self.baseline, size)
+
+    def summary(self):
+        size = self.rows[-1]["size"]
+        return f"{self.custom} {self.ratio():.3g}x {self.baseline} at size {size} ({self.unit}, {self.where})"
+
+    def markdown(self):
+        providers = list(dict.fromkeys(r["provider"] for r in self.rows))
+        sizes = list(dict.fromkeys(r["size"] for r in self.rows))
+        head = ["size", *(f"{p}, {self.unit}" for p in providers), f"{self.custom} ÷ {self.baseline}"]
+        lines = [f"| {' | '.join(head)} |", "|" + "---|" * len(head)]
+        for size in sizes:
+            cells = [f"{self.throughput(p, size):.3g}" for p in providers]
+            lines.append(f"| {size} | {' | '.join(cells)} | {self.ratio(size):.3g}x |")
+        note = f"{self.unit} = {self.formula} ÷ median time; {self.where}"
+        return (f"{self.title}\n\n" if self.title else "") + "\n".join(lines) + f"\n\n{note}"
+
+    _repr_markdown_ = markdown
+
+
+def bench(
+    providers,
+    sizes,
+    make_inputs,
+    *,
+    formula,
+    bytes_moved=None,
+    flops=None,
+    baseline=None,
+    threads=None,
+    warmup=3,
+    min_reps=25,
+    min_seconds=0.2,
+    max_reps=1000,
+    title="",
+    plot=True,
+    logy=False,
+):
+    """Time each provider on each size; report throughput as a table and one plot (a line per provider).
+
+    `providers`: {"name": fn}, the custom op first, then the native torch op (or the pure-torch
+    reference where torch has none). `make_inputs(size)` returns the arguments of fn; `size` may
+    be an int or a tuple (e.g. (B, M, N)). Give `bytes_moved(size)` for GB/s or `flops(size)` for
+    GFLOP/s, and state it in words in `formula` (e.g. "3 × 4n bytes: read a and b, write c").
+    Each time is the median of at least `min_reps` runs and `min_seconds`, after `warmup` runs; on
+    a GPU, timed with CUDA events. `baseline` (default: the second provider) is what the custom op's
+    ratio is taken against. `threads`: torch's CPU threads while timing (the stand-in's pool follows
+    them), restored after; on a small shared machine, 1 gives the steadiest numbers. Returns a
+    BenchResult (shown as a table in Jupyter).
+    """
+    if (bytes_moved is None) == (flops is None):
+        raise ValueError("give exactly one of bytes_moved= (GB/s) or flops= (GFLOP/s)")
+    if len(providers) < 2:
+        raise ValueError("give the custom op and at least one provider to compare it with")
+    names = list(providers)
+    baseline = baseline or names[1]
+    if baseline not in providers:
+        raise ValueError(f"baseline {baseline!r} is not one of the providers {names}")
+    unit, amount = ("GB/s", bytes_moved) if bytes_moved else ("GFLOP/s", flops)
+    rows, where, before = [], "CPU", torch.get_num_threads()
+    try:
+        if threads:
+            torch.set_num_threads(threads)
+        for size in sizes:
+            args = make_inputs(size)
+            if any(torch.is_tensor(a) and a.is_cuda for a in args):
+                where = torch.cuda.get_device_name()
+            for name, fn in providers.items():
+                ms, reps = median_ms(fn, args, warmup, min_reps, min_seconds, max_reps)
+                rows.append({"provider": name, "size": size, "ms": ms, unit: amount(size) / ms / 1e6, "runs": reps})
+        if where == "CPU":
+            where = f"CPU, {torch.get_num_threads()} thread{'s' if torch.get_num_threads() > 1 else ''}"
+    finally:
+        torch.set_num_threads(before)
+    result = BenchResult(rows, unit, formula, names[0], baseline, title, where)
+    record("bench", result.summary())
+    if plot:
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(figsize=(6, 3.5))
+        labels = [str(s) for s in sizes]
+        for name in names:
+            ax.plot(labels, [r[unit] for r in rows if r["provider"] == name], marker="o", label=name)
+        ax.set(
+            xlabel="size",
+            ylabel=unit,
+            title=title or f"{unit} (median, {where})",
+            yscale="log" if logy else "linear",
+        )
+        ax.legend()
+        plt.show()
+    return result
