@@ -21,7 +21,7 @@ from pathlib import Path
 import torch
 
 from kp.diagnostics import GCC_DIAGNOSTIC, NVCC_DIAGNOSTIC, KernelBuildError, source_excerpt
-from kp.files import BUILD_ROOT, COMMON, KERNELS, display_path, locked, write_if_changed
+from kp.files import BUILD_ROOT, COMMON, KERNELS, content_key, display_path, locked, write_if_changed
 from kp.toolchain import DEFAULT_CUDA_ARCH, TARGETS, ToolchainError, default_target, doctor, linker_flags, probe_linker
 
 if not torch.cuda.is_available():  # its "No CUDA runtime is found" warning is expected here
@@ -183,10 +183,7 @@ def build_kernel(name_or_path, target=None, verbose=False):
     if target == "cpu":
         standin = COMMON / "cuda_cpu.h"
         inputs += [standin, *sorted(project_headers(standin, [COMMON])), COMMON / "cuda_cpu_translate.py"]
-    h = hashlib.sha256(repr((target, torch.__version__, cflags, cuda_cflags, ldflags, includes)).encode())
-    for p in inputs:
-        h.update(str(p).encode() + b"\0" + p.read_bytes())
-    key = h.hexdigest()[:16]
+    key = content_key((target, torch.__version__, cflags, cuda_cflags, ldflags, includes), inputs)
 
     build_dir = BUILD_ROOT / target / f"{name}-{hashlib.sha256(str(cu).encode()).hexdigest()[:8]}"
     library = build_dir / f"{name}.so"

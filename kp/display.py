@@ -4,7 +4,6 @@ on import). Computes nothing it shows.
 """
 
 import contextlib
-import shutil
 import sys
 
 import torch
@@ -12,7 +11,7 @@ import torch
 from kp.build import resolve_kernel
 from kp.diagnostics import KernelBuildError
 from kp.ptxas import kernel_resources
-from kp.toolchain import ToolchainError
+from kp.toolchain import ToolchainError, dot_problem
 
 
 def environment_line():
@@ -28,34 +27,32 @@ def setup(seed=0):
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
+def show(kind, data, text=None, **kwargs):
+    """Display `data` as IPython.display.<kind> (Code, SVG, Markdown, HTML); without IPython, print `text`."""
+    try:
+        from IPython import display
+    except ImportError:
+        if text is not None:
+            print(text)
+        return
+    display.display(getattr(display, kind)(data, **kwargs))
+
+
 def show_kernel(name_or_path):
     """Display a kernel file with syntax highlighting (plain text outside IPython)."""
     cu, _ = resolve_kernel(name_or_path)
     text = cu.read_text()
-    try:
-        from IPython.display import Code, display
-
-        display(Code(text, language="cuda"))
-    except ImportError:
-        print(text)
+    show("Code", text, text, language="cuda")
 
 
 def show_graph(tensor, params=None):
     """Render the autograd graph of `tensor` with torchviz; returns the SVG (displayed in Jupyter)."""
     from torchviz import make_dot
 
-    if shutil.which("dot") is None:
-        raise ToolchainError(
-            "graphviz's `dot` is not installed, so torchviz cannot render\n"
-            "  fix: apt-get install -y graphviz (as root; `make setup` does it), or conda install graphviz"
-        )
+    if problem := dot_problem():
+        raise ToolchainError.of([problem])
     svg = make_dot(tensor, params=params or {}, show_attrs=False).pipe(format="svg").decode()
-    try:
-        from IPython.display import SVG, display
-
-        display(SVG(svg))
-    except ImportError:
-        pass
+    show("SVG", svg)
     return svg
 
 
@@ -66,12 +63,7 @@ def show_kernel_resources(name_or_path, arch=None):
     except ToolchainError as e:
         print(str(e))
         return None
-    try:
-        from IPython.display import Markdown, display
-
-        display(Markdown(table.markdown()))
-    except ImportError:
-        print(table.markdown())
+    show("Markdown", table.markdown(), table.markdown())
     return table
 
 

@@ -1,10 +1,12 @@
-"""The project's folders, and safe ways to write in them: display paths, OS-level locks, atomic writes.
+"""The project's folders, and safe ways to write in them: display paths, content keys, OS-level locks, atomic
+writes.
 
 Owns where things are (ROOT, KERNELS, COMMON, BUILD_ROOT); never builds, loads or prints anything.
 """
 
 import contextlib
 import fcntl
+import hashlib
 import os
 import shutil
 from pathlib import Path
@@ -21,6 +23,15 @@ def display_path(path):
     with contextlib.suppress(ValueError):
         return str(path.relative_to(ROOT))
     return str(path)
+
+
+def content_key(params, paths, length=16):
+    """What a cache entry was made from, as hex: repr(params), then each file's path and bytes. A build's
+    key and ptxas's cache key are this; keep the formula, or every warm cache rebuilds."""
+    h = hashlib.sha256(repr(params).encode())
+    for p in paths:
+        h.update(str(p).encode() + b"\0" + Path(p).read_bytes())
+    return h.hexdigest()[:length]
 
 
 @contextlib.contextmanager

@@ -4,7 +4,6 @@ Never displays anything (kp.display.show_kernel_resources does).
 """
 
 import contextlib
-import hashlib
 import json
 import os
 import re
@@ -16,7 +15,7 @@ import torch
 
 from kp.build import project_headers, resolve_kernel
 from kp.diagnostics import KernelBuildError
-from kp.files import BUILD_ROOT, COMMON, KERNELS, display_path, write_if_changed
+from kp.files import BUILD_ROOT, COMMON, KERNELS, content_key, display_path, write_if_changed
 from kp.table import Table
 from kp.toolchain import DEFAULT_CUDA_ARCH, ToolchainError, find_cuda_root, is_cuda_root
 
@@ -91,10 +90,7 @@ def kernel_resources(name_or_path, arch=None):
         )
     includes = [COMMON, KERNELS, cu.parent]
     inputs = sorted({cu, *project_headers(cu, includes)})
-    h = hashlib.sha256(repr((arch, home)).encode())
-    for p in inputs:
-        h.update(str(p).encode() + b"\0" + p.read_bytes())
-    cache = BUILD_ROOT / "cuda" / "ptxas" / f"{cu.stem}-{h.hexdigest()[:16]}.json"
+    cache = BUILD_ROOT / "cuda" / "ptxas" / f"{cu.stem}-{content_key((arch, home), inputs)}.json"
     with contextlib.suppress(OSError, ValueError):
         return Table(json.loads(cache.read_text()), f"ptxas, {arch}: {display_path(cu)}")
     cache.parent.mkdir(parents=True, exist_ok=True)

@@ -261,6 +261,17 @@ def default_target():
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
+def dot_problem():
+    """The Problem when graphviz's `dot`, through which torchviz renders autograd graphs, is missing; else None."""
+    if shutil.which("dot") is None:
+        return Problem(
+            "dot",
+            "graphviz's `dot` is not installed, so torchviz cannot render autograd graphs",
+            "apt-get install -y graphviz (as root; `make setup` does it), or conda install graphviz",
+        )
+    return None
+
+
 def main(argv):
     if argv[:1] != ["doctor"]:
         print("usage: python helpers.py doctor [cpu|cuda ...]")
@@ -277,7 +288,7 @@ def main(argv):
         print(f"[linker] {choice.linker}, probed for {choice.cxx}:")
         for note in choice.notes:
             print(f"  {note}")
-    if shutil.which("dot") is None:
-        print("[graphviz] `dot` missing: apt-get install -y graphviz (or conda install graphviz)")
+    if problem := dot_problem():
+        print(f"[graphviz] {problem}".replace("\n", "\n  "))
         failed = 1
     return int(failed)
