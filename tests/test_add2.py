@@ -13,15 +13,15 @@ pytestmark = pytest.mark.usefixtures("on_target_device")  # every test runs on e
 
 
 @pytest.fixture(scope="module")
-def add2(target):
+def add2_ext(target):
     return helpers.load_kernel("add2", target=target, quiet=True)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize("shape", [(0,), (1,), (1023,), (1025,), (2**20 + 3,), (3, 0, 5), (7, 11, 13)])
-def test_matches_torch(add2, shape, dtype):
+def test_matches_torch(add2_ext, shape, dtype):
     a, b = torch.randn(shape, dtype=dtype), torch.randn(shape, dtype=dtype)
-    c = add2.add2(a, b)
+    c = add2_ext.add2(a, b)
     assert c.shape == a.shape and c.dtype == dtype
     torch.testing.assert_close(c, a + b, rtol=0, atol=0)  # one rounding, as torch does
 
@@ -29,15 +29,15 @@ def test_matches_torch(add2, shape, dtype):
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize("n", [1, 3, 4, 5, 1023, 4099])
 @pytest.mark.parametrize("offset", [0, 1, 2])  # views that start past a 16-byte boundary take the plain path
-def test_both_kernels_on_aligned_and_misaligned_views(add2, n, offset, dtype):
+def test_both_kernels_on_aligned_and_misaligned_views(add2_ext, n, offset, dtype):
     a, b = torch.randn(n + offset, dtype=dtype)[offset:], torch.randn(n + 3, dtype=dtype)[3:]
-    for op in (add2.add2, add2.add2_v1):
+    for op in (add2_ext.add2, add2_ext.add2_v1):
         torch.testing.assert_close(op(a, b), a + b, rtol=0, atol=0)
 
 
-def test_non_contiguous_inputs(add2):
+def test_non_contiguous_inputs(add2_ext):
     a, b = torch.randn(64, 33).t(), torch.randn(33, 64)
-    torch.testing.assert_close(add2.add2(a, b), a + b, rtol=0, atol=0)
+    torch.testing.assert_close(add2_ext.add2(a, b), a + b, rtol=0, atol=0)
 
 
 @pytest.mark.parametrize(
@@ -69,16 +69,16 @@ def test_non_contiguous_inputs(add2):
         ),
     ],
 )
-def test_bad_inputs_raise_a_runtime_error_naming_the_argument(add2, target_device, a, b, message):
+def test_bad_inputs_raise_a_runtime_error_naming_the_argument(add2_ext, target_device, a, b, message):
     with pytest.raises(RuntimeError, match=message.replace("cpu", target_device)):
-        add2.add2(*on(target_device, a, b))
+        add2_ext.add2(*on(target_device, a, b))
 
 
-def test_a_bad_call_loses_nothing(add2):
+def test_a_bad_call_loses_nothing(add2_ext):
     a = torch.randn(5)
     with pytest.raises(RuntimeError):
-        add2.add2(a, torch.ones(6))
-    torch.testing.assert_close(add2.add2(a, a), 2 * a)
+        add2_ext.add2(a, torch.ones(6))
+    torch.testing.assert_close(add2_ext.add2(a, a), 2 * a)
 
 
 # --- add2 as a torch custom op ----------------------------------------------------------------------
@@ -89,38 +89,38 @@ def add2_reference(a, b):
 
 
 @pytest.fixture(scope="module")
-def add2_fn(add2, notebook_code):
+def add2_fn(add2_ext, notebook_code):
     """The notebook's own autograd Function, AddFunction.apply."""
-    return notebook_code("01_add2_sum_of_squares", "autograd-function", torch=torch, add2_ext=add2)["add2"]
+    return notebook_code("01_add2_sum_of_squares", "autograd-function", torch=torch, add2_ext=add2_ext)["add2"]
 
 
-def test_the_ops_have_fakes_and_autograd_formulas(add2):
-    assert set(add2.ops) == add2.fakes == {"add2", "add2_v1"}
-    assert add2.autograd == {"add2", "add2_v1"}
+def test_the_ops_have_fakes_and_autograd_formulas(add2_ext):
+    assert set(add2_ext.ops) == add2_ext.fakes == {"add2", "add2_v1"}
+    assert add2_ext.autograd == {"add2", "add2_v1"}
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize("shape", [(1,), (1025,), (7, 11, 13)])
-def test_opcheck(add2, shape, dtype):
+def test_opcheck(add2_ext, shape, dtype):
     a = torch.randn(shape, dtype=dtype, requires_grad=True)
     b = torch.randn(shape, dtype=dtype, requires_grad=True)
-    for op in (add2.add2, add2.add2_v1):
+    for op in (add2_ext.add2, add2_ext.add2_v1):
         result = torch.library.opcheck(op.default, (a, b))
         assert set(result.values()) == {"SUCCESS"}, (op, result)
 
 
-def test_the_op_is_differentiable_by_itself(add2):
+def test_the_op_is_differentiable_by_itself(add2_ext):
     # The formula registered in kernels/add2_ops.py, without the notebook's Function.
     a = torch.randn(1025, 3, dtype=torch.float64, requires_grad=True)
     b = torch.randn(1025, 3, dtype=torch.float64, requires_grad=True)
-    c, ref = add2.add2(a * a, b), add2_reference(a * a, b)
+    c, ref = add2_ext.add2(a * a, b), add2_reference(a * a, b)
     grad_c = torch.randn_like(c)
     got = torch.autograd.grad(c, (a, b), grad_c)
     expected = torch.autograd.grad(ref, (a, b), grad_c)
     for g, e in zip(got, expected):
         torch.testing.assert_close(g, e, rtol=0, atol=0)
     inputs = [torch.randn(33, dtype=torch.float64, requires_grad=True) for _ in range(2)]
-    assert torch.autograd.gradcheck(add2.add2, inputs) and torch.autograd.gradcheck(add2.add2_v1, inputs)
+    assert torch.autograd.gradcheck(add2_ext.add2, inputs) and torch.autograd.gradcheck(add2_ext.add2_v1, inputs)
 
 
 def test_notebook_function_matches_torch(add2_fn):
@@ -143,17 +143,17 @@ def test_compiled_model_matches_eager(add2_fn):
     helpers.check_compiled(sum_of_squares, a, b)
 
 
-def test_meta_tensors_get_the_fake_implementation(add2):
+def test_meta_tensors_get_the_fake_implementation(add2_ext):
     a = torch.empty(7, 1025, dtype=torch.float64, device="meta")
-    c = add2.add2(a, a)
+    c = add2_ext.add2(a, a)
     assert c.device.type == "meta" and c.shape == a.shape and c.dtype == a.dtype and c.is_contiguous()
 
 
-def test_the_fake_rejects_bad_inputs_with_the_binding_message(add2):
+def test_the_fake_rejects_bad_inputs_with_the_binding_message(add2_ext):
     with FakeTensorMode():  # what torch.compile traces with
         a = torch.empty(3, 5)
-        assert add2.add2(a, a).shape == (3, 5)
+        assert add2_ext.add2(a, a).shape == (3, 5)
         with pytest.raises(RuntimeError, match=r"add2: b has shape \[5, 3\] but a has \[3, 5\]"):
-            add2.add2(a, torch.empty(5, 3))
+            add2_ext.add2(a, torch.empty(5, 3))
         with pytest.raises(RuntimeError, match="add2: b has dtype Double but a has Float"):
-            add2.add2(a, torch.empty(3, 5, dtype=torch.float64))
+            add2_ext.add2(a, torch.empty(3, 5, dtype=torch.float64))

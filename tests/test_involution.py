@@ -18,7 +18,7 @@ pytestmark = pytest.mark.usefixtures("on_target_device")  # every test runs on e
 
 
 @pytest.fixture(scope="module")
-def ext(target):
+def involution_ext(target):
     return helpers.load_kernel("involution", target=target, quiet=True)
 
 
@@ -28,10 +28,10 @@ involution_reference = tagged_code("06_involution", "reference", torch=torch, F=
 
 
 @pytest.fixture(scope="module")
-def notebook(ext, notebook_code):
+def notebook(involution_ext, notebook_code):
     """The notebook's cells tagged autograd-function: InvolutionFunction, `involution` (its apply) and the
     Involution2d layer, over this build."""
-    return notebook_code("06_involution", "autograd-function", torch=torch, nn=torch.nn, involution_ext=ext)
+    return notebook_code("06_involution", "autograd-function", torch=torch, nn=torch.nn, involution_ext=involution_ext)
 
 
 @pytest.fixture(scope="module")
@@ -67,7 +67,7 @@ CASES = {
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize("case", CASES.values(), ids=CASES.keys())
-def test_forward_and_gradients_match_the_reference(ext, case, dtype):
+def test_forward_and_gradients_match_the_reference(involution_ext, case, dtype):
     N, C, H, W, G, KH, KW, stride, padding, dilation = case
     input, weight = make_inputs(*case, dtype=dtype)
     input.requires_grad_(True)
@@ -76,9 +76,9 @@ def test_forward_and_gradients_match_the_reference(ext, case, dtype):
     grad_out = torch.randn_like(expected)
     expected_input, expected_weight = torch.autograd.grad(expected, (input, weight), grad_out)
 
-    out = ext.involution(input.detach(), weight.detach(), stride, padding, dilation)
-    grad_input = ext.involution_grad_input(grad_out, weight.detach(), H, W, stride, padding, dilation)
-    grad_weight = ext.involution_grad_weight(grad_out, input.detach(), G, KH, KW, stride, padding, dilation)
+    out = involution_ext.involution(input.detach(), weight.detach(), stride, padding, dilation)
+    grad_input = involution_ext.involution_grad_input(grad_out, weight.detach(), H, W, stride, padding, dilation)
+    grad_weight = involution_ext.involution_grad_weight(grad_out, input.detach(), G, KH, KW, stride, padding, dilation)
     assert out.dtype == grad_input.dtype == grad_weight.dtype == dtype
     torch.testing.assert_close(out, expected)
     torch.testing.assert_close(grad_input, expected_input)
@@ -97,10 +97,10 @@ def test_the_cases_cover_partial_blocks_and_a_launch_smaller_than_a_block():
 @pytest.mark.parametrize("via", ["notebook Function", "op itself"])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize("case", ["K 7, stride 2, dilation 2", "K 3 x 5, no padding"])
-def test_the_autograd_function_and_the_op_itself_match_the_reference(ext, involution_fn, via, dtype, case):
+def test_the_autograd_function_and_the_op_itself_match_the_reference(involution_ext, involution_fn, via, dtype, case):
     """The notebook's Function, and the op alone through the autograd formula that kernels/involution_ops.py
     registers: outputs and both gradients, by torch.autograd.grad."""
-    involution = involution_fn if via == "notebook Function" else ext.involution
+    involution = involution_fn if via == "notebook Function" else involution_ext.involution
     case = CASES[case]
     input, weight = make_inputs(*case, dtype=dtype)
     input.requires_grad_(True)
@@ -122,20 +122,20 @@ def test_the_autograd_function_and_the_op_itself_match_the_reference(ext, involu
     ids=["stride 2, dilation 2, groups 2", "K 3 x 2, groups 4"],
 )
 @pytest.mark.parametrize("via", ["notebook Function", "op itself"])
-def test_gradcheck_float64(ext, involution_fn, via, case):
+def test_gradcheck_float64(involution_ext, involution_fn, via, case):
     input, weight = make_inputs(*case)
     input.requires_grad_(True)
     weight.requires_grad_(True)
-    involution = involution_fn if via == "notebook Function" else ext.involution
+    involution = involution_fn if via == "notebook Function" else involution_ext.involution
     assert torch.autograd.gradcheck(lambda x, w: involution(x, w, *case[7:]), (input, weight))
 
 
 class OpsRun(TorchDispatchMode):
-    """Records which ops of `ext` run inside `with OpsRun(ext) as ops:`, backward included."""
+    """Records which ops of `involution_ext` run inside `with OpsRun(involution_ext) as ops:`, backward included."""
 
-    def __init__(self, ext):
+    def __init__(self, involution_ext):
         super().__init__()
-        self.namespace, self.names = ext.namespace, []
+        self.namespace, self.names = involution_ext.namespace, []
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         if func.namespace == self.namespace:
@@ -152,26 +152,28 @@ class OpsRun(TorchDispatchMode):
     ],
 )
 @pytest.mark.parametrize("via", ["notebook Function", "op itself"])
-def test_backward_launches_only_the_gradients_asked_for(ext, involution_fn, via, input_grad, weight_grad, expected):
-    involution = involution_fn if via == "notebook Function" else ext.involution
+def test_backward_launches_only_the_gradients_asked_for(
+    involution_ext, involution_fn, via, input_grad, weight_grad, expected
+):
+    involution = involution_fn if via == "notebook Function" else involution_ext.involution
     input, weight = make_inputs(*CASES["stride 2, groups 4"])
     input.requires_grad_(input_grad)
     weight.requires_grad_(weight_grad)
-    with OpsRun(ext) as ops:
+    with OpsRun(involution_ext) as ops:
         involution(input, weight, 2, 1, 1).sum().backward()
     assert ops.names == expected
     assert (input.grad is not None) == input_grad and (weight.grad is not None) == weight_grad
 
 
-def test_empty_batch(ext):
+def test_empty_batch(involution_ext):
     input, weight = make_inputs(0, 4, 7, 5, 2, 3, 3, 1, 1, 1)
-    out = ext.involution(input, weight, 1, 1, 1)
+    out = involution_ext.involution(input, weight, 1, 1, 1)
     assert out.shape == (0, 4, 7, 5)
-    assert ext.involution_grad_input(out, weight, 7, 5, 1, 1, 1).shape == input.shape
-    assert ext.involution_grad_weight(out, input, 2, 3, 3, 1, 1, 1).shape == weight.shape
+    assert involution_ext.involution_grad_input(out, weight, 7, 5, 1, 1, 1).shape == input.shape
+    assert involution_ext.involution_grad_weight(out, input, 2, 3, 3, 1, 1, 1).shape == weight.shape
 
 
-def test_non_contiguous_inputs(ext):
+def test_non_contiguous_inputs(involution_ext):
     input, weight = make_inputs(*CASES["stride 2, groups 4"])  # out (2, 8, 7, 5)
     input = input.to(memory_format=torch.channels_last).requires_grad_(True)
     weight = weight.transpose(4, 5).contiguous().transpose(4, 5).requires_grad_(True)
@@ -179,9 +181,13 @@ def test_non_contiguous_inputs(ext):
     assert not (input.is_contiguous() or weight.is_contiguous() or grad_out.is_contiguous())
     expected = involution_reference(input, weight, 2, 1, 1)
     expected_input, expected_weight = torch.autograd.grad(expected, (input, weight), grad_out)
-    torch.testing.assert_close(ext.involution(input.detach(), weight.detach(), 2, 1, 1), expected)
-    torch.testing.assert_close(ext.involution_grad_input(grad_out, weight.detach(), 13, 10, 2, 1, 1), expected_input)
-    torch.testing.assert_close(ext.involution_grad_weight(grad_out, input.detach(), 4, 3, 3, 2, 1, 1), expected_weight)
+    torch.testing.assert_close(involution_ext.involution(input.detach(), weight.detach(), 2, 1, 1), expected)
+    torch.testing.assert_close(
+        involution_ext.involution_grad_input(grad_out, weight.detach(), 13, 10, 2, 1, 1), expected_input
+    )
+    torch.testing.assert_close(
+        involution_ext.involution_grad_weight(grad_out, input.detach(), 4, 3, 3, 2, 1, 1), expected_weight
+    )
 
 
 # (N, C, H, W, G, KH, KW, stride, padding, dilation): odd sizes, a non-square kernel, stride, padding and
@@ -201,30 +207,30 @@ def opcheck_args(op, dtype):
     return grad_out, input, G, KH, KW, stride, padding, dilation
 
 
-def test_opcheck_covers_every_op(ext):
-    assert {"involution", "involution_grad_input", "involution_grad_weight"} == set(ext.ops)
+def test_opcheck_covers_every_op(involution_ext):
+    assert {"involution", "involution_grad_input", "involution_grad_weight"} == set(involution_ext.ops)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize("op", ["involution", "involution_grad_input", "involution_grad_weight"])
-def test_opcheck(ext, op, dtype):
+def test_opcheck(involution_ext, op, dtype):
     """Schema, fake (shape-only) implementation, autograd registration and dispatch agree with the real kernel."""
-    torch.library.opcheck(getattr(ext, op).default, opcheck_args(op, dtype))
+    torch.library.opcheck(getattr(involution_ext, op).default, opcheck_args(op, dtype))
 
 
-def test_every_op_has_a_fake_and_involution_an_autograd_formula(ext):
-    assert set(ext.ops) == ext.fakes
-    assert ext.autograd == {"involution"}
+def test_every_op_has_a_fake_and_involution_an_autograd_formula(involution_ext):
+    assert set(involution_ext.ops) == involution_ext.fakes
+    assert involution_ext.autograd == {"involution"}
 
 
 @pytest.mark.parametrize("case", CASES.values(), ids=CASES.keys())
-def test_the_fakes_answer_the_kernels_shapes_on_meta_tensors(ext, case):
+def test_the_fakes_answer_the_kernels_shapes_on_meta_tensors(involution_ext, case):
     N, C, H, W, G, KH, KW, stride, padding, dilation = case
     input, weight = (t.to("meta") for t in make_inputs(*case))
-    out = ext.involution(input, weight, stride, padding, dilation)
+    out = involution_ext.involution(input, weight, stride, padding, dilation)
     assert out.shape == (N, C, *weight.shape[4:]) and out.device.type == "meta" and out.is_contiguous()
-    grad_input = ext.involution_grad_input(out, weight, H, W, stride, padding, dilation)
-    grad_weight = ext.involution_grad_weight(out, input, G, KH, KW, stride, padding, dilation)
+    grad_input = involution_ext.involution_grad_input(out, weight, H, W, stride, padding, dilation)
+    grad_weight = involution_ext.involution_grad_weight(out, input, G, KH, KW, stride, padding, dilation)
     assert grad_input.shape == input.shape and grad_weight.shape == weight.shape
     assert grad_input.is_contiguous() and grad_weight.is_contiguous()
 
@@ -240,7 +246,7 @@ def test_compiled_model_matches_eager(notebook):
     helpers.check_compiled(model, torch.randn(2, 8, 10, 12, dtype=torch.float64, requires_grad=True))
 
 
-def test_the_header_lists_the_kernels_and_the_binding_the_ops(ext):
+def test_the_header_lists_the_kernels_and_the_binding_the_ops(involution_ext):
     cu = (helpers.KERNELS / "involution.cu").read_text()
     header = cu.split("#include")[0]
     defined = set(re.findall(r"__global__ void (\w+)\(", cu))
@@ -248,7 +254,7 @@ def test_the_header_lists_the_kernels_and_the_binding_the_ops(ext):
     assert defined == {"involution_fwd_kernel", "involution_bwd_input_kernel", "involution_bwd_weight_kernel"}
     binding = (helpers.KERNELS / "involution_binding.cpp").read_text()
     listed = re.findall(r"^//   (\w+)\(", binding.split("#include")[0], re.M)
-    assert listed == ext.ops
+    assert listed == involution_ext.ops
 
 
 def bad(op, *args):
@@ -365,13 +371,15 @@ def ids(rows):
 
 @pytest.mark.parametrize("where", ["binding", "fake"])
 @pytest.mark.parametrize("call, message", BAD_DTYPES + BAD_SHAPES, ids=ids(BAD_DTYPES + BAD_SHAPES))
-def test_bad_dtypes_and_shapes_raise_a_runtime_error_naming_the_argument(ext, target_device, where, call, message):
+def test_bad_dtypes_and_shapes_raise_a_runtime_error_naming_the_argument(
+    involution_ext, target_device, where, call, message
+):
     """On the target's tensors the binding checks; on meta tensors the fake implementation does, with the same words."""
     device = target_device if where == "binding" else "meta"
     op, args = call
     args = [a.to(device) if torch.is_tensor(a) else a for a in args]
     with pytest.raises(RuntimeError, match=message):
-        getattr(ext, op)(*args)
+        getattr(involution_ext, op)(*args)
 
 
 # A meta tensor among cpu tensors reaches the fake implementation (Meta outranks CPU in dispatch), not the
@@ -387,8 +395,8 @@ FAKE_ONLY = [
 
 
 @pytest.mark.parametrize("call, message", FAKE_ONLY, ids=ids(FAKE_ONLY))
-def test_the_fakes_refuse_mixed_devices(ext, target_device, call, message):
+def test_the_fakes_refuse_mixed_devices(involution_ext, target_device, call, message):
     op, args = call
     args = [on(target_device, a) if torch.is_tensor(a) else a for a in args]
     with pytest.raises(RuntimeError, match=message.replace("cpu", target_device)):
-        getattr(ext, op)(*args)
+        getattr(involution_ext, op)(*args)

@@ -29,15 +29,15 @@ pytestmark = pytest.mark.usefixtures("on_target_device")  # every test runs on e
 
 
 @pytest.fixture(scope="module")
-def linear(target):
+def linear_ext(target):
     return helpers.load_kernel("linear", target=target, quiet=True)
 
 
 @pytest.fixture(scope="module")
-def notebook(linear, notebook_code):
+def notebook(linear_ext, notebook_code):
     """The notebook's cell tagged autograd-function (LinearF, `linear` = LinearF.apply, MyLinear), over this build."""
     return notebook_code(
-        "05_linear_regression_onnx", "autograd-function", torch=torch, nn=torch.nn, math=math, linear_ext=linear
+        "05_linear_regression_onnx", "autograd-function", torch=torch, nn=torch.nn, math=math, linear_ext=linear_ext
     )
 
 
@@ -63,20 +63,20 @@ def tolerance(dtype):
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize("B, M, N", SIZES)
-def test_forward_matches_torch(linear, B, M, N, dtype):
+def test_forward_matches_torch(linear_ext, B, M, N, dtype):
     x, weight, bias = make((B, M), (N, M), (N,), dtype=dtype)
-    y = linear.linear(x, weight, bias)
+    y = linear_ext.linear(x, weight, bias)
     assert y.shape == (B, N) and y.dtype == dtype
     torch.testing.assert_close(y, F.linear(x, weight, bias), **tolerance(dtype))
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize("B, M, N", SIZES)
-def test_each_gradient_op_matches_torch(linear, B, M, N, dtype):
+def test_each_gradient_op_matches_torch(linear_ext, B, M, N, dtype):
     x, weight, grad_y = make((B, M), (N, M), (B, N), dtype=dtype)
-    torch.testing.assert_close(linear.linear_grad_input(grad_y, weight), grad_y @ weight, **tolerance(dtype))
-    torch.testing.assert_close(linear.linear_grad_weight(grad_y, x), grad_y.t() @ x, **tolerance(dtype))
-    torch.testing.assert_close(linear.linear_grad_bias(grad_y), grad_y.sum(0), **tolerance(dtype))
+    torch.testing.assert_close(linear_ext.linear_grad_input(grad_y, weight), grad_y @ weight, **tolerance(dtype))
+    torch.testing.assert_close(linear_ext.linear_grad_weight(grad_y, x), grad_y.t() @ x, **tolerance(dtype))
+    torch.testing.assert_close(linear_ext.linear_grad_bias(grad_y), grad_y.sum(0), **tolerance(dtype))
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
@@ -95,10 +95,10 @@ def test_autograd_function_matches_torch(linear_fn, B, M, N, dtype):
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize("B, M, N", [(1, 1, 1), (37, 53, 29), (15, 17, 33)])
-def test_the_op_itself_is_differentiable(linear, B, M, N, dtype):
+def test_the_op_itself_is_differentiable(linear_ext, B, M, N, dtype):
     """kernels/linear_ops.py registers linear's autograd formula: no Function needed."""
     x, weight, bias = make((B, M), (N, M), (N,), dtype=dtype, requires_grad=True)
-    y = linear.linear(x, weight, bias)
+    y = linear_ext.linear(x, weight, bias)
     assert y.grad_fn is not None
     (grad_y,) = make((B, N), dtype=dtype)
     got = torch.autograd.grad(y, (x, weight, bias), grad_y)
@@ -108,7 +108,7 @@ def test_the_op_itself_is_differentiable(linear, B, M, N, dtype):
 
 
 @pytest.mark.parametrize("B, M, N", [(37, 53, 29), (128, 256, 64), (16, 1024, 16)])
-def test_float32_rounding_stays_within_the_dot_product_error_bound(linear, B, M, N):
+def test_float32_rounding_stays_within_the_dot_product_error_bound(linear_ext, B, M, N):
     """On normal values, float32 sums of M products round; torch's float32 F.linear misses assert_close's
     default float32 tolerance against the exact result at these sizes too. What any correct summation order
     guarantees is the standard bound |error| <= gamma_(M+1) * (|X|·|W|ᵀ + |b|), gamma_k = k·u / (1 - k·u),
@@ -117,7 +117,7 @@ def test_float32_rounding_stays_within_the_dot_product_error_bound(linear, B, M,
     exact = F.linear(x.double(), weight.double(), bias.double())
     k, u = M + 1, 2.0**-24
     bound = k * u / (1 - k * u) * F.linear(x.double().abs(), weight.double().abs(), bias.double().abs())
-    error = (linear.linear(x, weight, bias).double() - exact).abs()
+    error = (linear_ext.linear(x, weight, bias).double() - exact).abs()
     assert (error <= bound).all(), f"max error / bound = {(error / bound).max():.3g}"
 
 
@@ -137,11 +137,11 @@ class RecordOps(TorchDispatchMode):
 @pytest.mark.parametrize(
     "needs", [(True, False, False), (False, True, False), (False, False, True), (True, True, True)]
 )
-def test_backward_runs_only_the_kernels_it_needs(linear, linear_fn, via, needs):
+def test_backward_runs_only_the_kernels_it_needs(linear_ext, linear_fn, via, needs):
     tensors = make((5, 7), (3, 7), (3,), dtype=torch.float64)
     for t, need in zip(tensors, needs):
         t.requires_grad_(need)
-    y = (linear_fn if via == "notebook Function" else linear.linear)(*tensors)
+    y = (linear_fn if via == "notebook Function" else linear_ext.linear)(*tensors)
     with RecordOps() as ops:
         y.backward(torch.ones_like(y))
     ran = {name for name in ops.names if name.startswith("linear_grad_")}
@@ -154,20 +154,20 @@ def test_backward_runs_only_the_kernels_it_needs(linear, linear_fn, via, needs):
 
 @pytest.mark.parametrize("via", ["notebook Function", "op itself"])
 @pytest.mark.parametrize("B, M, N", [(1, 1, 1), (5, 7, 3), (17, 19, 18)])
-def test_gradcheck(linear, linear_fn, via, B, M, N):
+def test_gradcheck(linear_ext, linear_fn, via, B, M, N):
     inputs = make((B, M), (N, M), (N,), dtype=torch.float64, requires_grad=True)
-    assert torch.autograd.gradcheck(linear_fn if via == "notebook Function" else linear.linear, inputs)
+    assert torch.autograd.gradcheck(linear_fn if via == "notebook Function" else linear_ext.linear, inputs)
 
 
-def test_non_contiguous_inputs(linear):
+def test_non_contiguous_inputs(linear_ext):
     x, weight = torch.randn(53, 37, dtype=torch.float64).t(), torch.randn(53, 29, dtype=torch.float64).t()
     bias = torch.randn(29, 2, dtype=torch.float64)[:, 0]
     grad_y = torch.randn(29, 37, dtype=torch.float64).t()
     assert not (x.is_contiguous() or weight.is_contiguous() or bias.is_contiguous() or grad_y.is_contiguous())
-    torch.testing.assert_close(linear.linear(x, weight, bias), F.linear(x, weight, bias))
-    torch.testing.assert_close(linear.linear_grad_input(grad_y, weight), grad_y @ weight)
-    torch.testing.assert_close(linear.linear_grad_weight(grad_y, x), grad_y.t() @ x)
-    torch.testing.assert_close(linear.linear_grad_bias(grad_y), grad_y.sum(0))
+    torch.testing.assert_close(linear_ext.linear(x, weight, bias), F.linear(x, weight, bias))
+    torch.testing.assert_close(linear_ext.linear_grad_input(grad_y, weight), grad_y @ weight)
+    torch.testing.assert_close(linear_ext.linear_grad_weight(grad_y, x), grad_y.t() @ x)
+    torch.testing.assert_close(linear_ext.linear_grad_bias(grad_y), grad_y.sum(0))
 
 
 # Each op on irregular shapes (B, M, N) = (37, 53, 29): the forward op's inputs require grad, so that opcheck
@@ -180,30 +180,30 @@ OPCHECK = {
 }
 
 
-def test_opcheck_covers_every_op(linear):
-    assert set(OPCHECK) == set(linear.ops)
+def test_opcheck_covers_every_op(linear_ext):
+    assert set(OPCHECK) == set(linear_ext.ops)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize("op", OPCHECK)
-def test_opcheck(linear, op, dtype):
+def test_opcheck(linear_ext, op, dtype):
     """Schema, fake (shape-only) implementation, autograd registration and dispatch agree with the real kernel."""
     args = [torch.randn(shape, dtype=dtype, requires_grad=grad) for shape, grad in OPCHECK[op]]
-    torch.library.opcheck(getattr(linear, op).default, args)
+    torch.library.opcheck(getattr(linear_ext, op).default, args)
 
 
-def test_every_op_has_a_fake_and_linear_an_autograd_formula(linear):
-    assert set(linear.ops) == linear.fakes
-    assert linear.autograd == {"linear"}
+def test_every_op_has_a_fake_and_linear_an_autograd_formula(linear_ext):
+    assert set(linear_ext.ops) == linear_ext.fakes
+    assert linear_ext.autograd == {"linear"}
 
 
-def test_the_fakes_answer_shapes_on_meta_tensors(linear):
+def test_the_fakes_answer_shapes_on_meta_tensors(linear_ext):
     x, weight, bias, grad_y = (torch.empty(s, device="meta") for s in ((37, 53), (29, 53), (29,), (37, 29)))
     for out, shape in [
-        (linear.linear(x, weight, bias), (37, 29)),
-        (linear.linear_grad_input(grad_y, weight), (37, 53)),
-        (linear.linear_grad_weight(grad_y, x), (29, 53)),
-        (linear.linear_grad_bias(grad_y), (29,)),
+        (linear_ext.linear(x, weight, bias), (37, 29)),
+        (linear_ext.linear_grad_input(grad_y, weight), (37, 53)),
+        (linear_ext.linear_grad_weight(grad_y, x), (29, 53)),
+        (linear_ext.linear_grad_bias(grad_y), (29,)),
     ]:
         assert out.shape == shape and out.device.type == "meta" and out.is_contiguous()
 
@@ -257,11 +257,11 @@ def test_compiled_model_matches_eager(notebook, dtype):
         ),
     ],
 )
-def test_bad_dtypes_raise_a_runtime_error_naming_the_argument(linear, target_device, where, op, args, message):
+def test_bad_dtypes_raise_a_runtime_error_naming_the_argument(linear_ext, target_device, where, op, args, message):
     """On the target's tensors the binding checks; on meta tensors the fake implementation does, with the same words."""
     device = target_device if where == "binding" else "meta"
     with pytest.raises(RuntimeError, match=message):
-        getattr(linear, op)(*(t.to(device) for t in args))
+        getattr(linear_ext, op)(*(t.to(device) for t in args))
 
 
 # Shapes that the binding refuses, and the fake implementations with the same message.
@@ -310,11 +310,11 @@ SHAPE_ERRORS = [
 
 @pytest.mark.parametrize("where", ["binding", "fake"])
 @pytest.mark.parametrize("op, shapes, message", SHAPE_ERRORS)
-def test_bad_shapes_raise_a_runtime_error_naming_the_argument(linear, target_device, where, op, shapes, message):
+def test_bad_shapes_raise_a_runtime_error_naming_the_argument(linear_ext, target_device, where, op, shapes, message):
     """On the target's tensors the binding checks; on meta tensors the fake implementation does, with the same words."""
     device = target_device if where == "binding" else "meta"
     with pytest.raises(RuntimeError, match=message):
-        getattr(linear, op)(*(torch.ones(s, device=device) for s in shapes))
+        getattr(linear_ext, op)(*(torch.ones(s, device=device) for s in shapes))
 
 
 @pytest.mark.parametrize(
@@ -339,32 +339,32 @@ def test_bad_shapes_raise_a_runtime_error_naming_the_argument(linear, target_dev
         ),
     ],
 )
-def test_the_fakes_refuse_mixed_devices(linear, target_device, op, args, message):
+def test_the_fakes_refuse_mixed_devices(linear_ext, target_device, op, args, message):
     with pytest.raises(RuntimeError, match=message.replace("cpu", target_device)):
-        getattr(linear, op)(*on(target_device, *args))
+        getattr(linear_ext, op)(*on(target_device, *args))
 
 
 @pytest.mark.parametrize("where", ["binding", "fake"])
-def test_too_many_columns_for_the_grid_is_refused_by_name(linear, target_device, where):
+def test_too_many_columns_for_the_grid_is_refused_by_name(linear_ext, target_device, where):
     device = target_device if where == "binding" else "meta"
     limit = 65535 * 16
     with pytest.raises(RuntimeError, match=f"linear: weight has {limit + 1} out_features, more than .*{limit}"):
-        linear.linear(*(torch.ones(s, device=device) for s in ((1, 1), (limit + 1, 1), (limit + 1,))))
+        linear_ext.linear(*(torch.ones(s, device=device) for s in ((1, 1), (limit + 1, 1), (limit + 1,))))
     with pytest.raises(RuntimeError, match=f"linear: input has {limit + 1} in_features, more than .*{limit}"):
-        linear.linear(*(torch.ones(s, device=device) for s in ((1, limit + 1), (1, limit + 1), (1,))))
+        linear_ext.linear(*(torch.ones(s, device=device) for s in ((1, limit + 1), (1, limit + 1), (1,))))
     with pytest.raises(RuntimeError, match=f"linear_grad_input: weight has {limit + 1} in_features, more than"):
-        linear.linear_grad_input(*(torch.ones(s, device=device) for s in ((1, 1), (1, limit + 1))))
+        linear_ext.linear_grad_input(*(torch.ones(s, device=device) for s in ((1, 1), (1, limit + 1))))
 
 
-def test_a_bad_call_loses_nothing(linear):
+def test_a_bad_call_loses_nothing(linear_ext):
     x, weight, bias = make((5, 3), (2, 3), (2,), dtype=torch.float32)
     with pytest.raises(RuntimeError):
-        linear.linear(x, weight, torch.ones(3))
-    torch.testing.assert_close(linear.linear(x, weight, bias), F.linear(x, weight, bias))
+        linear_ext.linear(x, weight, torch.ones(3))
+    torch.testing.assert_close(linear_ext.linear(x, weight, bias), F.linear(x, weight, bias))
 
 
 def test_header_and_code_agree():
-    """The contract at the top of linear.cu names every kernel and the tile the code uses; the binding's
+    """The contract at the top of linear_ext.cu names every kernel and the tile the code uses; the binding's
     column limit is the grid's, and so is the fakes'."""
     cu = (helpers.KERNELS / "linear.cu").read_text()
     header = cu.split("#include", 1)[0]
@@ -434,10 +434,10 @@ def export(model, translation, example):
     ).model_proto
 
 
-def test_onnx_custom_domain_node_passes_the_checker(linear, linear_fn):
+def test_onnx_custom_domain_node_passes_the_checker(linear_ext, linear_fn):
     onnx, kp, _ = onnx_setup()
     model = Regression(linear_fn, torch.randn(3, 5), torch.randn(3)).eval()
-    proto = export(model, {linear.linear.default: lambda x, w, b: kp.MyLinear(x, w, b)}, torch.randn(4, 5))
+    proto = export(model, {linear_ext.linear.default: lambda x, w, b: kp.MyLinear(x, w, b)}, torch.randn(4, 5))
     onnx.checker.check_model(proto, full_check=True)
     assert [(n.domain, n.op_type) for n in proto.graph.node] == [("kp", "MyLinear")]
     assert {(o.domain, o.version) for o in proto.opset_import} >= {("kp", 1)}
@@ -448,13 +448,13 @@ def test_onnx_custom_domain_node_passes_the_checker(linear, linear_fn):
         ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
 
 
-def test_onnx_standard_export_runs_in_onnxruntime_and_matches_torch(linear, linear_fn):
+def test_onnx_standard_export_runs_in_onnxruntime_and_matches_torch(linear_ext, linear_fn):
     onnx, _, op = onnx_setup()
     import onnxruntime as ort
 
     layer = torch.nn.Linear(53, 29)  # its initialisation
     model = Regression(linear_fn, layer.weight.detach(), layer.bias.detach()).eval()
-    proto = export(model, {linear.linear.default: lambda x, w, b: op.Gemm(x, w, b, transB=1)}, torch.randn(4, 53))
+    proto = export(model, {linear_ext.linear.default: lambda x, w, b: op.Gemm(x, w, b, transB=1)}, torch.randn(4, 53))
     onnx.checker.check_model(proto, full_check=True)
     assert [n.op_type for n in proto.graph.node] == ["Gemm"]
     session = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])

@@ -39,14 +39,14 @@ pytestmark = pytest.mark.usefixtures("on_target_device")  # every test runs on e
 
 
 @pytest.fixture(scope="module")
-def ext(target):
+def mul_add_ext(target):
     return helpers.load_kernel("mul_add", target=target, quiet=True)
 
 
 @pytest.fixture(scope="module")
-def functions(ext, notebook_code):
+def functions(mul_add_ext, notebook_code):
     """The notebook's own autograd Functions: {"mul": CustomMul.apply, "add": CustomAdd.apply, ...}."""
-    return notebook_code("02_mul_add", "autograd-function", torch=torch, mul_add_ext=ext)
+    return notebook_code("02_mul_add", "autograd-function", torch=torch, mul_add_ext=mul_add_ext)
 
 
 @pytest.fixture(scope="module")
@@ -107,14 +107,14 @@ def test_the_seed_example(mul, add):
     assert w.grad.tolist() == [[4.0, 5.0]] and b.grad.tolist() == [1.0] and x.grad is None
 
 
-def test_a_gradient_that_is_not_needed_is_not_computed(ext, mul, add):
+def test_a_gradient_that_is_not_needed_is_not_computed(mul_add_ext, mul, add):
     w, x = torch.randn(3, 1), torch.randn(4)
     grad_out = torch.randn(3, 4)
-    assert ext.mul_backward(grad_out, w, x, False, False) == (None, None)
-    grad_w, grad_x = ext.mul_backward(grad_out, w, x, True, False)
+    assert mul_add_ext.mul_backward(grad_out, w, x, False, False) == (None, None)
+    grad_w, grad_x = mul_add_ext.mul_backward(grad_out, w, x, True, False)
     assert grad_x is None
     torch.testing.assert_close(grad_w, (grad_out * x).sum(1, keepdim=True))
-    grad_w, grad_x = ext.mul_backward(grad_out, w, x, False, True)
+    grad_w, grad_x = mul_add_ext.mul_backward(grad_out, w, x, False, True)
     assert grad_w is None
     torch.testing.assert_close(grad_x, (grad_out * w).sum(0))
     for op in (mul, add):  # through the Functions: only the input that asks gets a gradient
@@ -123,53 +123,53 @@ def test_a_gradient_that_is_not_needed_is_not_computed(ext, mul, add):
         assert w.grad is not None and w.grad.shape == w.shape and x.grad is None
 
 
-def test_non_contiguous_offset_and_expanded_inputs(ext):
+def test_non_contiguous_offset_and_expanded_inputs(mul_add_ext):
     base = torch.randn(40, 67)
     a = base.t()[5:, 3:]  # transposed, with a storage offset
     b = torch.randn(62, 1).expand(62, 37)  # stride 0 along dim 1, not a copy
     c = torch.randn(74)[::2]  # a strided 1-d view
     for x, y in [(a, b), (a, c), (b, c), (c, a)]:
-        torch.testing.assert_close(ext.mul(x, y), x * y, rtol=0, atol=0)
-        torch.testing.assert_close(ext.add(x, y), x + y, rtol=0, atol=0)
+        torch.testing.assert_close(mul_add_ext.mul(x, y), x * y, rtol=0, atol=0)
+        torch.testing.assert_close(mul_add_ext.add(x, y), x + y, rtol=0, atol=0)
     # Rows of whole Packs, from views that start off 16-byte alignment: a column broadcast along the rows
     # needs no alignment (one value per row); a row that the threads step through does.
     column, row = torch.randn(38, 1)[1:], torch.randn(1025)[1:]
     for x, y in [(column, torch.randn(1024)), (torch.randn(37, 1), row), (column, row)]:
-        torch.testing.assert_close(ext.mul(x, y), x * y, rtol=0, atol=0)
-        torch.testing.assert_close(ext.add(x, y), x + y, rtol=0, atol=0)
+        torch.testing.assert_close(mul_add_ext.mul(x, y), x * y, rtol=0, atol=0)
+        torch.testing.assert_close(mul_add_ext.add(x, y), x + y, rtol=0, atol=0)
     grad_out = torch.ones(()).expand(62, 37)  # what the backward of .sum() hands in
-    grad_w, grad_x = ext.mul_backward(grad_out, a, c, True, True)
+    grad_w, grad_x = mul_add_ext.mul_backward(grad_out, a, c, True, True)
     torch.testing.assert_close(grad_w, c.expand(62, 37))
     torch.testing.assert_close(grad_x, a.sum(0))
 
 
-def test_sum_to(ext):
+def test_sum_to(mul_add_ext):
     g = torch.randn(3, 4, 5, dtype=torch.float64)
     for shape in [(3, 4, 5), (4, 5), (5,), (1, 5), (3, 1, 5), (3, 4, 1), (1, 1, 1), (1,), ()]:
         expected = g.sum_to_size(shape) if shape else g.sum()
-        got = ext.sum_to(g, list(shape))
+        got = mul_add_ext.sum_to(g, list(shape))
         assert got.shape == torch.Size(shape)
         torch.testing.assert_close(got, expected)
 
 
-def test_at_most_eight_dims_after_merging(ext):
+def test_at_most_eight_dims_after_merging(mul_add_ext):
     # Alternating broadcast dims cannot merge: 8 such dims work, 9 are refused with the limit named.
     for ndim, ok in [(8, True), (9, False)]:
         a = torch.randn([2 if d % 2 else 1 for d in range(ndim)])
         b = torch.randn([1 if d % 2 else 3 for d in range(ndim)])
         if ok:
-            torch.testing.assert_close(ext.mul(a, b), a * b, rtol=0, atol=0)
-            torch.testing.assert_close(ext.add(a, b), a + b, rtol=0, atol=0)
+            torch.testing.assert_close(mul_add_ext.mul(a, b), a * b, rtol=0, atol=0)
+            torch.testing.assert_close(mul_add_ext.add(a, b), a + b, rtol=0, atol=0)
         else:
             for op in ("mul", "add"):
                 with pytest.raises(
                     RuntimeError,
                     match=f"{op}: .* broadcast to 9 dims that do not merge, but the kernels take at most 8",
                 ):
-                    getattr(ext, op)(a, b)
+                    getattr(mul_add_ext, op)(a, b)
     # Dims that merge do not count: equal contiguous shapes are one dim, however many they have.
     a, b = torch.randn([2] * 12), torch.randn([2] * 12)
-    torch.testing.assert_close(ext.mul(a, b), a * b, rtol=0, atol=0)
+    torch.testing.assert_close(mul_add_ext.mul(a, b), a * b, rtol=0, atol=0)
 
 
 F32, F64 = torch.float32, torch.float64
@@ -203,10 +203,12 @@ F32, F64 = torch.float32, torch.float64
         (torch.ones(3), torch.ones(3, device="meta"), "{second} is on meta but {first} is on cpu"),
     ],
 )
-def test_bad_inputs_raise_a_runtime_error_naming_the_argument(ext, target_device, op, first, second, a, b, message):
+def test_bad_inputs_raise_a_runtime_error_naming_the_argument(
+    mul_add_ext, target_device, op, first, second, a, b, message
+):
     message = message.format(first=first, second=second).replace("cpu", target_device)
     with pytest.raises(RuntimeError, match=f"{op}: " + message):
-        getattr(ext, op)(*on(target_device, a, b))
+        getattr(mul_add_ext, op)(*on(target_device, a, b))
 
 
 @pytest.mark.parametrize(
@@ -238,15 +240,17 @@ def test_bad_inputs_raise_a_runtime_error_naming_the_argument(ext, target_device
         ),
     ],
 )
-def test_bad_mul_backward_inputs_raise_a_runtime_error_naming_the_argument(ext, target_device, grad_out, w, x, message):
+def test_bad_mul_backward_inputs_raise_a_runtime_error_naming_the_argument(
+    mul_add_ext, target_device, grad_out, w, x, message
+):
     grad_out, w, x = on(target_device, grad_out, w, x)
     message = message and message.replace("cpu", target_device)
     if message is None:
-        grad_w, grad_x = ext.mul_backward(grad_out, w, x, True, True)
+        grad_w, grad_x = mul_add_ext.mul_backward(grad_out, w, x, True, True)
         assert grad_w.shape == w.shape and grad_x.shape == x.shape
         return
     with pytest.raises(RuntimeError, match="mul_backward: " + message):
-        ext.mul_backward(grad_out, w, x, True, True)
+        mul_add_ext.mul_backward(grad_out, w, x, True, True)
 
 
 @pytest.mark.parametrize(
@@ -265,24 +269,24 @@ def test_bad_mul_backward_inputs_raise_a_runtime_error_naming_the_argument(ext, 
         (torch.ones(3, dtype=torch.int32, device="meta"), [3], "sum_to: grad must be float32 or float64, got Int"),
     ],
 )
-def test_bad_sum_to_inputs_raise_a_runtime_error_naming_the_argument(ext, target_device, grad, shape, message):
+def test_bad_sum_to_inputs_raise_a_runtime_error_naming_the_argument(mul_add_ext, target_device, grad, shape, message):
     with pytest.raises(RuntimeError, match=message):
-        ext.sum_to(on(target_device, grad), shape)
+        mul_add_ext.sum_to(on(target_device, grad), shape)
 
 
-def test_a_bad_call_loses_nothing(ext):
+def test_a_bad_call_loses_nothing(mul_add_ext):
     a = torch.randn(5)
     with pytest.raises(RuntimeError):
-        ext.mul(a, torch.ones(6))
-    torch.testing.assert_close(ext.mul(a, a), a * a)
+        mul_add_ext.mul(a, torch.ones(6))
+    torch.testing.assert_close(mul_add_ext.mul(a, a), a * a)
 
 
 # --- mul, mul_backward, add and sum_to as torch custom ops ------------------------------------------
 
 
-def test_every_op_has_a_fake_and_the_forward_ops_an_autograd_formula(ext):
-    assert set(ext.ops) == ext.fakes == {"mul", "mul_backward", "add", "sum_to"}
-    assert ext.autograd == {"mul", "add"}
+def test_every_op_has_a_fake_and_the_forward_ops_an_autograd_formula(mul_add_ext):
+    assert set(mul_add_ext.ops) == mul_add_ext.fakes == {"mul", "mul_backward", "add", "sum_to"}
+    assert mul_add_ext.autograd == {"mul", "add"}
 
 
 OPCHECK_CASES = ["equal-1025", "equal-3d", "0dim-first", "size1-second", "row-vs-column", "middle-dim", "mixed-3d"]
@@ -294,9 +298,9 @@ def randn(shape, dtype, requires_grad=False):
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize("case", OPCHECK_CASES)
-def test_opcheck_forward_ops(ext, case, dtype):
+def test_opcheck_forward_ops(mul_add_ext, case, dtype):
     shape_a, shape_b = CASES[case]
-    for op in (ext.mul, ext.add):
+    for op in (mul_add_ext.mul, mul_add_ext.add):
         args = (randn(shape_a, dtype, requires_grad=True), randn(shape_b, dtype, requires_grad=True))
         result = torch.library.opcheck(op.default, args)
         assert set(result.values()) == {"SUCCESS"}, (op, result)
@@ -304,11 +308,11 @@ def test_opcheck_forward_ops(ext, case, dtype):
 
 @pytest.mark.parametrize("need_w, need_x", [(True, True), (True, False), (False, True), (False, False)])
 @pytest.mark.parametrize("case", OPCHECK_CASES)
-def test_opcheck_mul_backward(ext, case, need_w, need_x):
+def test_opcheck_mul_backward(mul_add_ext, case, need_w, need_x):
     shape_w, shape_x = CASES[case]
     w, x = randn(shape_w, torch.float64), randn(shape_x, torch.float64)
     grad_out = randn(torch.broadcast_shapes(w.shape, x.shape), torch.float64)
-    result = torch.library.opcheck(ext.mul_backward.default, (grad_out, w, x, need_w, need_x))
+    result = torch.library.opcheck(mul_add_ext.mul_backward.default, (grad_out, w, x, need_w, need_x))
     assert set(result.values()) == {"SUCCESS"}, result
 
 
@@ -326,17 +330,17 @@ def test_opcheck_mul_backward(ext, case, need_w, need_x):
     ],
     ids=str,
 )
-def test_opcheck_sum_to(ext, shape, dtype):
+def test_opcheck_sum_to(mul_add_ext, shape, dtype):
     grad = randn((3, 4, 5), dtype)
-    result = torch.library.opcheck(ext.sum_to.default, (grad, list(shape)))
+    result = torch.library.opcheck(mul_add_ext.sum_to.default, (grad, list(shape)))
     assert set(result.values()) == {"SUCCESS"}, result
-    assert ext.sum_to(grad, list(shape)).data_ptr() != grad.data_ptr()
+    assert mul_add_ext.sum_to(grad, list(shape)).data_ptr() != grad.data_ptr()
 
 
 @pytest.mark.parametrize("case", ["equal-1025", "0dim-first", "row-vs-column", "mixed-3d"])
-def test_the_ops_are_differentiable_by_themselves(ext, case):
+def test_the_ops_are_differentiable_by_themselves(mul_add_ext, case):
     # The formulas registered in kernels/mul_add_ops.py, without the notebook's Functions.
-    for op, reference in [(ext.mul, torch.mul), (ext.add, torch.add)]:
+    for op, reference in [(mul_add_ext.mul, torch.mul), (mul_add_ext.add, torch.add)]:
         a = randn(CASES[case][0], torch.float64, requires_grad=True)
         b = randn(CASES[case][1], torch.float64, requires_grad=True)
         out, ref = op(a, b), reference(a, b)
@@ -348,9 +352,9 @@ def test_the_ops_are_differentiable_by_themselves(ext, case):
             torch.testing.assert_close(g, e)
     a = randn((3, 1, 5), torch.float64, requires_grad=True)
     b = randn((4, 1), torch.float64, requires_grad=True)
-    assert torch.autograd.gradcheck(ext.mul, (a, b)) and torch.autograd.gradcheck(ext.add, (a, b))
+    assert torch.autograd.gradcheck(mul_add_ext.mul, (a, b)) and torch.autograd.gradcheck(mul_add_ext.add, (a, b))
     w, x = randn((3, 1), torch.float64, requires_grad=True), randn(4, torch.float64)
-    ext.mul(w, x).sum().backward()  # only the input that asks gets a gradient
+    mul_add_ext.mul(w, x).sum().backward()  # only the input that asks gets a gradient
     assert w.grad.shape == w.shape and x.grad is None
 
 
@@ -373,37 +377,37 @@ def test_compiled_broadcasting_matches_eager(mul, add):
     helpers.check_compiled(lambda w, x, b: add(mul(w, x), b), w, x, b)
 
 
-def test_meta_tensors_get_the_fake_implementation(ext):
+def test_meta_tensors_get_the_fake_implementation(mul_add_ext):
     w, x = torch.empty(7, 1, 5, device="meta"), torch.empty(1025, 1, device="meta")
-    for out in (ext.mul(w, x), ext.add(w, x)):
+    for out in (mul_add_ext.mul(w, x), mul_add_ext.add(w, x)):
         assert out.device.type == "meta" and out.shape == (7, 1025, 5) and out.is_contiguous()
-    grad_w, grad_x = ext.mul_backward(torch.empty(7, 1025, 5, device="meta"), w, x, True, True)
+    grad_w, grad_x = mul_add_ext.mul_backward(torch.empty(7, 1025, 5, device="meta"), w, x, True, True)
     assert grad_w.shape == w.shape and grad_x.shape == x.shape
-    assert ext.mul_backward(torch.empty(7, 1025, 5, device="meta"), w, x, False, False) == (None, None)
-    assert ext.sum_to(torch.empty(7, 1025, 5, device="meta"), [1025, 1]).shape == (1025, 1)
+    assert mul_add_ext.mul_backward(torch.empty(7, 1025, 5, device="meta"), w, x, False, False) == (None, None)
+    assert mul_add_ext.sum_to(torch.empty(7, 1025, 5, device="meta"), [1025, 1]).shape == (1025, 1)
 
 
-def test_the_fakes_reject_bad_inputs_with_the_binding_messages(ext):
+def test_the_fakes_reject_bad_inputs_with_the_binding_messages(mul_add_ext):
     with FakeTensorMode():  # what torch.compile traces with
         w, x = torch.empty(5, 1, 4), torch.empty(3, 1)
-        assert ext.mul(w, x).shape == (5, 3, 4)
+        assert mul_add_ext.mul(w, x).shape == (5, 3, 4)
         with pytest.raises(
             RuntimeError,
             match=r"mul: w has shape \[5, 1, 4\] and x has \[3, 3\], which do not broadcast \(sizes 4 and 3 at dim 2",
         ):
-            ext.mul(w, torch.empty(3, 3))
+            mul_add_ext.mul(w, torch.empty(3, 3))
         with pytest.raises(RuntimeError, match=r"add: x has shape \[3\] and b has \[4\], which do not broadcast"):
-            ext.add(torch.empty(3), torch.empty(4))
+            mul_add_ext.add(torch.empty(3), torch.empty(4))
         with pytest.raises(RuntimeError, match="add: b has dtype Double but x has Float"):
-            ext.add(torch.empty(3), torch.empty((), dtype=torch.float64))
+            mul_add_ext.add(torch.empty(3), torch.empty((), dtype=torch.float64))
         with pytest.raises(
             RuntimeError, match=r"mul_backward: grad_out has shape \[5, 4\] but w and x broadcast to \[5, 3, 4\]"
         ):
-            ext.mul_backward(torch.empty(5, 4), w, x, True, True)
+            mul_add_ext.mul_backward(torch.empty(5, 4), w, x, True, True)
         with pytest.raises(
             RuntimeError, match=r"sum_to: shape \[2, 3, 4\] does not broadcast to grad's shape \[3, 4\]"
         ):
-            ext.sum_to(torch.empty(3, 4), [2, 3, 4])
+            mul_add_ext.sum_to(torch.empty(3, 4), [2, 3, 4])
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
@@ -417,11 +421,11 @@ def test_the_fakes_reject_bad_inputs_with_the_binding_messages(ext):
         ((3, 1, 8), (5, 8), 0),
     ],
 )
-def test_rows_move_as_16_byte_packs_where_they_can(ext, w_shape, x_shape, offset, dtype):
+def test_rows_move_as_16_byte_packs_where_they_can(mul_add_ext, w_shape, x_shape, offset, dtype):
     w = torch.randn(torch.Size(w_shape).numel() + offset, dtype=dtype)[offset:].view(w_shape)
     x = torch.randn(x_shape, dtype=dtype, requires_grad=True)
     w.requires_grad_()
-    for op, ref in ((ext.mul, torch.mul), (ext.add, torch.add)):
+    for op, ref in ((mul_add_ext.mul, torch.mul), (mul_add_ext.add, torch.add)):
         out, expected = op(w, x), ref(w, x)
         torch.testing.assert_close(out, expected)
         g = torch.randn_like(out)
