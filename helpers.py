@@ -20,7 +20,7 @@ from kp.load import load_kernel
 from kp.report import record
 from kp.toolchain import ToolchainError
 from kp.toolchain import main as doctor_cli
-from kp.verify import check_against_reference, check_compiled, gradcheck
+from kp.verify import OpsRun, check_against_reference, check_compiled, gradcheck
 
 __all__ = [
     "setup",
@@ -31,6 +31,7 @@ __all__ = [
     "check_against_reference",
     "gradcheck",
     "check_compiled",
+    "OpsRun",
     "bench",
     "record",
     "KERNELS",

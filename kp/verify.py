@@ -1,5 +1,6 @@
 """Verifications that print what they measured, then assert: against a reference, gradcheck, and a model
-under torch.compile against eager. Each records its verdict for the report (kp.report).
+under torch.compile against eager (each records its verdict for the report, kp.report); and OpsRun, which
+of a kernel's ops a block of code runs.
 
 (kp.binding's check_* are argument checks that raise inside ops; these run in a notebook or a test.)
 """
@@ -7,6 +8,7 @@ under torch.compile against eager. Each records its verdict for the report (kp.r
 import time
 
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from kp.report import record
 
@@ -71,3 +73,18 @@ def check_compiled(model, *inputs, **compile_kwargs):
         if g is not None:
             check_against_reference(f"grad {n}", g, e)
     return compiled
+
+
+class OpsRun(TorchDispatchMode):
+    """Which ops of a loaded kernel run inside `with OpsRun(ext) as ops:`, backward included: `ops.names`,
+    in order (e.g. ["involution", "involution_grad_input"]). Shows that a backward launches only the
+    gradient kernels it needs."""
+
+    def __init__(self, kernel):
+        super().__init__()
+        self.namespace, self.names = kernel.namespace, []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if func.namespace == self.namespace:
+            self.names.append(func.overloadpacket.__name__)
+        return func(*args, **(kwargs or {}))

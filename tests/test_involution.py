@@ -9,7 +9,6 @@ import pytest
 import torch
 import torch.nn.functional as F
 from conftest import on
-from torch.utils._python_dispatch import TorchDispatchMode
 
 import helpers
 from kp.notebooks import tagged_code
@@ -130,19 +129,6 @@ def test_gradcheck_float64(involution_ext, involution_fn, via, case):
     assert torch.autograd.gradcheck(lambda x, w: involution(x, w, *case[7:]), (input, weight))
 
 
-class OpsRun(TorchDispatchMode):
-    """Records which ops of `involution_ext` run inside `with OpsRun(involution_ext) as ops:`, backward included."""
-
-    def __init__(self, involution_ext):
-        super().__init__()
-        self.namespace, self.names = involution_ext.namespace, []
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        if func.namespace == self.namespace:
-            self.names.append(func.overloadpacket.__name__)
-        return func(*args, **(kwargs or {}))
-
-
 @pytest.mark.parametrize(
     "input_grad, weight_grad, expected",
     [
@@ -159,7 +145,7 @@ def test_backward_launches_only_the_gradients_asked_for(
     input, weight = make_inputs(*CASES["stride 2, groups 4"])
     input.requires_grad_(input_grad)
     weight.requires_grad_(weight_grad)
-    with OpsRun(involution_ext) as ops:
+    with helpers.OpsRun(involution_ext) as ops:
         involution(input, weight, 2, 1, 1).sum().backward()
     assert ops.names == expected
     assert (input.grad is not None) == input_grad and (weight.grad is not None) == weight_grad

@@ -10,7 +10,6 @@ import pytest
 import torch
 import torch.nn.functional as F
 from conftest import on
-from torch.utils._python_dispatch import TorchDispatchMode
 
 import helpers
 
@@ -121,18 +120,6 @@ def test_float32_rounding_stays_within_the_dot_product_error_bound(linear_ext, B
     assert (error <= bound).all(), f"max error / bound = {(error / bound).max():.3g}"
 
 
-class RecordOps(TorchDispatchMode):
-    """The names of the ops that run inside the `with` block."""
-
-    def __init__(self):
-        super().__init__()
-        self.names = []
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        self.names.append(func.__name__.split(".")[0])
-        return func(*args, **(kwargs or {}))
-
-
 @pytest.mark.parametrize("via", ["notebook Function", "op itself"])
 @pytest.mark.parametrize(
     "needs", [(True, False, False), (False, True, False), (False, False, True), (True, True, True)]
@@ -142,7 +129,7 @@ def test_backward_runs_only_the_kernels_it_needs(linear_ext, linear_fn, via, nee
     for t, need in zip(tensors, needs):
         t.requires_grad_(need)
     y = (linear_fn if via == "notebook Function" else linear_ext.linear)(*tensors)
-    with RecordOps() as ops:
+    with helpers.OpsRun(linear_ext) as ops:
         y.backward(torch.ones_like(y))
     ran = {name for name in ops.names if name.startswith("linear_grad_")}
     assert ran == {
