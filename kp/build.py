@@ -41,7 +41,8 @@ def _translator():
     return module
 
 
-UnsupportedConstruct, translate = _translator().UnsupportedConstruct, _translator().translate
+_cuda_cpu_translate = _translator()
+UnsupportedConstruct, translate = _cuda_cpu_translate.UnsupportedConstruct, _cuda_cpu_translate.translate
 
 
 INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.M)

@@ -6,6 +6,7 @@ and the probe of optional compiler and linker flags. Never builds or loads a ker
 """
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -70,6 +71,12 @@ class Problem:
         return f"{self.check}: {self.message}\n  fix: {self.fix}"
 
 
+@functools.cache
+def nvcc_version(home):
+    """`nvcc --version` of the toolkit at `home`, once per process: every cuda load runs the doctor."""
+    return subprocess.run([str(Path(home) / "bin" / "nvcc"), "--version"], capture_output=True, text=True).stdout
+
+
 def doctor(target="cpu", environ=os.environ):
     """Check what a build for `target` needs; return the problems found (empty when all is well)."""
     import torch  # here, not at import: configure_environment must be able to run before torch is imported
@@ -118,8 +125,7 @@ def doctor(target="cpu", environ=os.environ):
                 )
             )
         else:
-            out = subprocess.run([str(Path(home) / "bin" / "nvcc"), "--version"], capture_output=True, text=True)
-            m = re.search(r"release (\d+)\.(\d+)", out.stdout)
+            m = re.search(r"release (\d+)\.(\d+)", nvcc_version(home))
             if m and torch.version.cuda and m.group(1) != torch.version.cuda.split(".")[0]:
                 problems.append(
                     Problem(

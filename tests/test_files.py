@@ -2,6 +2,7 @@
 
 import multiprocessing
 import os
+import threading
 import time
 from pathlib import Path
 
@@ -42,5 +43,11 @@ def test_a_lock_whose_holder_died_is_free(tmp_path):
     process = multiprocessing.get_context("fork").Process(target=_hold_and_die, args=(path,))
     process.start()
     process.join(30)
-    with locked(path):  # would wait forever if the dead holder's lock stayed
-        pass
+    taken = threading.Event()
+
+    def take():
+        with locked(path):  # waits for as long as the dead holder's lock stays
+            taken.set()
+
+    threading.Thread(target=take, daemon=True).start()
+    assert taken.wait(30), "the lock of a dead holder was never released"
