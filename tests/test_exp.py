@@ -106,21 +106,6 @@ def test_bad_backward_inputs_raise_a_runtime_error_naming_the_argument(exp_ext, 
 # --- exp and exp_backward as torch custom ops ------------------------------------------------------
 
 
-def test_every_op_has_a_fake_and_the_forward_op_an_autograd_formula(exp_ext):
-    assert set(exp_ext.ops) == exp_ext.fakes == {"exp", "exp_backward"}
-    assert exp_ext.autograd == {"exp"}
-
-
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
-@pytest.mark.parametrize("shape", [(1,), (1025,), (7, 11, 13)])
-def test_opcheck(exp_ext, shape, dtype):
-    x = torch.randn(shape, dtype=dtype, requires_grad=True)
-    grad_y, y = torch.randn(shape, dtype=dtype), torch.rand(shape, dtype=dtype)
-    for op, args in [(exp_ext.exp, (x,)), (exp_ext.exp_backward, (grad_y, y))]:
-        result = torch.library.opcheck(op.default, args)
-        assert set(result.values()) == {"SUCCESS"}, (op, result)
-
-
 def test_the_op_is_differentiable_by_itself(exp_ext):
     # The formula registered in kernels/exp_ops.py, without the notebook's Function.
     x = (4 * torch.randn(1025, 3, dtype=torch.float64)).requires_grad_()
@@ -143,12 +128,6 @@ def test_compiled_model_matches_eager(exp):
         return (exp(eta) - k * eta).mean()
 
     helpers.check_compiled(poisson_nll, w, b, x, k)
-
-
-def test_meta_tensors_get_the_fake_implementation(exp_ext):
-    x = torch.empty(7, 1025, dtype=torch.float64, device="meta")
-    for y in (exp_ext.exp(x), exp_ext.exp_backward(x, x)):
-        assert y.device.type == "meta" and y.shape == x.shape and y.dtype == x.dtype and y.is_contiguous()
 
 
 def test_the_fake_rejects_bad_inputs_with_the_binding_message(exp_ext):

@@ -23,7 +23,8 @@ def involution_ext(target):
 
 # The notebook's pure-torch reference (the official repository's naive version: unfold the K x K windows,
 # weight them, sum), from its cell tagged "reference".
-involution_reference = tagged_code("06_involution", "reference", torch=torch, F=F)["involution_reference"]
+REFERENCE = tagged_code("06_involution", "reference", torch=torch, F=F)
+involution_reference, out_size = REFERENCE["involution_reference"], REFERENCE["out_size"]
 
 
 @pytest.fixture(scope="module")
@@ -36,10 +37,6 @@ def notebook(involution_ext, notebook_code):
 @pytest.fixture(scope="module")
 def involution_fn(notebook):
     return notebook["involution"]
-
-
-def out_size(size, k, stride, padding, dilation):
-    return (size + 2 * padding - dilation * (k - 1) - 1) // stride + 1
 
 
 def make_inputs(N, C, H, W, G, KH, KW, stride, padding, dilation, dtype=torch.float64):
@@ -174,39 +171,6 @@ def test_non_contiguous_inputs(involution_ext):
     torch.testing.assert_close(
         involution_ext.involution_grad_weight(grad_out, input.detach(), 4, 3, 3, 2, 1, 1), expected_weight
     )
-
-
-# (N, C, H, W, G, KH, KW, stride, padding, dilation): odd sizes, a non-square kernel, stride, padding and
-# dilation all other than 1, two groups. The forward op's inputs require grad, so that opcheck also checks its
-# autograd registration and traces its backward (the gradient ops) with AOTAutograd.
-OPCHECK_CASE = (3, 4, 9, 11, 2, 3, 2, 2, 1, 2)  # H_out x W_out = 4 x 6
-
-
-def opcheck_args(op, dtype):
-    N, C, H, W, G, KH, KW, stride, padding, dilation = OPCHECK_CASE
-    input, weight = make_inputs(*OPCHECK_CASE, dtype=dtype)
-    grad_out = torch.randn(N, C, *weight.shape[4:], dtype=dtype)
-    if op == "involution":
-        return input.requires_grad_(), weight.requires_grad_(), stride, padding, dilation
-    if op == "involution_grad_input":
-        return grad_out, weight, H, W, stride, padding, dilation
-    return grad_out, input, G, KH, KW, stride, padding, dilation
-
-
-def test_opcheck_covers_every_op(involution_ext):
-    assert {"involution", "involution_grad_input", "involution_grad_weight"} == set(involution_ext.ops)
-
-
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
-@pytest.mark.parametrize("op", ["involution", "involution_grad_input", "involution_grad_weight"])
-def test_opcheck(involution_ext, op, dtype):
-    """Schema, fake (shape-only) implementation, autograd registration and dispatch agree with the real kernel."""
-    torch.library.opcheck(getattr(involution_ext, op).default, opcheck_args(op, dtype))
-
-
-def test_every_op_has_a_fake_and_involution_an_autograd_formula(involution_ext):
-    assert set(involution_ext.ops) == involution_ext.fakes
-    assert involution_ext.autograd == {"involution"}
 
 
 @pytest.mark.parametrize("case", CASES.values(), ids=CASES.keys())

@@ -150,6 +150,8 @@ def test_sum_to(mul_add_ext):
         got = mul_add_ext.sum_to(g, list(shape))
         assert got.shape == torch.Size(shape)
         torch.testing.assert_close(got, expected)
+    # nothing to sum: still a new tensor, not g itself (the schema declares no alias)
+    assert mul_add_ext.sum_to(g, [3, 4, 5]).data_ptr() != g.data_ptr()
 
 
 def test_at_most_eight_dims_after_merging(mul_add_ext):
@@ -274,67 +276,11 @@ def test_bad_sum_to_inputs_raise_a_runtime_error_naming_the_argument(mul_add_ext
         mul_add_ext.sum_to(on(target_device, grad), shape)
 
 
-def test_a_bad_call_loses_nothing(mul_add_ext):
-    a = torch.randn(5)
-    with pytest.raises(RuntimeError):
-        mul_add_ext.mul(a, torch.ones(6))
-    torch.testing.assert_close(mul_add_ext.mul(a, a), a * a)
-
-
 # --- mul, mul_backward, add and sum_to as torch custom ops ------------------------------------------
-
-
-def test_every_op_has_a_fake_and_the_forward_ops_an_autograd_formula(mul_add_ext):
-    assert set(mul_add_ext.ops) == mul_add_ext.fakes == {"mul", "mul_backward", "add", "sum_to"}
-    assert mul_add_ext.autograd == {"mul", "add"}
-
-
-OPCHECK_CASES = ["equal-1025", "equal-3d", "0dim-first", "size1-second", "row-vs-column", "middle-dim", "mixed-3d"]
 
 
 def randn(shape, dtype, requires_grad=False):
     return torch.randn(shape, dtype=dtype, requires_grad=requires_grad)
-
-
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
-@pytest.mark.parametrize("case", OPCHECK_CASES)
-def test_opcheck_forward_ops(mul_add_ext, case, dtype):
-    shape_a, shape_b = CASES[case]
-    for op in (mul_add_ext.mul, mul_add_ext.add):
-        args = (randn(shape_a, dtype, requires_grad=True), randn(shape_b, dtype, requires_grad=True))
-        result = torch.library.opcheck(op.default, args)
-        assert set(result.values()) == {"SUCCESS"}, (op, result)
-
-
-@pytest.mark.parametrize("need_w, need_x", [(True, True), (True, False), (False, True), (False, False)])
-@pytest.mark.parametrize("case", OPCHECK_CASES)
-def test_opcheck_mul_backward(mul_add_ext, case, need_w, need_x):
-    shape_w, shape_x = CASES[case]
-    w, x = randn(shape_w, torch.float64), randn(shape_x, torch.float64)
-    grad_out = randn(torch.broadcast_shapes(w.shape, x.shape), torch.float64)
-    result = torch.library.opcheck(mul_add_ext.mul_backward.default, (grad_out, w, x, need_w, need_x))
-    assert set(result.values()) == {"SUCCESS"}, result
-
-
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
-@pytest.mark.parametrize(
-    "shape",
-    [
-        (4, 5),
-        (5,),
-        (1, 5),
-        (3, 1, 5),
-        (1, 1, 1),
-        (),
-        (3, 4, 5),  # nothing to sum: still a new tensor, not grad itself (the schema declares no alias)
-    ],
-    ids=str,
-)
-def test_opcheck_sum_to(mul_add_ext, shape, dtype):
-    grad = randn((3, 4, 5), dtype)
-    result = torch.library.opcheck(mul_add_ext.sum_to.default, (grad, list(shape)))
-    assert set(result.values()) == {"SUCCESS"}, result
-    assert mul_add_ext.sum_to(grad, list(shape)).data_ptr() != grad.data_ptr()
 
 
 @pytest.mark.parametrize("case", ["equal-1025", "0dim-first", "row-vs-column", "mixed-3d"])
@@ -375,16 +321,6 @@ def test_compiled_broadcasting_matches_eager(mul, add):
     x = torch.randn(4, 1, requires_grad=True)
     b = torch.randn((), requires_grad=True)
     helpers.check_compiled(lambda w, x, b: add(mul(w, x), b), w, x, b)
-
-
-def test_meta_tensors_get_the_fake_implementation(mul_add_ext):
-    w, x = torch.empty(7, 1, 5, device="meta"), torch.empty(1025, 1, device="meta")
-    for out in (mul_add_ext.mul(w, x), mul_add_ext.add(w, x)):
-        assert out.device.type == "meta" and out.shape == (7, 1025, 5) and out.is_contiguous()
-    grad_w, grad_x = mul_add_ext.mul_backward(torch.empty(7, 1025, 5, device="meta"), w, x, True, True)
-    assert grad_w.shape == w.shape and grad_x.shape == x.shape
-    assert mul_add_ext.mul_backward(torch.empty(7, 1025, 5, device="meta"), w, x, False, False) == (None, None)
-    assert mul_add_ext.sum_to(torch.empty(7, 1025, 5, device="meta"), [1025, 1]).shape == (1025, 1)
 
 
 def test_the_fakes_reject_bad_inputs_with_the_binding_messages(mul_add_ext):

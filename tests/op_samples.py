@@ -1,0 +1,95 @@
+"""Sample calls of every op of every kernel, for the contracts all ops keep (tests/test_op_contract.py): the
+small cousin of torch's OpInfo sample inputs. SAMPLES["<kernel>.<op>"](dtype) gives argument tuples made on
+the CPU; the contract tests move them to each target's device. Irregular sizes, so that no launch is a
+whole number of blocks; a forward op's tensors require grad, so that opcheck also traces its backward."""
+
+import torch
+
+
+def randn(*shape, dtype, grad=False):
+    return torch.randn(shape, dtype=dtype, requires_grad=grad)
+
+
+def elementwise(*shapes, grad):
+    """Calls of an op of same-shaped tensors: one per shape in `shapes`, `arity` tensors each."""
+
+    def samples(dtype, arity):
+        return [tuple(randn(*s, dtype=dtype, grad=grad) for _ in range(arity)) for s in shapes]
+
+    return samples
+
+
+ELEMENTWISE = [(1,), (1025,), (7, 11, 13)]
+forward, backward = elementwise(*ELEMENTWISE, grad=True), elementwise(*ELEMENTWISE, grad=False)
+
+# (shape of w or x, shape of x or b): equal shapes, a 0-dim, a size-1 dim and both inputs broadcast.
+BROADCASTS = [((1025,), (1025,)), ((), (1025,)), ((1, 1023), (5, 1)), ((7, 1, 13), (7, 11, 1))]
+
+
+def broadcast_pairs(dtype):
+    return [(randn(*a, dtype=dtype, grad=True), randn(*b, dtype=dtype, grad=True)) for a, b in BROADCASTS]
+
+
+def mul_backward(dtype):
+    calls = []
+    for (a, b), need in zip(BROADCASTS, [(True, True), (True, False), (False, True), (False, False)]):
+        grad_out = randn(*torch.broadcast_shapes(a, b), dtype=dtype)
+        calls.append((grad_out, randn(*a, dtype=dtype), randn(*b, dtype=dtype), *need))
+    return calls
+
+
+def sum_to(dtype):
+    # (3, 4, 5) itself: nothing to sum, still a new tensor (the schema declares no alias).
+    return [(randn(3, 4, 5, dtype=dtype), shape) for shape in ([4, 5], [1, 5], [3, 1, 5], [], [3, 4, 5])]
+
+
+# linear: (B, M, N) = (37, 53, 29) crosses the 16 x 16 tiles' edges everywhere.
+B, M, N = 37, 53, 29
+
+# involution: (N, C, H, W, G, KH, KW, stride, padding, dilation) with odd sizes, a non-square kernel, stride,
+# padding and dilation all other than 1 and two groups; its output is H_out x W_out = 4 x 6.
+INV_N, INV_C, INV_H, INV_W, INV_G, INV_KH, INV_KW, STRIDE, PADDING, DILATION = 3, 4, 9, 11, 2, 3, 2, 2, 1, 2
+INV_OUT = (4, 6)
+
+
+def involution_input(dtype, grad=False):
+    return randn(INV_N, INV_C, INV_H, INV_W, dtype=dtype, grad=grad)
+
+
+def involution_weight(dtype, grad=False):
+    return randn(INV_N, INV_G, INV_KH, INV_KW, *INV_OUT, dtype=dtype, grad=grad)
+
+
+def involution_grad_out(dtype):
+    return randn(INV_N, INV_C, *INV_OUT, dtype=dtype)
+
+
+HYPER = (STRIDE, PADDING, DILATION)
+
+SAMPLES = {
+    "add2.add2": lambda dtype: forward(dtype, 2),
+    "add2.add2_v1": lambda dtype: forward(dtype, 2),
+    "exp.exp": lambda dtype: forward(dtype, 1),
+    "exp.exp_backward": lambda dtype: backward(dtype, 2),
+    "poly2.poly2": lambda dtype: forward(dtype, 1),
+    "poly2.poly2_backward": lambda dtype: backward(dtype, 2),
+    "mul_add.mul": broadcast_pairs,
+    "mul_add.add": broadcast_pairs,
+    "mul_add.mul_backward": mul_backward,
+    "mul_add.sum_to": sum_to,
+    "linear.linear": lambda dtype: [
+        (randn(B, M, dtype=dtype, grad=True), randn(N, M, dtype=dtype, grad=True), randn(N, dtype=dtype, grad=True))
+    ],
+    "linear.linear_grad_input": lambda dtype: [(randn(B, N, dtype=dtype), randn(N, M, dtype=dtype))],
+    "linear.linear_grad_weight": lambda dtype: [(randn(B, N, dtype=dtype), randn(B, M, dtype=dtype))],
+    "linear.linear_grad_bias": lambda dtype: [(randn(B, N, dtype=dtype),)],
+    "involution.involution": lambda dtype: [
+        (involution_input(dtype, grad=True), involution_weight(dtype, grad=True), *HYPER)
+    ],
+    "involution.involution_grad_input": lambda dtype: [
+        (involution_grad_out(dtype), involution_weight(dtype), INV_H, INV_W, *HYPER)
+    ],
+    "involution.involution_grad_weight": lambda dtype: [
+        (involution_grad_out(dtype), involution_input(dtype), INV_G, INV_KH, INV_KW, *HYPER)
+    ],
+}
