@@ -3,18 +3,18 @@
 load_kernel("add2") calls register(ops) for every version it loads, with that version's ops:
 - a fake implementation of add2 and of add2_v1 (the same op with the first, plain kernel): the
   output's shape, dtype and device without running the kernel (torch.compile, torch.export and
-  opcheck trace with it), after the binding's checks, with its messages (kp.binding's check_floating
-  and check_like, the Python side of kernels/common/binding.h);
+  opcheck trace with it), after the binding's checks, with its messages (kp.binding's require_floating
+  and require_like, the Python side of kernels/common/binding.h);
 - their autograd formula, so that the ops themselves are differentiable: dL/da = dL/db = dL/dc.
 """
 
-from kp.binding import check_floating, check_like
+from kp.binding import require_floating, require_like
 
 
 def fake(op):
     def add2(a, b):
-        check_floating(op, "a", a)
-        check_like(op, "b", b, "a", a)
+        require_floating(op, "a", a)
+        require_like(op, "b", b, "a", a)
         return a.new_empty(a.shape)  # contiguous, like the kernel's output
 
     return add2

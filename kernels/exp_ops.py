@@ -3,25 +3,25 @@
 load_kernel("exp") calls register(ops) for every version it loads, with that version's ops:
 - a fake implementation of exp and exp_backward: the output's shape, dtype and device without
   running a kernel (torch.compile, torch.export and opcheck trace with it), after the binding's
-  checks, with its messages (kp.binding's check_floating and check_like, the Python side of
+  checks, with its messages (kp.binding's require_floating and require_like, the Python side of
   kernels/common/binding.h);
 - the autograd formula of exp, so that the op itself is differentiable:
   dL/dx = dL/dy * y, computed by exp_backward from the saved output y.
 """
 
-from kp.binding import check_floating, check_like
+from kp.binding import require_floating, require_like
 
 
 def register(ops):
     @ops.register_fake("exp")
     def _(x):
-        check_floating("exp", "x", x)
+        require_floating("exp", "x", x)
         return x.new_empty(x.shape)  # contiguous, like the kernel's output
 
     @ops.register_fake("exp_backward")
     def _(grad_y, y):
-        check_floating("exp_backward", "y", y)
-        check_like("exp_backward", "grad_y", grad_y, "y", y)
+        require_floating("exp_backward", "y", y)
+        require_like("exp_backward", "grad_y", grad_y, "y", y)
         return y.new_empty(y.shape)
 
     def setup_context(ctx, inputs, output):

@@ -3,7 +3,7 @@
 load_kernel("involution") calls register(ops) for every version it loads, with that version's ops:
 - a fake implementation of each of the three ops: the output's shape and dtype (contiguous, like the
   kernels' outputs), after the binding's checks, with its messages (dtypes and devices through
-  kp.binding's check_floating and check_same_kind, the Python side of kernels/common/binding.h; sizes and
+  kp.binding's require_floating and require_same_kind, the Python side of kernels/common/binding.h; sizes and
   hyperparameters here), without running a kernel; torch.compile, torch.export and opcheck trace
   with these. Output sizes: H_out = (H + 2·padding − span) // stride + 1,
   span = dilation·(K − 1) + 1 the dilated kernel's extent, and the same for W_out;
@@ -14,21 +14,21 @@ load_kernel("involution") calls register(ops) for every version it loads, with t
 
 import torch
 
-from kp.binding import check_floating, check_same_kind
+from kp.binding import require_floating, require_same_kind
 
 
-def check_pair(op, a_name, a, b_name, b):
+def require_pair(op, a_name, a, b_name, b):
     """`a` and `b`: float32/float64 tensors of one dtype, on one device."""
-    check_floating(op, a_name, a)
-    check_floating(op, b_name, b)
-    check_same_kind(op, b_name, b, a_name, a)
+    require_floating(op, a_name, a)
+    require_floating(op, b_name, b)
+    require_same_kind(op, b_name, b, a_name, a)
 
 
-def check_dims(op, name, t, dims, layout):
+def require_dims(op, name, t, dims, layout):
     torch._check(t.dim() == dims, lambda: f"{op}: {name} must be {dims}-D {layout}, got shape {list(t.shape)}")
 
 
-def check_size(op, name, t, dim, what, expected, ref):
+def require_size(op, name, t, dim, what, expected, ref):
     """`name`'s size along `dim` (`what`) equals `expected`, which `ref` gave."""
     torch._check(
         t.shape[dim] == expected,
@@ -36,19 +36,19 @@ def check_size(op, name, t, dim, what, expected, ref):
     )
 
 
-def check_hyper(op, stride, padding, dilation):
+def require_hyper(op, stride, padding, dilation):
     torch._check(stride >= 1, lambda: f"{op}: stride must be >= 1, got {stride}")
     torch._check(padding >= 0, lambda: f"{op}: padding must be >= 0, got {padding}")
     torch._check(dilation >= 1, lambda: f"{op}: dilation must be >= 1, got {dilation}")
 
 
-def check_groups(op, c_name, C, G, g_what):
+def require_groups(op, c_name, C, G, g_what):
     """`C` channels (of `c_name`) in `G` groups, as `g_what` says."""
     torch._check(G >= 1, lambda: f"{op}: {g_what}, but there must be at least 1 group")
     torch._check(C % G == 0, lambda: f"{op}: {c_name} has C = {C} channels, which {g_what} do not divide")
 
 
-def check_kernel(op, KH, KW, k_what):
+def require_kernel(op, KH, KW, k_what):
     torch._check(KH >= 1 and KW >= 1, lambda: f"{op}: {k_what} = {KH} x {KW}, but the kernel must be at least 1 x 1")
 
 
@@ -65,7 +65,7 @@ def out_size(op, dim, size, k, stride, padding, dilation):
     return (size + 2 * padding - span) // stride + 1
 
 
-def check_out(op, name, t, dh, H, W, KH, KW, stride, padding, dilation):
+def require_out(op, name, t, dh, H, W, KH, KW, stride, padding, dilation):
     """`name`'s output sizes, dims `dh` and `dh + 1`, are what an H x W input gives."""
     H_out = out_size(op, "height", H, KH, stride, padding, dilation)
     W_out = out_size(op, "width", W, KW, stride, padding, dilation)
@@ -83,51 +83,51 @@ def register(ops):
     @ops.register_fake("involution")
     def _(input, weight, stride=1, padding=0, dilation=1):
         op = "involution"
-        check_pair(op, "input", input, "weight", weight)
-        check_dims(op, "input", input, 4, "(N, C, H, W)")
-        check_dims(op, "weight", weight, 6, "(N, G, KH, KW, H_out, W_out)")
-        check_hyper(op, stride, padding, dilation)
+        require_pair(op, "input", input, "weight", weight)
+        require_dims(op, "input", input, 4, "(N, C, H, W)")
+        require_dims(op, "weight", weight, 6, "(N, G, KH, KW, H_out, W_out)")
+        require_hyper(op, stride, padding, dilation)
         N, C, H, W = input.shape
         G, KH, KW = weight.shape[1:4]
-        check_size(op, "weight", weight, 0, "batch size", N, "input")
-        check_groups(op, "input", C, G, f"weight's G = {G} groups (dim 1)")
-        check_kernel(op, KH, KW, "weight's KH x KW (dims 2, 3)")
-        check_out(op, "weight", weight, 4, H, W, KH, KW, stride, padding, dilation)
+        require_size(op, "weight", weight, 0, "batch size", N, "input")
+        require_groups(op, "input", C, G, f"weight's G = {G} groups (dim 1)")
+        require_kernel(op, KH, KW, "weight's KH x KW (dims 2, 3)")
+        require_out(op, "weight", weight, 4, H, W, KH, KW, stride, padding, dilation)
         return input.new_empty(N, C, weight.shape[4], weight.shape[5])
 
     @ops.register_fake("involution_grad_input")
     def _(grad_out, weight, height, width, stride=1, padding=0, dilation=1):
         op = "involution_grad_input"
-        check_pair(op, "grad_out", grad_out, "weight", weight)
-        check_dims(op, "grad_out", grad_out, 4, "(N, C, H_out, W_out)")
-        check_dims(op, "weight", weight, 6, "(N, G, KH, KW, H_out, W_out)")
-        check_hyper(op, stride, padding, dilation)
+        require_pair(op, "grad_out", grad_out, "weight", weight)
+        require_dims(op, "grad_out", grad_out, 4, "(N, C, H_out, W_out)")
+        require_dims(op, "weight", weight, 6, "(N, G, KH, KW, H_out, W_out)")
+        require_hyper(op, stride, padding, dilation)
         torch._check(
             height >= 0 and width >= 0, lambda: f"{op}: height and width must be >= 0, got {height} and {width}"
         )
         N, C = grad_out.shape[:2]
         G, KH, KW = weight.shape[1:4]
-        check_size(op, "weight", weight, 0, "batch size", N, "grad_out")
-        check_groups(op, "grad_out", C, G, f"weight's G = {G} groups (dim 1)")
-        check_kernel(op, KH, KW, "weight's KH x KW (dims 2, 3)")
-        check_out(op, "weight", weight, 4, height, width, KH, KW, stride, padding, dilation)
-        check_size(op, "grad_out", grad_out, 2, "H_out", weight.shape[4], "weight")
-        check_size(op, "grad_out", grad_out, 3, "W_out", weight.shape[5], "weight")
+        require_size(op, "weight", weight, 0, "batch size", N, "grad_out")
+        require_groups(op, "grad_out", C, G, f"weight's G = {G} groups (dim 1)")
+        require_kernel(op, KH, KW, "weight's KH x KW (dims 2, 3)")
+        require_out(op, "weight", weight, 4, height, width, KH, KW, stride, padding, dilation)
+        require_size(op, "grad_out", grad_out, 2, "H_out", weight.shape[4], "weight")
+        require_size(op, "grad_out", grad_out, 3, "W_out", weight.shape[5], "weight")
         return grad_out.new_empty(N, C, height, width)
 
     @ops.register_fake("involution_grad_weight")
     def _(grad_out, input, groups, kernel_h, kernel_w, stride=1, padding=0, dilation=1):
         op = "involution_grad_weight"
-        check_pair(op, "grad_out", grad_out, "input", input)
-        check_dims(op, "grad_out", grad_out, 4, "(N, C, H_out, W_out)")
-        check_dims(op, "input", input, 4, "(N, C, H, W)")
-        check_hyper(op, stride, padding, dilation)
+        require_pair(op, "grad_out", grad_out, "input", input)
+        require_dims(op, "grad_out", grad_out, 4, "(N, C, H_out, W_out)")
+        require_dims(op, "input", input, 4, "(N, C, H, W)")
+        require_hyper(op, stride, padding, dilation)
         N, C, H, W = input.shape
-        check_size(op, "grad_out", grad_out, 0, "batch size", N, "input")
-        check_size(op, "grad_out", grad_out, 1, "channels", C, "input")
-        check_groups(op, "input", C, groups, f"groups = {groups}")
-        check_kernel(op, kernel_h, kernel_w, "kernel_h x kernel_w")
-        check_out(op, "grad_out", grad_out, 2, H, W, kernel_h, kernel_w, stride, padding, dilation)
+        require_size(op, "grad_out", grad_out, 0, "batch size", N, "input")
+        require_size(op, "grad_out", grad_out, 1, "channels", C, "input")
+        require_groups(op, "input", C, groups, f"groups = {groups}")
+        require_kernel(op, kernel_h, kernel_w, "kernel_h x kernel_w")
+        require_out(op, "grad_out", grad_out, 2, H, W, kernel_h, kernel_w, stride, padding, dilation)
         return input.new_empty(N, groups, kernel_h, kernel_w, grad_out.shape[2], grad_out.shape[3])
 
     def setup_context(ctx, inputs, output):

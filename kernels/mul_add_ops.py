@@ -3,7 +3,7 @@
 load_kernel("mul_add") calls register(ops) for every version it loads, with that version's ops:
 - a fake implementation of mul, mul_backward, add and sum_to: the output's shape, dtype and device
   without running a kernel (torch.compile, torch.export and opcheck trace with it), after the
-  binding's checks, with its messages (kp.binding's check_floating and check_same_kind, the Python side
+  binding's checks, with its messages (kp.binding's require_floating and require_same_kind, the Python side
   of kernels/common/binding.h, and broadcast_shape here);
 - the autograd formulas of mul and add, so that the ops themselves are differentiable:
   mul: dL/dw = sum_to(dL/dout * x, w.shape), dL/dx = sum_to(dL/dout * w, x.shape) (mul_backward);
@@ -13,7 +13,7 @@ The fakes do not repeat one runtime check: at most 8 dims after merging (it depe
 
 import torch
 
-from kp.binding import check_floating, check_same_kind
+from kp.binding import require_floating, require_same_kind
 
 
 def broadcast_shape(op, a_name, a, b_name, b):
@@ -38,18 +38,18 @@ def broadcast_shape(op, a_name, a, b_name, b):
 def register(ops):
     @ops.register_fake("mul")
     def _(w, x):
-        check_floating("mul", "w", w)
-        check_floating("mul", "x", x)
-        check_same_kind("mul", "x", x, "w", w)
+        require_floating("mul", "w", w)
+        require_floating("mul", "x", x)
+        require_same_kind("mul", "x", x, "w", w)
         return w.new_empty(broadcast_shape("mul", "w", w, "x", x))  # contiguous, like the kernel's output
 
     @ops.register_fake("mul_backward")
     def _(grad_out, w, x, need_w, need_x):
-        check_floating("mul_backward", "w", w)
-        check_floating("mul_backward", "x", x)
-        check_same_kind("mul_backward", "x", x, "w", w)
-        check_floating("mul_backward", "grad_out", grad_out)
-        check_same_kind("mul_backward", "grad_out", grad_out, "w", w)
+        require_floating("mul_backward", "w", w)
+        require_floating("mul_backward", "x", x)
+        require_same_kind("mul_backward", "x", x, "w", w)
+        require_floating("mul_backward", "grad_out", grad_out)
+        require_same_kind("mul_backward", "grad_out", grad_out, "w", w)
         shape = broadcast_shape("mul_backward", "w", w, "x", x)
         torch._check(
             list(grad_out.shape) == shape,
@@ -60,14 +60,14 @@ def register(ops):
 
     @ops.register_fake("add")
     def _(x, b):
-        check_floating("add", "x", x)
-        check_floating("add", "b", b)
-        check_same_kind("add", "b", b, "x", x)
+        require_floating("add", "x", x)
+        require_floating("add", "b", b)
+        require_same_kind("add", "b", b, "x", x)
         return x.new_empty(broadcast_shape("add", "x", x, "b", b))
 
     @ops.register_fake("sum_to")
     def _(grad, shape):
-        check_floating("sum_to", "grad", grad)
+        require_floating("sum_to", "grad", grad)
         lead = grad.dim() - len(shape)
         torch._check(
             lead >= 0 and all(s == 1 or s == grad.shape[lead + j] for j, s in enumerate(shape)),

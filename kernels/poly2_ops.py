@@ -3,25 +3,25 @@
 load_kernel("poly2") calls register(ops) for every version it loads, with that version's ops:
 - a fake implementation of poly2 and poly2_backward: the output's shape, dtype and device without
   running a kernel (torch.compile, torch.export and opcheck trace with it), after the binding's
-  checks, with its messages (kp.binding's check_floating and check_like, the Python side of
+  checks, with its messages (kp.binding's require_floating and require_like, the Python side of
   kernels/common/binding.h);
 - the autograd formula of poly2, so that the op itself is differentiable:
   dL/dx = dL/dy * (2x + 2), computed by poly2_backward from the saved x.
 """
 
-from kp.binding import check_floating, check_like
+from kp.binding import require_floating, require_like
 
 
 def register(ops):
     @ops.register_fake("poly2")
     def _(x):
-        check_floating("poly2", "x", x)
+        require_floating("poly2", "x", x)
         return x.new_empty(x.shape)  # contiguous, like the kernel's output
 
     @ops.register_fake("poly2_backward")
     def _(grad_y, x):
-        check_floating("poly2_backward", "x", x)
-        check_like("poly2_backward", "grad_y", grad_y, "x", x)
+        require_floating("poly2_backward", "x", x)
+        require_like("poly2_backward", "grad_y", grad_y, "x", x)
         return x.new_empty(x.shape)
 
     def setup_context(ctx, inputs, output):

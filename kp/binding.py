@@ -1,6 +1,8 @@
-"""The bindings' argument checks in Python: the twins of kp::check_floating, kp::check_same_kind and
+"""The bindings' argument checks in Python, for the fakes in kernels/<op>_ops.py: require_floating,
+require_same_kind and require_like are the twins of kp::check_floating, kp::check_same_kind and
 kp::check_like (kernels/common/binding.h), with the same conditions and messages, so an error reads the
-same traced (a fake in kernels/<op>_ops.py) or run (the binding).
+same traced (a fake) or run (the binding). They raise, as C++'s checks do (TORCH_CHECK's sense); in Python
+the name check_* is kept for the verifications that print and assert (kp.verify).
 
 Imports torch only; never loads, builds or prints.
 """
@@ -17,7 +19,7 @@ def dtype_name(dtype):
     return C10_DTYPE_NAMES.get(dtype, str(dtype).removeprefix("torch."))
 
 
-def check_floating(op, name, t):
+def require_floating(op, name, t):
     """`t` is float32 or float64 (the device is the dispatcher's business under a fake)."""
     torch._check(
         t.dtype in (torch.float32, torch.float64),
@@ -25,7 +27,7 @@ def check_floating(op, name, t):
     )
 
 
-def check_same_kind(op, name, t, ref_name, ref):
+def require_same_kind(op, name, t, ref_name, ref):
     """`t` has the dtype and the device of `ref`."""
     torch._check(
         t.dtype == ref.dtype,
@@ -34,10 +36,10 @@ def check_same_kind(op, name, t, ref_name, ref):
     torch._check(t.device == ref.device, lambda: f"{op}: {name} is on {t.device} but {ref_name} is on {ref.device}")
 
 
-def check_like(op, name, t, ref_name, ref):
+def require_like(op, name, t, ref_name, ref):
     """`t` is a float tensor with the dtype, device and shape of `ref`."""
-    check_floating(op, name, t)
-    check_same_kind(op, name, t, ref_name, ref)
+    require_floating(op, name, t)
+    require_same_kind(op, name, t, ref_name, ref)
     torch._check(
         t.shape == ref.shape, lambda: f"{op}: {name} has shape {list(t.shape)} but {ref_name} has {list(ref.shape)}"
     )
