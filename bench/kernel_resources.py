@@ -12,27 +12,7 @@ import argparse
 import sys
 
 import helpers
-import kp.files
 import kp.ptxas
-import kp.table
-
-
-def resource_rows(arch):
-    """One row per kernel (per template instantiation) of every kernels/*.cu; raises ToolchainError without nvcc."""
-    rows = []
-    for cu in sorted(helpers.KERNELS.glob("*.cu")):
-        for r in kp.ptxas.kernel_resources(cu, arch=arch):
-            rows.append(
-                {
-                    "kernel file": kp.files.display_path(cu),
-                    "kernel": f"`{r['kernel']}`",
-                    "registers": r["registers"],
-                    "shared memory (bytes)": r["shared memory (bytes)"],
-                    "stack (bytes)": r["stack (bytes)"],
-                    "spills (bytes, stores / loads)": f"{r['spill stores (bytes)']} / {r['spill loads (bytes)']}",
-                }
-            )
-    return rows
 
 
 def main(argv=None):
@@ -41,7 +21,7 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="accepted for bench/report.py; the run is quick anyway")
     args = parser.parse_args(argv)
     try:
-        rows = resource_rows(args.arch)
+        table = kp.ptxas.resources_table(sorted(helpers.KERNELS.glob("*.cu")), args.arch)
     except helpers.ToolchainError as e:
         fix = str(e).splitlines()[-1].strip()
         print(f"nvcc was not found, so there is no CUDA build to report on and no ptxas table. {fix}")
@@ -55,7 +35,7 @@ def main(argv=None):
         "stack frame; spills are bytes that ptxas moved to local memory because registers ran out (0 is what "
         "you want).\n"
     )
-    print(kp.table.Table(rows).markdown())
+    print(table.markdown())
     return 0
 
 

@@ -10,7 +10,7 @@ import torch
 
 from kp.build import resolve_kernel
 from kp.diagnostics import KernelBuildError
-from kp.ptxas import kernel_resources
+from kp.ptxas import resources_table
 from kp.toolchain import ToolchainError, dot_problem
 
 
@@ -57,14 +57,14 @@ def show_graph(tensor, params=None):
 
 
 def show_kernel_resources(name_or_path, arch=None):
-    """kernel_resources as a table in a notebook; without nvcc, the one line that says how to get it."""
+    """Show ptxas's registers, shared memory, stack and spills of each kernel in a `.cu` file (resources_table),
+    once; without nvcc, print the one line that says how to get it."""
     try:
-        table = kernel_resources(name_or_path, arch)
+        table = resources_table([name_or_path], arch)
     except ToolchainError as e:
         print(str(e))
-        return None
+        return
     show("Markdown", table.markdown(), table.markdown())
-    return table
 
 
 def install_error_view():

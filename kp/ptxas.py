@@ -1,5 +1,6 @@
 """What nvcc made of a kernel, without a GPU: ptxas's registers, shared memory, stack and spills per
-kernel (kernel_resources, cached), for the machine's GPU or the first of TORCH_CUDA_ARCH_LIST.
+kernel (kernel_resources, cached), for the machine's GPU or the first of TORCH_CUDA_ARCH_LIST; and
+resources_table, the one table of them that people read (the notebooks, `make run`'s page, `make bench`).
 Never displays anything (kp.display.show_kernel_resources does).
 """
 
@@ -17,7 +18,7 @@ from kp.build import project_headers, resolve_kernel
 from kp.diagnostics import KernelBuildError
 from kp.files import BUILD_ROOT, COMMON, KERNELS, content_key, display_path, write_if_changed
 from kp.table import Table
-from kp.toolchain import DEFAULT_CUDA_ARCH, ToolchainError, find_cuda_root, is_cuda_root
+from kp.toolchain import DEFAULT_CUDA_ARCH, require_nvcc
 
 PTXAS_ENTRY = re.compile(r"Compiling entry function '(?P<name>[^']+)' for '(?P<arch>sm_\w+)'")
 PTXAS_FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
@@ -82,12 +83,7 @@ def kernel_resources(name_or_path, arch=None):
     """
     cu, _ = resolve_kernel(name_or_path)
     arch = arch or cuda_arch()
-    home = os.environ.get("CUDA_HOME") or find_cuda_root()
-    if not home or not is_cuda_root(home):
-        raise ToolchainError(
-            "nvcc was not found, so there is no CUDA build to report on\n"
-            "  fix: install the CUDA toolkit and export CUDA_HOME=<its root> (`python helpers.py doctor cuda`)"
-        )
+    home = require_nvcc()
     includes = [COMMON, KERNELS, cu.parent]
     inputs = sorted({cu, *project_headers(cu, includes)})
     cache = BUILD_ROOT / "cuda" / "ptxas" / f"{cu.stem}-{content_key((arch, home), inputs)}.json"
@@ -107,3 +103,28 @@ def kernel_resources(name_or_path, arch=None):
         row["kernel"] = short
     write_if_changed(cache, json.dumps(rows))
     return Table(rows, f"ptxas, {arch}: {display_path(cu)}")
+
+
+def resources_table(names_or_paths, arch=None):
+    """kernel_resources of each kernel file in one Table, as people read it: the file, the kernel (as code, so that
+    `<float>` and `<double>` show), registers, shared memory, stack, and spills as "stores / loads"."""
+    arch = arch or cuda_arch()
+    rows = []
+    for name_or_path in names_or_paths:
+        for r in kernel_resources(name_or_path, arch):
+            rows.append(
+                {
+                    "kernel file": display_path(resolve_kernel(name_or_path)[0]),
+                    "kernel": f"`{r['kernel']}`",
+                    "registers": r["registers"],
+                    "shared memory (bytes)": r["shared memory (bytes)"],
+                    "stack (bytes)": r["stack (bytes)"],
+                    "spills (bytes, stores / loads)": f"{r['spill stores (bytes)']} / {r['spill loads (bytes)']}",
+                }
+            )
+    return Table(rows, f"ptxas, {arch}")
+
+
+def spills(row):
+    """Whether a resources_table row spilled registers to local memory."""
+    return row["spills (bytes, stores / loads)"] != "0 / 0"

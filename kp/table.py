@@ -1,7 +1,11 @@
-"""Table: rows of dicts with the same keys, shown as a markdown table (in Jupyter too).
+"""Table: rows of dicts with the same keys, shown as a markdown table (in Jupyter too) or an HTML one.
 
-Formats numbers to 3 significant digits; never computes what it shows.
+Formats numbers to 3 significant digits; a value in backticks is code (in HTML, <code>, escaped); never
+computes what it shows.
 """
+
+import html
+import re
 
 
 class Table:
@@ -20,6 +24,19 @@ class Table:
 
     _repr_markdown_ = markdown
 
+    def html(self, row_class=lambda row: ""):
+        """The rows as an HTML <table>, its title a heading; `row_class(row)` names a CSS class for a row."""
+        if not self.rows:
+            return f"<p>{html.escape(self.title)}: (no rows)</p>"
+        columns = list(self.rows[0])
+        head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
+        body = "".join(
+            f"<tr class='{row_class(r)}'>" + "".join(f"<td>{_html_cell(r[c])}</td>" for c in columns) + "</tr>"
+            for r in self.rows
+        )
+        title = f"<h3>{html.escape(self.title)}</h3>" if self.title else ""
+        return f"{title}<table><tr>{head}</tr>{body}</table>"
+
     def __str__(self):
         return self.markdown()
 
@@ -37,3 +54,8 @@ def _cell(value):
     if isinstance(value, float):
         return f"{value:.3g}" if abs(value) < 100 else f"{value:.0f}"
     return str(value)
+
+
+def _html_cell(value):
+    text = html.escape(_cell(value))
+    return re.sub(r"`([^`]*)`", r"<code>\1</code>", text)

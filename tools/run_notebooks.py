@@ -71,24 +71,15 @@ def resources_section():
     """ptxas's registers, shared memory and spills of every kernel (nvcc compile-only: no GPU needed)."""
     from kp.diagnostics import KernelBuildError  # imported here: kp.ptxas imports torch, which the runs do not need
     from kp.files import KERNELS
-    from kp.ptxas import kernel_resources
+    from kp.ptxas import resources_table, spills
     from kp.toolchain import ToolchainError
 
     parts = ["<h2>What nvcc made of each kernel</h2>"]
     for cu in sorted(KERNELS.glob("*.cu")):
         try:
-            table = kernel_resources(cu)
+            parts.append(resources_table([cu]).html(row_class=lambda row: "bad" if spills(row) else ""))
         except (ToolchainError, KernelBuildError) as e:
             parts.append(f"<p class='bad'>{html.escape(cu.name)}: {html.escape(str(e).splitlines()[0])}</p>")
-            continue
-        heads = [k for k in table.rows[0] if k != "arch"] if table.rows else []
-        parts.append(f"<h3>{html.escape(table.title)}</h3><table><tr>")
-        parts.append("".join(f"<th>{html.escape(h)}</th>" for h in heads) + "</tr>")
-        for r in table.rows:
-            spills = r["spill stores (bytes)"] or r["spill loads (bytes)"]
-            cells = "".join(f"<td>{html.escape(str(r[h]))}</td>" for h in heads)
-            parts.append(f"<tr class='{'bad' if spills else ''}'>{cells}</tr>")
-        parts.append("</table>")
     return "".join(parts)
 
 

@@ -1,0 +1,73 @@
+"""kp.ptxas: ptxas's resource report (registers, shared memory, spills per kernel) parsed from nvcc's output,
+compiled for the machine's GPU and cached, and its errors."""
+
+import pytest
+
+import helpers
+import kp.ptxas
+import kp.toolchain
+
+PTXAS_LOG = """\
+ptxas info    : 0 bytes gmem
+ptxas info    : Compiling entry function '_Z22linear_bwd_bias_kernelIdEvPKT_PS0_ll' for 'sm_90'
+ptxas info    : Function properties for _Z22linear_bwd_bias_kernelIdEvPKT_PS0_ll
+    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 32 registers, used 1 barriers, 2048 bytes smem
+ptxas info    : Compile time = 41.703 ms
+ptxas info    : Compiling entry function '_Z15add2_fwd_kernelIfEvPKT_S2_PS0_l' for 'sm_90'
+ptxas info    : Function properties for _Z15add2_fwd_kernelIfEvPKT_S2_PS0_l
+    24 bytes stack frame, 8 bytes spill stores, 12 bytes spill loads
+ptxas info    : Used 255 registers, used 0 barriers, 380 bytes cmem[0]
+"""
+
+
+def test_parse_ptxas_reads_registers_shared_memory_and_spills():
+    rows = kp.ptxas.parse_ptxas(PTXAS_LOG)
+    assert [r["registers"] for r in rows] == [32, 255]
+    assert [r["shared memory (bytes)"] for r in rows] == [2048, 0]
+    assert (rows[1]["stack (bytes)"], rows[1]["spill stores (bytes)"], rows[1]["spill loads (bytes)"]) == (24, 8, 12)
+    assert kp.ptxas.demangle([r["kernel"] for r in rows]) == [
+        "linear_bwd_bias_kernel<double>",
+        "add2_fwd_kernel<float>",
+    ]
+
+
+@pytest.mark.skipif(kp.toolchain.find_cuda_root() is None, reason="no CUDA toolkit here")
+def test_kernel_resources_compiles_with_nvcc_and_caches(kernel_copy):
+    cu = kernel_copy("add2")
+    table = kp.ptxas.kernel_resources(cu)
+    assert {r["kernel"] for r in table} == {
+        f"add2_fwd_kernel{v}<{t}>" for v in ("", "_v2") for t in ("float", "double")
+    }
+    arch = kp.ptxas.cuda_arch()  # sm_90 without a GPU; the GPU's own with one
+    assert all(r["arch"] == arch for r in table), table.markdown()
+    assert all(0 < r["registers"] <= 255 for r in table), table.markdown()
+    assert f"| add2_fwd_kernel<float> | {arch} |" in table.markdown()
+    cu.write_text(cu.read_text().replace("c[i] = a[i] + b[i];", "c[i] = a[i] + b[i];;"))
+    again = kp.ptxas.kernel_resources(cu)  # an edit compiles again; the result is the same kernel
+    assert [r["kernel"] for r in again] == [r["kernel"] for r in table]
+
+
+@pytest.mark.skipif(kp.toolchain.find_cuda_root() is None, reason="no CUDA toolkit here")
+def test_kernel_resources_reports_a_compile_error_at_its_line(kernel_copy):
+    cu = kernel_copy("add2")
+    cu.write_text(cu.read_text().replace("c[i] = a[i] + b[i];", "c[i] = a[i] + bb[i];"))
+    with pytest.raises(helpers.KernelBuildError, match=r"add2.cu:\d+: error: identifier \"bb\" is undefined"):
+        kp.ptxas.kernel_resources(cu)
+
+
+def test_kernel_resources_without_nvcc_says_how_to_fix_it(monkeypatch):
+    monkeypatch.setenv("CUDA_HOME", "/nonexistent")
+    with pytest.raises(helpers.ToolchainError, match="^nvcc was not found: CUDA_HOME: CUDA_HOME='/nonexistent' is not a CUDA toolkit root.*\n  fix: .*export CUDA_HOME="):
+        kp.ptxas.kernel_resources("add2")
+
+
+@pytest.mark.skipif(kp.toolchain.find_cuda_root() is None, reason="no CUDA toolkit here")
+def test_the_resources_table_tells_each_instantiation_apart_and_names_its_file():
+    table = kp.ptxas.resources_table(["add2", "linear"])
+    kernels = [r["kernel"] for r in table]
+    assert "`add2_fwd_kernel<float>`" in kernels and "`add2_fwd_kernel<double>`" in kernels  # code: <float> shows
+    assert {r["kernel file"] for r in table} == {"kernels/add2.cu", "kernels/linear.cu"}
+    assert table.title == f"ptxas, {kp.ptxas.cuda_arch()}"
+    assert all(not kp.ptxas.spills(r) for r in table), table.markdown()
+    assert kp.ptxas.spills({"spills (bytes, stores / loads)": "8 / 12"})
