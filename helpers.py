@@ -15,11 +15,11 @@ import sys
 from kp.bench import bench
 from kp.diagnostics import KernelBuildError
 from kp.display import install_error_view, setup, show_graph, show_kernel, show_kernel_resources
+from kp.doctor import main as doctor_cli
 from kp.files import KERNELS
 from kp.load import load_kernel
 from kp.report import record
 from kp.toolchain import ToolchainError
-from kp.toolchain import main as doctor_cli
 from kp.verify import OpsRun, check_against_reference, check_compiled, gradcheck
 
 __all__ = [

@@ -82,11 +82,11 @@ def machine_line():
 
 
 def torch_line():
-    """torch's version (with its CUDA build: 2.14.1+cu130) and what the kernels run on."""
-    import torch  # here, not at the top: --help and a bad script name answer at once
+    """torch's version (with its CUDA build: 2.14.1+cu130), python's, and what the kernels run on: the line the
+    notebooks print too (kp.display.environment_line)."""
+    from kp.display import environment_line  # here, not at the top: --help and a bad script name answer at once
 
-    device = torch.cuda.get_device_name() if torch.cuda.is_available() else "no GPU: kernels run on the CPU stand-in"
-    return f"torch {torch.__version__}, python {platform.python_version()}, {device}"
+    return environment_line()
 
 
 def header(command):

@@ -4,18 +4,19 @@ A module imports only modules on floors below its own (no circles, nothing impor
 
     floor 1  kp.files        the project's folders, display_path, OS-level locks, atomic writes
              kp.binding      the bindings' argument checks in Python (twins of kernels/common/binding.h)
-             kp.table        Table: rows of dicts shown as markdown
-    floor 2  kp.toolchain    CUDA_HOME and PATH, the doctor (and `python helpers.py doctor`), ToolchainError,
-                             the probe of optional compiler and linker flags
+             kp.table        Table: rows of dicts shown as markdown or HTML
+    floor 2  kp.toolchain    CUDA_HOME and PATH, Problem and ToolchainError, is nvcc / dot here, the probe of
+                             optional compiler and linker flags
              kp.diagnostics  KernelBuildError: a build log read as an error at the `.cu` line
              kp.report       record / read_records: what a notebook found, for `make run`'s index page
              kp.notebooks    execute a notebook in a fresh kernel; tagged_code (imports Jupyter's packages)
-    floor 3  kp.build        build key, flags per target, ninja, the stand-in's runtime -> Build
-    floor 4  kp.load         a built library registered under a fresh namespace -> LoadedKernel (hot reload)
+    floor 3  kp.doctor       every check a target's build needs, and `python helpers.py doctor`
+    floor 4  kp.build        build key, flags per target, ninja, the stand-in's runtime -> Build
+    floor 5  kp.load         a built library registered under a fresh namespace -> LoadedKernel (hot reload)
              kp.ptxas        ptxas's registers, shared memory and spills per kernel, without a GPU
              kp.verify       check_against_reference, gradcheck, check_compiled: print, then assert
              kp.bench        median_ms, bench -> BenchResult
-    floor 5  kp.display      setup, show_kernel, show_graph, show_kernel_resources, the notebook's error view
+    floor 6  kp.display      setup, show_kernel, show_graph, show_kernel_resources, the notebook's error view
 
 tests/test_layout.py holds the package to this.
 

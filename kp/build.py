@@ -21,8 +21,9 @@ from pathlib import Path
 import torch
 
 from kp.diagnostics import GCC_DIAGNOSTIC, NVCC_DIAGNOSTIC, KernelBuildError, source_excerpt
+from kp.doctor import doctor
 from kp.files import BUILD_ROOT, COMMON, KERNELS, content_key, display_path, locked, write_if_changed
-from kp.toolchain import DEFAULT_CUDA_ARCH, TARGETS, ToolchainError, default_target, doctor, linker_flags, probe_linker
+from kp.toolchain import DEFAULT_CUDA_ARCH, TARGETS, ToolchainError, default_target, linker_flags, probe_linker
 
 if not torch.cuda.is_available():  # its "No CUDA runtime is found" warning is expected here
     logging.getLogger("torch.utils.cpp_extension").setLevel(logging.ERROR)

@@ -1,8 +1,8 @@
-"""The toolchain: where CUDA is, what a build needs (doctor), which optional flags this compiler takes.
+"""The toolchain's facts: where CUDA is, whether nvcc and dot are here, which optional flags this compiler takes.
 
 Owns CUDA_HOME and PATH for the process (configure_environment, which kp/__init__ runs before anything
-imports torch.utils.cpp_extension), the doctor and its CLI (`python helpers.py doctor`), ToolchainError,
-and the probe of optional compiler and linker flags. Never builds or loads a kernel.
+imports torch.utils.cpp_extension), Problem and ToolchainError, and the probe of optional compiler and
+linker flags. Never builds or loads a kernel, and never prints (kp.doctor reports).
 """
 
 import contextlib
@@ -71,78 +71,32 @@ class Problem:
         return f"{self.check}: {self.message}\n  fix: {self.fix}"
 
 
+def cuda_home_problem(environ=os.environ):
+    """The Problem when CUDA_HOME (or CUDA_PATH) names no CUDA toolkit root, with the fix; else None."""
+    home = environ.get("CUDA_HOME") or environ.get("CUDA_PATH")
+    if home and is_cuda_root(home):
+        return None
+    found = find_cuda_root(environ)
+    fix = f"export CUDA_HOME={found}" if found else "install the CUDA toolkit and export CUDA_HOME=<its root>"
+    what = f"CUDA_HOME={home!r} is not a CUDA toolkit root" if home else "CUDA_HOME is not set"
+    return Problem(
+        "CUDA_HOME",
+        f"{what} (a root holds bin/nvcc, include/cuda_runtime.h and lib64/libcudart.so)",
+        fix + " before importing helpers or torch.utils.cpp_extension",
+    )
+
+
+def require_nvcc(environ=os.environ):
+    """The CUDA toolkit root, for a compile-only nvcc run (no GPU needed); ToolchainError with the fix if none."""
+    if problem := cuda_home_problem(environ):
+        raise ToolchainError(f"nvcc was not found: {problem}", [problem])
+    return environ.get("CUDA_HOME") or environ.get("CUDA_PATH")
+
+
 @functools.cache
 def nvcc_version(home):
     """`nvcc --version` of the toolkit at `home`, once per process: every cuda load runs the doctor."""
     return subprocess.run([str(Path(home) / "bin" / "nvcc"), "--version"], capture_output=True, text=True).stdout
-
-
-def doctor(target="cpu", environ=os.environ):
-    """Check what a build for `target` needs; return the problems found (empty when all is well)."""
-    import torch  # here, not at import: configure_environment must be able to run before torch is imported
-
-    problems = []
-    path = environ.get("PATH")
-    if shutil.which("ninja", path=path) is None:
-        problems.append(
-            Problem(
-                "ninja",
-                "ninja is not on the PATH of this process; torch.utils.cpp_extension needs it to build",
-                f"run `make setup` (or `{sys.executable} -m pip install ninja`), then restart the kernel",
-            )
-        )
-    cxx = environ.get("CXX", "c++")
-    if shutil.which(cxx, path=path) is None:
-        problems.append(
-            Problem(
-                "c++ compiler", f"`{cxx}` was not found", "apt-get install -y g++ (conda: conda install cxx-compiler)"
-            )
-        )
-    else:
-        try:
-            probe_linker(environ)
-        except ToolchainError as e:
-            problems += e.problems
-    if target == "cuda":
-        home = environ.get("CUDA_HOME") or environ.get("CUDA_PATH")
-        found = find_cuda_root(environ)
-        if torch.version.cuda is None:
-            problems.append(
-                Problem(
-                    "torch",
-                    f"torch {torch.__version__} is a CPU-only build and cannot build CUDA kernels",
-                    "install a CUDA build of torch (pip install torch==2.14.1), or use target='cpu'",
-                )
-            )
-        if not home or not is_cuda_root(home):
-            fix = f"export CUDA_HOME={found}" if found else "install the CUDA toolkit and export CUDA_HOME=<its root>"
-            what = f"CUDA_HOME={home!r} is not a CUDA toolkit root" if home else "CUDA_HOME is not set"
-            problems.append(
-                Problem(
-                    "CUDA_HOME",
-                    f"{what} (a root holds bin/nvcc, include/cuda_runtime.h and lib64/libcudart.so)",
-                    fix + " before importing helpers or torch.utils.cpp_extension",
-                )
-            )
-        else:
-            m = re.search(r"release (\d+)\.(\d+)", nvcc_version(home))
-            if m and torch.version.cuda and m.group(1) != torch.version.cuda.split(".")[0]:
-                problems.append(
-                    Problem(
-                        "nvcc",
-                        f"nvcc is CUDA {m.group(1)}.{m.group(2)} but torch was built with CUDA {torch.version.cuda}",
-                        f"install the toolkit matching CUDA {torch.version.cuda} or a torch built for {m.group(1)}.x",
-                    )
-                )
-        if not environ.get("TORCH_CUDA_ARCH_LIST") and not torch.cuda.is_available():
-            problems.append(
-                Problem(
-                    "TORCH_CUDA_ARCH_LIST",
-                    "no GPU here, so torch cannot guess which architecture to compile for",
-                    f"export TORCH_CUDA_ARCH_LIST={DEFAULT_CUDA_ARCH} (load_kernel sets it for you)",
-                )
-            )
-    return problems
 
 
 class ToolchainError(RuntimeError):
@@ -276,25 +230,3 @@ def dot_problem():
             "apt-get install -y graphviz (as root; `make setup` does it), or conda install graphviz",
         )
     return None
-
-
-def main(argv):
-    if argv[:1] != ["doctor"]:
-        print("usage: python helpers.py doctor [cpu|cuda ...]")
-        return 2
-    failed = 0
-    for target in argv[1:] or ["cpu", "cuda"]:
-        problems = doctor(target)
-        print(f"[{target}] " + ("ok" if not problems else f"{len(problems)} problem(s)"))
-        for p in problems:
-            print("  " + str(p).replace("\n", "\n  "))
-        failed |= bool(problems)
-    with contextlib.suppress(ToolchainError):  # reported above, as a problem of every target
-        choice = probe_linker()
-        print(f"[linker] {choice.linker}, probed for {choice.cxx}:")
-        for note in choice.notes:
-            print(f"  {note}")
-    if problem := dot_problem():
-        print(f"[graphviz] {problem}".replace("\n", "\n  "))
-        failed = 1
-    return int(failed)

@@ -17,12 +17,13 @@ FLOORS = {
     "diagnostics": 2,
     "report": 2,
     "notebooks": 2,
-    "build": 3,
-    "load": 4,
-    "ptxas": 4,
-    "verify": 4,
-    "bench": 4,
-    "display": 5,
+    "doctor": 3,
+    "build": 4,
+    "load": 5,
+    "ptxas": 5,
+    "verify": 5,
+    "bench": 5,
+    "display": 6,
 }
 PACKAGE = kp.files.ROOT / "kp"
 
@@ -71,3 +72,8 @@ def test_helpers_defines_nothing_and_re_exports_the_notebook_api():
     assert defined == [], [ast.dump(n)[:80] for n in defined]
     assert all(getattr(helpers, name).__module__.startswith("kp.") for name in helpers.__all__ if name != "KERNELS")
     assert helpers.KERNELS == kp.files.KERNELS
+
+
+@pytest.mark.parametrize("module", FLOORS)
+def test_every_module_has_its_own_test_module(module):
+    assert (kp.files.ROOT / "tests" / f"test_{module}.py").exists(), f"kp.{module} has no tests/test_{module}.py"

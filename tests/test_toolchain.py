@@ -3,11 +3,13 @@ where they fail; a toolchain that can link nothing gets one ToolchainError; a li
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from conftest import TARGETS_BUILT, run_python
 
 import helpers
+import kp.doctor
 import kp.files
 import kp.toolchain
 
@@ -87,7 +89,7 @@ def test_a_toolchain_that_links_nothing_gets_one_toolchain_error_with_the_fix(ke
     assert f"command: {cxx} -shared -fPIC " in message
     assert "\n  /usr/bin/ld: cannot find crti.o: No such file or directory\n  collect2: error\n" in message
     assert "\n  fix: install a working C++ compiler and linker (apt-get install -y g++" in message
-    (problem,) = [p for p in kp.toolchain.doctor("cpu") if p.check == "c++ toolchain"]
+    (problem,) = [p for p in kp.doctor.doctor("cpu") if p.check == "c++ toolchain"]
     assert "cannot find crti.o" in problem.message and "point CXX at one" in problem.fix
 
 
@@ -127,3 +129,13 @@ def test_a_link_error_leads_with_the_linkers_message(kernel_copy, target):
     assert head.startswith("the link failed: ") and "kp_defined_twice" in head
     assert "multiple definition of" in str(err.value).split("(full build log")[0]
     assert "[1/3]" not in str(err.value) and "full build log" in rest[-1]
+
+
+def test_find_cuda_root_sees_through_a_wrapper_script(tmp_path):
+    real = kp.toolchain.find_cuda_root()
+    if real is None:
+        pytest.skip("no CUDA toolkit on this machine")
+    wrapper = tmp_path / "nvcc"
+    wrapper.write_text(f'#!/bin/sh\nexec {real}/bin/nvcc "$@"\n')
+    wrapper.chmod(0o755)
+    assert kp.toolchain.find_cuda_root({"PATH": str(tmp_path)}) == str(Path(real).resolve())
