@@ -65,6 +65,12 @@ def on(device, *tensors):
     return moved if len(moved) > 1 else moved[0]
 
 
+def edit(path, old, new):
+    text = path.read_text()
+    assert old in text, f"{old!r} not in {path}"
+    path.write_text(text.replace(old, new))
+
+
 @pytest.fixture
 def kernel_copy(tmp_path):
     """Copy kernels/<op>.cu, its binding and its _ops.py into a fresh folder; returns the new .cu path.

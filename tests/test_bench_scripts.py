@@ -154,7 +154,7 @@ def test_the_quick_report_has_a_header_and_every_section_ok(quick_report):
     head = quick_report.split("\n## ")[0]
     assert re.search(r"^- date: \d{4}-\d\d-\d\d \d\d:\d\d", head, re.M)
     assert f"- machine: {os.cpu_count()} cores, " in head
-    assert f"- torch {torch.__version__}, " in head
+    assert f"- torch {torch.__version__} | python " in head
     assert re.search(r"^- command: `.*bench/report\.py --quick --out .*bench\.md`$", head, re.M)
     status = markdown_tables(head)[0]
     assert [r["section"] for r in status] == list(report.SCRIPTS.values())

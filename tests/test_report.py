@@ -1,16 +1,10 @@
-"""The index page of `make run`: one row per notebook with its status, gradcheck, toy model, build and
-benchmark, from what the notebook recorded; and kp.report, which writes those records and reads them back."""
+"""kp.report: a notebook's records (helpers.record) go to the file KP_REPORT names, under its lock, and are read
+back whole, leaving no lock behind. (The page made of them: test_run_notebooks.py.)"""
 
 import json
 
-import nbformat
-import pytest
-
 import helpers
-import kp.toolchain
 from kp import report
-from kp.notebooks import execute
-from tools.run_notebooks import COLUMNS, failure, render_index, resources_section, row
 
 
 def test_record_appends_to_the_file_named_by_kp_report(tmp_path, monkeypatch):
@@ -37,55 +31,3 @@ def test_record_without_kp_report_writes_nothing(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     helpers.record("metric", "loss 0.1")
     assert list(tmp_path.iterdir()) == []
-
-
-def test_a_row_summarizes_the_records():
-    records = {
-        "build": [
-            "poly2: cpu stand-in, built in 3.1 s (2 of 2 objects)",
-            "poly2: loaded (cpu stand-in; its last build: 3.1 s, 2 of 2 objects)",
-        ],
-        "gradcheck": ["passed: P2", "passed: P2"],
-        "metric": ["MSE 0.0123, 1.01x the optimum"],
-        "bench": ["poly2 (custom) 0.41x torch x*x + 2*x at size 1048576 (GB/s)"],
-    }
-    r = row("03_poly2_tan_fit", 12.34, None, records)
-    assert r == {
-        "notebook": "03_poly2_tan_fit",
-        "status": "ran OK",
-        "gradcheck": "passed (2 of 2)",
-        "toy model": "MSE 0.0123, 1.01x the optimum",
-        "build": "poly2: cpu stand-in, built in 3.1 s (2 of 2 objects)",
-        "benchmark": "poly2 (custom) 0.41x torch x*x + 2*x at size 1048576 (GB/s)",
-        "run time": "12.3 s",
-    }
-    assert list(r) == COLUMNS
-
-
-def test_a_failed_gradcheck_and_missing_records_show():
-    r = row("x", 1.0, "FAILED in code cell 7: GradcheckError: Jacobian mismatch", {"gradcheck": ["FAILED: P2: boom"]})
-    assert r["gradcheck"] == "FAILED: P2: boom"
-    assert r["toy model"] == r["benchmark"] == r["build"] == "not reached"
-    page = render_index([row("ok", 2.0, None, {"gradcheck": ["passed: F"]}), r])
-    assert "1 of 2 notebooks ran top to bottom" in page
-    assert "<td class='bad'>FAILED in code cell 7: GradcheckError: Jacobian mismatch</td>" in page
-    assert "<td class='bad'>FAILED: P2: boom</td>" in page
-    assert "<td class='ok'>passed (1 of 1)</td>" in page
-
-
-def test_the_failing_cell_and_its_error_name_the_row(tmp_path):
-    nb = nbformat.v4.new_notebook(
-        cells=[nbformat.v4.new_code_cell("x = 1"), nbformat.v4.new_code_cell("raise ValueError('broken kernel')")]
-    )
-    path = tmp_path / "99_broken.ipynb"
-    nbformat.write(nb, path)
-    assert failure(execute(path)) == "FAILED in code cell 1: ValueError: broken kernel"
-
-
-def test_the_page_shows_what_ptxas_made_of_every_kernel():
-    if kp.toolchain.find_cuda_root() is None:
-        pytest.skip("no CUDA toolkit here")
-    section = resources_section()
-    for cu in helpers.KERNELS.glob("*.cu"):
-        assert f"kernels/{cu.name}" in section
-    assert "<td>add2_fwd_kernel&lt;float&gt;</td>" in section and "registers" in section

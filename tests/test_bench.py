@@ -1,0 +1,54 @@
+"""kp.bench: bench's numbers from the timing and the formula, its table and ratio, and what it refuses.
+(The scripts under bench/ and their report: test_bench_scripts.py.)"""
+
+import json
+
+import pytest
+import torch
+
+import helpers
+
+
+def test_bench_reports_throughput_from_the_formula_and_the_ratio(tmp_path, monkeypatch):
+    monkeypatch.setenv("KP_REPORT", str(tmp_path / "r.json"))
+    threads_before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    result = helpers.bench(
+        {"custom": lambda x, y: x + y, "native": torch.add, "reference": lambda x, y: x.clone().add_(y)},
+        sizes=[1000, 4000],
+        make_inputs=lambda n: (torch.randn(n), 1),
+        formula="2 × 4n bytes: read x, write y",
+        bytes_moved=lambda n: 8 * n,
+        min_reps=5,
+        min_seconds=0,
+        threads=1,
+        plot=False,
+    )
+    assert torch.get_num_threads() == 2 and result.where == "CPU, 1 thread"  # 1 while timing, 2 again after
+    torch.set_num_threads(threads_before)
+    assert [(r["provider"], r["size"]) for r in result] == [
+        (p, n) for n in (1000, 4000) for p in ("custom", "native", "reference")
+    ]
+    for r in result:
+        assert r["runs"] >= 5 and r["ms"] > 0
+        assert r["GB/s"] == pytest.approx(8 * r["size"] / r["ms"] / 1e6)
+    ratio = result.throughput("custom", 4000) / result.throughput("native", 4000)
+    assert result.ratio() == pytest.approx(ratio)
+    table = result.markdown()
+    assert "| size | custom, GB/s | native, GB/s | reference, GB/s | custom ÷ native |" in table
+    assert (
+        f"| {ratio:.3g}x |" in table.splitlines()[3]
+        and "GB/s = 2 × 4n bytes: read x, write y ÷ median time; CPU, 1 thread" in table
+    )
+    assert json.loads((tmp_path / "r.json").read_text())["bench"] == [result.summary()]
+    assert result.summary() == f"custom {ratio:.3g}x native at size 4000 (GB/s, CPU, 1 thread)"
+
+
+def test_bench_refuses_a_missing_formula_or_provider():
+    args = {"sizes": [10], "make_inputs": lambda n: (torch.randn(n),), "plot": False}
+    with pytest.raises(ValueError, match="exactly one of bytes_moved"):
+        helpers.bench({"a": torch.neg, "b": torch.neg}, formula="n", **args)
+    with pytest.raises(ValueError, match="at least one provider to compare it with"):
+        helpers.bench({"a": torch.neg}, formula="n", flops=lambda n: n, **args)
+    with pytest.raises(ValueError, match="baseline 'c' is not one of the providers"):
+        helpers.bench({"a": torch.neg, "b": torch.neg}, formula="n", flops=lambda n: n, baseline="c", **args)
