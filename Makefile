@@ -1,14 +1,14 @@
 # make run   — set up (first time only), execute every notebook, write build/report/
 # make test  — set up (first time only), run the whole test suite
 # make bench — set up (first time only), run every benchmark under bench/, write build/report/bench.md
-# make lab   — JupyterLab on notebooks/
+# make lab   — JupyterLab at the project root (notebooks/, kernels/, build logs), notebook 01 open
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup graphviz run test bench lab doctor lint format clean
+.PHONY: setup graphviz chromium run test bench lab doctor lint format clean
 
-setup: $(STAMP) graphviz
+setup: $(STAMP) graphviz chromium
 
 # Re-installs only when requirements.txt or pyproject.toml change. The editable install makes
 # `import helpers` work from any folder (notebooks/, tests/, bench/).
@@ -27,6 +27,16 @@ graphviz:
 		echo "graphviz's dot is missing: run 'sudo apt-get install -y graphviz' (or 'conda install graphviz')"; exit 1; \
 	fi
 
+# The browser test (tests/test_lab.py) drives JupyterLab in Debian's chromium; Playwright's own browser
+# download cannot reach its servers. Without root, the test skips and says how to install it.
+chromium:
+	@command -v chromium >/dev/null && exit 0; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		apt-get install -y -q chromium >/dev/null || { apt-get update -q >/dev/null && apt-get install -y -q chromium >/dev/null; }; \
+	else \
+		echo "chromium is missing, so tests/test_lab.py will skip: run 'sudo apt-get install -y chromium'"; \
+	fi
+
 run: setup
 	$(PY) tools/run_notebooks.py
 
@@ -37,8 +47,10 @@ test: setup
 bench: setup
 	$(PY) bench/report.py
 
+# Rooted at the project, so kernels/*.cu and the build logs open in Lab's editor too. As root (a container,
+# a cloud VM) Jupyter refuses to start without --allow-root; it prints the URL to open either way.
 lab: setup
-	$(VENV)/bin/jupyter lab notebooks/
+	$(PY) tools/lab.py
 
 doctor: setup
 	$(PY) helpers.py doctor

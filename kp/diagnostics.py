@@ -34,13 +34,19 @@ NVCC_DIAGNOSTIC = re.compile(r"^(?P<file>[^\s(][^(\n]*)\((?P<line>\d+)\): (?:cat
 LINKER_LINE = re.compile(r"^(?:\S*/)?(?:ld(?:\.\w+)?|collect2|lld|ld64\.lld|mold): .*$", re.M)
 LINK_LINES = 6  # of the linker's lines, in the message
 LINK_NOISE = re.compile(r"$|collect2: error: ld returned|ninja: |\[\d+/\d+\] ")  # lines left out of it
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")  # colour and cursor codes (gcc's, ninja's)
+
+
+def plain(text):
+    """`text` without terminal colour codes: a compiler run from Jupyter may colour its output."""
+    return ANSI.sub("", text)
 
 
 class KernelBuildError(RuntimeError):
     """A kernel did not build. `str(err)` starts with `file:line:col: error: ...`; `err.log` has it all."""
 
     def __init__(self, message, log="", log_path=None):
-        self.log, self.log_path = log, log_path
+        self.log, self.log_path = plain(log), log_path
         if log_path:
             message += f"\n(full build log: the .log attribute of this error, or {display_path(log_path)})"
         super().__init__(message)
@@ -48,6 +54,7 @@ class KernelBuildError(RuntimeError):
     @classmethod
     def from_log(cls, log, sources, log_path=None):
         """The first error about one of `sources` (else the first error), shown with its source line."""
+        log = plain(log)
         found = [m for regex in (GCC_DIAGNOSTIC, NVCC_DIAGNOSTIC) for m in regex.finditer(log)]
         found.sort(key=lambda m: m.start())
         ours = [m for m in found if Path(m["file"]).resolve() in {Path(s).resolve() for s in sources}]
@@ -66,10 +73,8 @@ class KernelBuildError(RuntimeError):
         return cls(message, log, log_path)
 
     def _render_html(self):
-        head, _, rest = str(self).partition("\n")
+        """The full build log, collapsed: what a notebook shows under the error (whose text is str(self))."""
         return (
-            f"<div style='color:#b00020;font-weight:bold'>KernelBuildError: {html.escape(head)}</div>"
-            f"<pre>{html.escape(rest)}</pre>"
             f"<details><summary>full build log ({len(self.log.splitlines())} lines)</summary>"
             f"<pre>{html.escape(self.log)}</pre></details>"
         )

@@ -1,15 +1,21 @@
 """What a notebook shows: the environment line (setup), a kernel's source, its autograd graph, ptxas's
-table, and a build error as its message with the log collapsed (install_error_view, which helpers.py runs
-on import). Computes nothing it shows.
+table, and our errors as people read them (install_error_view, which helpers.py runs on import: a build
+error as its message with the log collapsed, an op's error as the notebook's lines and the message).
+Computes nothing it shows.
 """
 
 import contextlib
+import html
+import os
 import sys
+import traceback
+import types
 
 import torch
 
 from kp.build import resolve_kernel
 from kp.diagnostics import KernelBuildError
+from kp.files import ROOT
 from kp.ptxas import resources_table
 from kp.toolchain import ToolchainError, dot_problem
 
@@ -67,8 +73,25 @@ def show_kernel_resources(name_or_path, arch=None):
     show("Markdown", table.markdown(), table.markdown())
 
 
+def user_frames(tb):
+    """The traceback `tb` with only the notebook's own frames: none of torch's, the package's or helpers'."""
+    hidden = (os.path.dirname(torch.__file__), os.path.dirname(__file__), str(ROOT / "helpers.py"))
+    frames = []
+    while tb is not None:
+        if not tb.tb_frame.f_code.co_filename.startswith(hidden):
+            frames.append(tb)
+        tb = tb.tb_next
+    kept = None
+    for t in reversed(frames):
+        kept = types.TracebackType(kept, t.tb_frame, t.tb_lasti, t.tb_lineno)
+    return kept
+
+
 def install_error_view():
-    """In IPython, show a KernelBuildError as its message and a collapsed log, not a traceback."""
+    """In IPython, show our errors as people read them: a KernelBuildError as its message (the .cu line, the
+    source, the caret) with the build log collapsed under it; an error raised by one of our ops (a bad
+    argument, a failed launch) as the notebook's own lines and the message, torch's and our frames collapsed
+    under it. Every other error shows as IPython shows it."""
     if "IPython" not in sys.modules:  # not in a notebook: nothing to do, and no import to pay for
         return
     with contextlib.suppress(ImportError, AttributeError):
@@ -80,9 +103,19 @@ def install_error_view():
             return
 
         def handler(shell, etype, value, tb, tb_offset=None):
-            display(HTML(value._render_html()))
-            stb = [f"KernelBuildError: {str(value).splitlines()[0]}"]
-            shell._showtraceback(etype, value, stb)  # the cell's error output: one line, not a traceback
+            if isinstance(value, KernelBuildError):
+                stb = [f"KernelBuildError: {value}"]  # no traceback, no colour codes
+                shell._showtraceback(etype, value, stb)
+                display(HTML(value._render_html()))
+                return stb
+            if not getattr(value, "kp_op", None):
+                shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
+                return None
+            stb = shell.InteractiveTB.structured_traceback(etype, value, user_frames(tb), tb_offset=tb_offset)
+            shell._showtraceback(etype, value, stb)
+            full = html.escape("".join(traceback.format_exception(etype, value, tb)))
+            count = len(traceback.extract_tb(tb))
+            display(HTML(f"<details><summary>full traceback ({count} frames)</summary><pre>{full}</pre></details>"))
             return stb
 
-        shell.set_custom_exc((KernelBuildError,), handler)
+        shell.set_custom_exc((RuntimeError,), handler)  # KernelBuildError is one

@@ -7,12 +7,13 @@ aborts the process); never compiles anything itself (kp.build does).
 
 import ctypes
 import importlib.util
+import os
 
 import torch
 
 from kp.build import build_kernel, python_side_of
 from kp.diagnostics import KernelBuildError
-from kp.files import copy_atomically, display_path
+from kp.files import ROOT, copy_atomically, display_path
 from kp.report import record
 
 
@@ -31,15 +32,28 @@ def op_caller(packet):
     any_requires_grad, below_autograd = torch._C._any_requires_grad, torch._C._AutoDispatchBelowAutograd
 
     def call(*args, **kwargs):
-        if torch.compiler.is_compiling() or (torch.is_grad_enabled() and any_requires_grad(*args, **kwargs)):
-            return overload(*args, **kwargs)
-        with below_autograd():
-            return overload(*args, **kwargs)
+        try:
+            if torch.compiler.is_compiling() or (torch.is_grad_enabled() and any_requires_grad(*args, **kwargs)):
+                return overload(*args, **kwargs)
+            with below_autograd():
+                return overload(*args, **kwargs)
+        except RuntimeError as error:  # a bad argument (the binding's check) or a failed launch
+            raise op_error(error, packet.__name__) from None
 
     call.__name__ = call.__qualname__ = packet.__name__
     call.__doc__ = str(overload._schema)  # e.g. kp_add2_<version>::add2(Tensor a, Tensor b) -> Tensor
     call.op, call.default = packet, overload
     return call
+
+
+def op_error(error, op):
+    """`error`, raised by the op `op`, marked as the op's (`error.kp_op`: kp.display's error view shows it
+    without torch's frames), with the project's paths relative to it (kernels/add2.cu:48, as build errors
+    name them). The same exception, so its type and traceback stay."""
+    if error.args and isinstance(error.args[0], str):
+        error.args = (error.args[0].replace(f"{ROOT}{os.sep}", ""), *error.args[1:])
+    error.kp_op = op
+    return error
 
 
 class LoadedKernel:

@@ -1,6 +1,8 @@
 """kp.diagnostics: a build error is the .cu line with the compiler's message and a caret, the full log one click
 away in Jupyter, and the notebook's kernel lives on."""
 
+import subprocess
+
 import pytest
 from conftest import edit
 
@@ -51,9 +53,30 @@ def test_in_jupyter_a_build_error_shows_readably_and_the_kernel_lives_on(kernel_
     nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells]), path)
     run = execute(path, allow_errors=True)
     outputs = run.notebook.cells[1].outputs
-    html = next(o["data"]["text/html"] for o in outputs if o["output_type"] == "display_data")
-    assert "KernelBuildError" in html and "oops" in html and "<details>" in html
-    (error,) = [o for o in outputs if o["output_type"] == "error"]
-    assert len(error["traceback"]) == 1  # one line, not a wall of traceback
-    assert error["traceback"][0].startswith(f"KernelBuildError: {cu}:") and "oops" in error["traceback"][0]
+    assert [o["output_type"] for o in outputs] == ["error", "display_data"]  # the message, then the log
+    (error, log) = outputs
+    # The message once: the .cu line, the source line and the caret, no traceback, no colour codes.
+    assert error["traceback"] == [f"KernelBuildError: {error['evalue']}"] and "\x1b" not in error["traceback"][0]
+    head, source, caret = error["evalue"].splitlines()[:3]
+    assert (
+        head.startswith(f"{cu}:") and "oops" in head and "oops" in source and caret.strip() == "|" + caret.split("|")[1]
+    )
+    html = log["data"]["text/html"]
+    assert html.startswith("<details><summary>full build log") and "oops" in html and "KernelBuildError" not in html
     assert "tensor([0., 0.])" in run.notebook.cells[2].outputs[-1]["text"]  # same kernel, fixed code
+
+
+def test_a_coloured_compiler_log_reads_as_plain_text(tmp_path):
+    """A compiler that colours its output (as under Jupyter it may): the error, its line and the log are plain."""
+    cu = tmp_path / "bad.cu"
+    cu.write_text("int f() {\n  return undefined_name;\n}\n")
+    done = subprocess.run(
+        ["c++", "-x", "c++", "-c", "-fdiagnostics-color=always", str(cu), "-o", "/dev/null"],
+        capture_output=True,
+        text=True,
+    )
+    assert "\x1b[" in done.stderr  # the log really is coloured
+    error = helpers.KernelBuildError.from_log(done.stderr, [cu])
+    assert str(error).startswith(f"{cu}:2:10: error: ") and "undefined_name" in str(error).splitlines()[0]
+    assert "    2 |   return undefined_name;" in str(error)
+    assert "\x1b" not in str(error) and "\x1b" not in error.log and "undefined_name" in error.log

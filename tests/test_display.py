@@ -1,11 +1,16 @@
 """kp.display: what the notebooks show, and what they say when a tool to show it is missing."""
 
+import re
+
 import pytest
 import torch
 
 import helpers
 import kp.display
+import kp.files
+import kp.load
 import kp.toolchain
+from kp.diagnostics import plain
 
 
 def test_show_graph_without_graphviz_says_how_to_install_it(monkeypatch, tmp_path):
@@ -29,3 +34,49 @@ def test_show_kernel_resources_shows_the_table_once(monkeypatch):
     assert helpers.show_kernel_resources("add2") is None  # nothing for Jupyter to display a second time
     ((kind, markdown),) = shown
     assert kind == "Markdown" and markdown.count("| kernel file |") == 1 and "`add2_fwd_kernel<double>`" in markdown
+
+
+def test_an_ops_error_names_the_project_file_relative_to_it():
+    error = kp.load.op_error(RuntimeError(f"{kp.files.ROOT}/kernels/add2.cu:48: kernel launch failed: x"), "add2")
+    assert str(error) == "kernels/add2.cu:48: kernel launch failed: x" and error.kp_op == "add2"
+
+
+def test_in_jupyter_an_ops_error_shows_the_notebooks_lines_and_the_message_first(kernel_copy, tmp_path):
+    """A bad argument through the notebook's Function and a launch with 2048 threads: the error output is the
+    notebook's own frames and the message (torch's and kp's frames hidden), the full traceback collapsed under
+    it; an error that is not an op's shows as IPython shows any error."""
+    import nbformat
+
+    from kp.notebooks import execute
+
+    cu = kernel_copy()
+    cu.write_text(cu.read_text().replace("const int threads = 256;", "const int threads = 2048;", 1))
+    lines = cu.read_text().splitlines()
+    start = next(i for i, text in enumerate(lines) if "add2_fwd_kernel<T><<<" in text)
+    launch = next(i for i in range(start, len(lines)) if "KP_CHECK_LAUNCH()" in lines[i]) + 1  # the check's line
+    cells = [
+        f"import torch\nfrom helpers import load_kernel\next = load_kernel({str(cu)!r}, target='cpu', quiet=True)\n"
+        "class Add2(torch.autograd.Function):\n"
+        "    @staticmethod\n"
+        "    def forward(ctx, a, b):\n"
+        "        return ext.add2(a, b)\n",
+        "Add2.apply(torch.ones(3), torch.ones(4))",
+        "ext.add2_v1(torch.ones(3), torch.ones(3))",
+        "torch.ones(2) @ torch.ones(3)",
+    ]
+    path = tmp_path / "op_errors.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells]), path)
+    run = execute(path, allow_errors=True)
+    cases = [(1, "add2: b has shape [4] but a has [3]", 2), (2, f"{cu}:{launch}: kernel launch failed", 1)]
+    for cell, message, frames in cases:
+        error, full = run.notebook.cells[cell].outputs
+        text = plain("\n".join(error["traceback"]))
+        assert error["output_type"] == "error" and error["evalue"].startswith(message), error["evalue"]
+        assert "torch/" not in text and "kp/" not in text and "helpers.py" not in text, text
+        # the cell's line (and the Function's forward), then the message
+        assert re.findall(r"^Cell In\[\d\]", text, re.M) == [f"Cell In[{cell + 1}]", "Cell In[1]"][:frames], text
+        assert full["data"]["text/html"].startswith("<details><summary>full traceback")
+    assert "launched with grid (1,1,1) and block (2048,1,1)" in run.notebook.cells[2].outputs[0]["evalue"]
+    (other,) = run.notebook.cells[3].outputs  # not an op's error: IPython's own view, no collapsed copy
+    assert other["output_type"] == "error" and "inconsistent tensor size" in other["evalue"]
+    assert "Traceback (most recent call last)" in plain("\n".join(other["traceback"]))

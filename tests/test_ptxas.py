@@ -58,7 +58,11 @@ def test_kernel_resources_reports_a_compile_error_at_its_line(kernel_copy):
 
 def test_kernel_resources_without_nvcc_says_how_to_fix_it(monkeypatch):
     monkeypatch.setenv("CUDA_HOME", "/nonexistent")
-    with pytest.raises(helpers.ToolchainError, match="^nvcc was not found: CUDA_HOME: CUDA_HOME='/nonexistent' is not a CUDA toolkit root.*\n  fix: .*export CUDA_HOME="):
+    with pytest.raises(
+        helpers.ToolchainError,
+        match="^nvcc was not found: CUDA_HOME: CUDA_HOME='/nonexistent' is not a CUDA toolkit root"
+        ".*\n  fix: .*export CUDA_HOME=",
+    ):
         kp.ptxas.kernel_resources("add2")
 
 

@@ -5,7 +5,6 @@
 #pragma once
 
 #include <cstdint>
-#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -54,9 +53,8 @@ inline void check_launch(const char* file, int line) {
 #else
   const char* detail = ::kp::last_error_message();  // names the kernel and its configuration
 #endif
-  const char* base = std::strrchr(file, '/');
-  throw std::runtime_error(std::string(base ? base + 1 : file) + ":" + std::to_string(line) +
-                           ": kernel launch failed: " + detail);
+  // The whole path: Python shows it relative to the project (kernels/add2.cu:48), as build errors are.
+  throw std::runtime_error(std::string(file) + ":" + std::to_string(line) + ": kernel launch failed: " + detail);
 }
 
 }  // namespace kp

@@ -1,0 +1,56 @@
+"""`make lab`: JupyterLab at the project root with notebook 01 open, as root or as a normal user.
+
+    python tools/lab.py              # prints the URL to open (and opens a browser where there is one)
+    python tools/lab.py --port 8899
+
+Rooted at the project, not at notebooks/, so that Lab's file browser reaches kernels/*.cu (the files the
+playground is about: open one, edit, save, re-run the loading cell) and build/ (the full build logs).
+tests/test_lab.py starts Lab through lab_command too.
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+FIRST_NOTEBOOK = "notebooks/01_add2_sum_of_squares.ipynb"
+
+
+def lab_command(port=None, token=None, browser=True):
+    """The `jupyter lab` command line: rooted at the project, notebook 01 open, --allow-root as root."""
+    cmd = [sys.executable, "-m", "jupyterlab", f"--ServerApp.root_dir={ROOT}"]
+    cmd.append(f"--LabApp.default_url=/lab/tree/{FIRST_NOTEBOOK}")
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        cmd.append("--allow-root")  # Jupyter refuses root without it: "Running as root is not recommended"
+    if port:
+        cmd += [f"--ServerApp.port={port}", "--ServerApp.port_retries=0"]
+    if token is not None:
+        cmd.append(f"--IdentityProvider.token={token}")
+    if not browser:
+        cmd.append("--no-browser")
+    return cmd
+
+
+def trust_notebooks():
+    """Sign the committed notebooks, so that Lab opens them trusted (they have no outputs to distrust)."""
+    import nbformat
+    from nbformat.sign import NotebookNotary
+
+    notary = NotebookNotary()
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        notary.sign(nbformat.read(path, as_version=4))
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, help="the port (default: Jupyter's, 8888 or the next free one)")
+    parser.add_argument("--no-browser", action="store_true", help="only print the URL")
+    args = parser.parse_args(argv)
+    trust_notebooks()
+    return subprocess.call(lab_command(args.port, browser=not args.no_browser), cwd=ROOT)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
