@@ -18,9 +18,9 @@ ROOT = Path(__file__).resolve().parent.parent
 FIRST_NOTEBOOK = "notebooks/01_add2_sum_of_squares.ipynb"
 
 
-def lab_command(port=None, token=None, browser=True):
+def lab_command(port=None, token=None, browser=True, root=ROOT):
     """The `jupyter lab` command line: rooted at the project, notebook 01 open, --allow-root as root."""
-    cmd = [sys.executable, "-m", "jupyterlab", f"--ServerApp.root_dir={ROOT}"]
+    cmd = [sys.executable, "-m", "jupyterlab", f"--ServerApp.root_dir={root}"]
     cmd.append(f"--LabApp.default_url=/lab/tree/{FIRST_NOTEBOOK}")
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         cmd.append("--allow-root")  # Jupyter refuses root without it: "Running as root is not recommended"

@@ -1,0 +1,194 @@
+"""The edit-run loop in JupyterLab itself, in a real browser (Debian's chromium, driven by Playwright): Lab started
+as `make lab` starts it (tools/lab.py) on a free port, notebook 01 run top to bottom with no error and its graph and
+plot rendered, kernels/add2.cu edited in Lab's editor and saved, the loading and checking cells re-run and the new
+result seen within 3 s, then a compile error read as the notebook shows it. Screenshots of each step go to
+build/lab-test/. Lab serves a copy of the project, so the real kernels/add2.cu is never edited."""
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import time
+import urllib.request
+
+import pytest
+
+import kp.files
+from tools.lab import FIRST_NOTEBOOK, lab_command
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+playwright = pytest.importorskip("playwright.sync_api", reason="playwright is not installed: run `make setup`")
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None, reason="no chromium here: `make setup` installs it as root, else `sudo apt-get install chromium`"
+)
+SHOTS = kp.files.ROOT / "build" / "lab-test"
+TOKEN = "kp-lab-test"
+LOADING_CELL, CHECKING_CELL = 'add2_ext = load_kernel("add2")', 'check_against_reference("forward", out, ref'
+KERNEL_LINE = "c[i] = a[i] + b[i];"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    """JupyterLab over a copy of the project (notebooks/, kernels/, kp/, helpers.py): its URL."""
+    project = tmp_path_factory.mktemp("project")
+    for folder in ("notebooks", "kernels", "kp"):
+        shutil.copytree(kp.files.ROOT / folder, project / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(kp.files.ROOT / "helpers.py", project / "helpers.py")
+    port = free_port()
+    cmd = lab_command(port, TOKEN, browser=False, root=project)
+    cmd.append("--LabApp.expose_app_in_browser=True")  # window.jupyterapp: the test runs Lab's own commands
+    env = {**os.environ, "PYTHONPATH": str(project), "KP_BUILD_DIR": str(project / "build")}
+    log = open(project / "lab.log", "w")
+    server = subprocess.Popen(cmd, cwd=project, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(120):
+        try:
+            urllib.request.urlopen(f"{url}/api/status?token={TOKEN}", timeout=1)
+            break
+        except OSError:
+            assert server.poll() is None, (project / "lab.log").read_text()
+            time.sleep(0.5)
+    yield {"url": url, "project": project}
+    server.terminate()
+    server.wait(timeout=30)
+    log.close()
+
+
+@pytest.fixture(scope="module")
+def page(lab):
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(f"{lab['url']}/lab/tree/{FIRST_NOTEBOOK}?token={TOKEN}")
+        page.wait_for_function("window.jupyterapp && window.jupyterapp.shell.currentWidget", timeout=60_000)
+        yield page
+        browser.close()
+
+
+NOTEBOOK = "window.jupyterapp.shell.widgets('main')"
+
+
+def notebook_js(page, body, arg=None):
+    """Run `body` in the browser with `nb` = notebook 01's panel and `app` = Lab."""
+    script = f"""async (arg) => {{
+        const app = window.jupyterapp;
+        const nb = Array.from({NOTEBOOK}).find(w => w.context && w.context.path === {json.dumps(FIRST_NOTEBOOK)});
+        {body}
+    }}"""
+    return page.evaluate(script, arg)
+
+
+def wait_idle(page, timeout=900):
+    """Until notebook 01's kernel is idle and none of its cells is queued or running (an `[*]` prompt)."""
+    page.wait_for_function(
+        f"""() => {{
+            const nb = Array.from({NOTEBOOK}).find(w => w.context && w.context.path === {json.dumps(FIRST_NOTEBOOK)});
+            const kernel = nb && nb.sessionContext.session && nb.sessionContext.session.kernel;
+            const prompts = Array.from(nb ? nb.node.querySelectorAll('.jp-InputPrompt') : []);
+            return kernel && kernel.status === 'idle' && !prompts.some(p => p.textContent.includes('[*]'));
+        }}""",
+        timeout=timeout * 1000,
+    )
+
+
+CODE_OUTPUTS = "Array.from(nb.content.widgets).filter(c => c.model.type === 'code').map(c => c.model.toJSON().outputs)"
+
+
+def run_cell_containing(page, text):
+    notebook_js(
+        page,
+        """const i = Array.from(nb.content.widgets).findIndex(c => c.model.sharedModel.getSource().includes(arg));
+        nb.content.activeCellIndex = i;
+        await app.commands.execute('notebook:run-cell');
+        return i;""",
+        text,
+    )
+
+
+def cell_text(page, text):
+    """The text of the outputs of the cell whose source contains `text`."""
+    return notebook_js(
+        page,
+        """const c = Array.from(nb.content.widgets).find(c => c.model.sharedModel.getSource().includes(arg));
+        return c.model.toJSON().outputs.map(o => o.text || (o.data && o.data['text/plain']) || (o.evalue || '')
+            + '\\n' + (o.traceback || []).join('\\n')).join('\\n');""",
+        text,
+    )
+
+
+def test_the_edit_run_loop_in_jupyterlab(lab, page):
+    # 1. Notebook 01 runs top to bottom: no error output, the autograd graph (SVG) and the plot (PNG) rendered.
+    wait_idle(page, timeout=120)
+    page.screenshot(path=SHOTS / "0-notebook-01-opened.png")
+    notebook_js(page, "await app.commands.execute('notebook:run-all-cells');")
+    wait_idle(page)
+    page.screenshot(path=SHOTS / "1-notebook-01-ran.png", full_page=True)
+    all_outputs = notebook_js(page, f"return {CODE_OUTPUTS};")
+    errors = [o for cell in all_outputs for o in cell if o["output_type"] == "error"]
+    assert not errors, errors
+    # (Lab renders only the cells in view, so the outputs are read from the notebook's model.)
+    kinds = {kind for cell in all_outputs for o in cell for kind in o.get("data", {})}
+    assert "image/svg+xml" in kinds, "the autograd graph did not render"
+    assert "image/png" in kinds, "the plot did not render"
+    assert "max abs error 0.000e+00" in cell_text(page, CHECKING_CELL)
+
+    # 2. kernels/add2.cu opened in Lab's editor, edited so the op adds 1, saved with Ctrl+S.
+    notebook_js(page, "await app.commands.execute('docmanager:open', {path: 'kernels/add2.cu'});")
+    page.wait_for_selector(".jp-FileEditor .cm-content", timeout=30_000)
+    cu = lab["project"] / "kernels" / "add2.cu"
+    line = next(i for i, text in enumerate(cu.read_text().splitlines()) if text.strip() == KERNEL_LINE)
+    end = len(cu.read_text().splitlines()[line])
+    page.evaluate(  # the cursor to the end of the line, through Lab's editor; then typed, as a person would
+        """([line, column]) => {
+            const editor = window.jupyterapp.shell.currentWidget.content.editor;
+            editor.setCursorPosition({line, column});
+            editor.focus();
+        }""",
+        [line, end],
+    )
+    page.keyboard.press("Backspace")  # the ';'
+    page.keyboard.type(" + T(1);")
+    page.keyboard.press("Control+s")
+    deadline = time.time() + 10
+    while "a[i] + b[i] + T(1);" not in cu.read_text() and time.time() < deadline:
+        time.sleep(0.1)
+    assert "c[i] = a[i] + b[i] + T(1);" in cu.read_text(), "the edit was not saved to kernels/add2.cu"
+    page.screenshot(path=SHOTS / "2-kernel-edited.png")
+
+    # 3. Back in the notebook: the loading cell, then the checking cell; the new result within 3 s.
+    notebook_js(page, "app.shell.activateById(nb.id);")
+    start = time.perf_counter()
+    run_cell_containing(page, LOADING_CELL)
+    run_cell_containing(page, CHECKING_CELL)
+    wait_idle(page, timeout=60)
+    seconds = time.perf_counter() - start
+    page.screenshot(path=SHOTS / "3-new-result.png", full_page=True)
+    assert "max abs error 1.000e+00" in cell_text(page, CHECKING_CELL)  # a + b + 1, against a + b
+    assert seconds < 3, f"the edited kernel's result took {seconds:.1f} s"
+
+    # 4. A compile error: the message names kernels/add2.cu and the line, shows it with a caret, no ANSI codes.
+    text = cu.read_text()
+    cu.write_text(text.replace("c[i] = a[i] + b[i] + T(1);", "c[i] = a[i] + oops;"))
+    line = next(i for i, t in enumerate(cu.read_text().splitlines(), 1) if "oops" in t)
+    run_cell_containing(page, LOADING_CELL)
+    wait_idle(page, timeout=60)
+    page.screenshot(path=SHOTS / "4-compile-error.png", full_page=True)
+    shown = page.locator(".jp-OutputArea-output").filter(has_text="KernelBuildError").first.inner_text()
+    assert f"kernels/add2.cu:{line}:" in shown and "oops" in shown and "^" in shown, shown
+    assert "\x1b" not in shown and "[1m" not in shown and shown.count("KernelBuildError") == 1, shown
+
+    # 5. Reverted: the original result again.
+    cu.write_text(text.replace("c[i] = a[i] + b[i] + T(1);", KERNEL_LINE))
+    run_cell_containing(page, LOADING_CELL)
+    run_cell_containing(page, CHECKING_CELL)
+    wait_idle(page, timeout=60)
+    assert "max abs error 0.000e+00" in cell_text(page, CHECKING_CELL)
+    page.screenshot(path=SHOTS / "5-reverted.png", full_page=True)
