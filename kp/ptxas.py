@@ -111,10 +111,11 @@ def resources_table(names_or_paths, arch=None):
     arch = arch or cuda_arch()
     rows = []
     for name_or_path in names_or_paths:
-        for r in kernel_resources(name_or_path, arch):
+        cu, _ = resolve_kernel(name_or_path)
+        for r in kernel_resources(cu, arch):
             rows.append(
                 {
-                    "kernel file": display_path(resolve_kernel(name_or_path)[0]),
+                    "kernel file": display_path(cu),
                     "kernel": f"`{r['kernel']}`",
                     "registers": r["registers"],
                     "shared memory (bytes)": r["shared memory (bytes)"],

@@ -73,14 +73,18 @@ def page(lab):
         browser.close()
 
 
-NOTEBOOK = "window.jupyterapp.shell.widgets('main')"
+# JavaScript: notebook 01's panel among Lab's open documents.
+FIND_NOTEBOOK = (
+    "Array.from(window.jupyterapp.shell.widgets('main'))"
+    f".find(w => w.context && w.context.path === {json.dumps(FIRST_NOTEBOOK)})"
+)
 
 
 def notebook_js(page, body, arg=None):
     """Run `body` in the browser with `nb` = notebook 01's panel and `app` = Lab."""
     script = f"""async (arg) => {{
         const app = window.jupyterapp;
-        const nb = Array.from({NOTEBOOK}).find(w => w.context && w.context.path === {json.dumps(FIRST_NOTEBOOK)});
+        const nb = {FIND_NOTEBOOK};
         {body}
     }}"""
     return page.evaluate(script, arg)
@@ -90,7 +94,7 @@ def wait_idle(page, timeout=900):
     """Until notebook 01's kernel is idle and none of its cells is queued or running (an `[*]` prompt)."""
     page.wait_for_function(
         f"""() => {{
-            const nb = Array.from({NOTEBOOK}).find(w => w.context && w.context.path === {json.dumps(FIRST_NOTEBOOK)});
+            const nb = {FIND_NOTEBOOK};
             const kernel = nb && nb.sessionContext.session && nb.sessionContext.session.kernel;
             const prompts = Array.from(nb ? nb.node.querySelectorAll('.jp-InputPrompt') : []);
             return kernel && kernel.status === 'idle' && !prompts.some(p => p.textContent.includes('[*]'));

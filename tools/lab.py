@@ -12,9 +12,9 @@ import argparse
 import os
 import subprocess
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from kp.files import ROOT
+
 FIRST_NOTEBOOK = "notebooks/01_add2_sum_of_squares.ipynb"
 
 
