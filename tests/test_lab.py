@@ -4,23 +4,31 @@ plot rendered, kernels/add2.cu edited in Lab's editor and saved, the loading and
 result seen within 3 s, then a compile error read as the notebook shows it. Screenshots of each step go to
 build/lab-test/. Lab serves a copy of the project, so the real kernels/add2.cu is never edited."""
 
+import asyncio
 import json
 import os
+import platform
 import shutil
 import socket
 import subprocess
 import time
 import urllib.request
 
+import nbformat
 import pytest
 
 import kp.files
-from tools.lab import FIRST_NOTEBOOK, lab_command
+from tools.lab import FIRST_NOTEBOOK, PlaygroundContents, lab_command, trust_notebooks
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-playwright = pytest.importorskip("playwright.sync_api", reason="playwright is not installed: run `make setup`")
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None, reason="no chromium here: `make setup` installs it as root, else `sudo apt-get install chromium`"
+try:
+    from playwright import sync_api as playwright
+except ImportError:
+    playwright = None
+browser_test = pytest.mark.skipif(
+    playwright is None or CHROMIUM is None,
+    reason="no playwright or no chromium here: `make setup` installs both (chromium as root; else `sudo apt-get "
+    "install chromium`)",
 )
 SHOTS = kp.files.ROOT / "build" / "lab-test"
 TOKEN = "kp-lab-test"
@@ -38,13 +46,18 @@ def free_port():
 def lab(tmp_path_factory):
     """JupyterLab over a copy of the project (notebooks/, kernels/, kp/, helpers.py): its URL."""
     project = tmp_path_factory.mktemp("project")
-    for folder in ("notebooks", "kernels", "kp"):
+    for folder in ("notebooks", "kernels", "kp", "tools"):
         shutil.copytree(kp.files.ROOT / folder, project / folder, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(kp.files.ROOT / "helpers.py", project / "helpers.py")
+    # Its own signature store, so that only the signing below (what `make lab` does) makes the notebooks trusted.
+    env = {**os.environ, "PYTHONPATH": str(project), "KP_BUILD_DIR": str(project / "build")}
+    env["JUPYTER_DATA_DIR"] = str(project / "jupyter-data")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("JUPYTER_DATA_DIR", env["JUPYTER_DATA_DIR"])
+        trust_notebooks(project)
     port = free_port()
     cmd = lab_command(port, TOKEN, browser=False, root=project)
     cmd.append("--LabApp.expose_app_in_browser=True")  # window.jupyterapp: the test runs Lab's own commands
-    env = {**os.environ, "PYTHONPATH": str(project), "KP_BUILD_DIR": str(project / "build")}
     log = open(project / "lab.log", "w")
     server = subprocess.Popen(cmd, cwd=project, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
@@ -128,10 +141,30 @@ def cell_text(page, text):
     )
 
 
+def test_a_notebook_reads_with_this_machines_python_version_and_saves_without_it(tmp_path):
+    committed = nbformat.read(kp.files.ROOT / FIRST_NOTEBOOK, as_version=4)
+    shutil.copy(kp.files.ROOT / FIRST_NOTEBOOK, tmp_path / "nb.ipynb")
+    contents = PlaygroundContents(root_dir=str(tmp_path))
+    model = asyncio.run(contents.get("nb.ipynb"))
+    assert model["content"]["metadata"]["language_info"]["version"] == platform.python_version()
+    assert model["content"]["metadata"]["kernelspec"] == committed.metadata.kernelspec
+    asyncio.run(contents.save({"type": "notebook", "content": model["content"]}, "nb.ipynb"))
+    assert nbformat.read(tmp_path / "nb.ipynb", as_version=4).metadata == committed.metadata
+
+
+@browser_test
 def test_the_edit_run_loop_in_jupyterlab(lab, page):
-    # 1. Notebook 01 runs top to bottom: no error output, the autograd graph (SVG) and the plot (PNG) rendered.
+    # 0. Notebook 01 opens trusted and unmodified: its kernel's metadata is what it holds already.
     wait_idle(page, timeout=120)
     page.screenshot(path=SHOTS / "0-notebook-01-opened.png")
+    opened = notebook_js(
+        page,
+        """const code = Array.from(nb.content.widgets).filter(c => c.model.type === 'code');
+        return {dirty: nb.context.model.dirty, trusted: code.every(c => c.model.trusted)};""",
+    )
+    assert opened == {"dirty": False, "trusted": True}, opened
+
+    # 1. Notebook 01 runs top to bottom: no error output, the autograd graph (SVG) and the plot (PNG) rendered.
     notebook_js(page, "await app.commands.execute('notebook:run-all-cells');")
     wait_idle(page)
     page.screenshot(path=SHOTS / "1-notebook-01-ran.png", full_page=True)
@@ -196,3 +229,9 @@ def test_the_edit_run_loop_in_jupyterlab(lab, page):
     wait_idle(page, timeout=60)
     assert "max abs error 0.000e+00" in cell_text(page, CHECKING_CELL)
     page.screenshot(path=SHOTS / "5-reverted.png", full_page=True)
+
+    # 6. Saved from Lab: the outputs are in the file, and the metadata is what git holds (no Python version).
+    notebook_js(page, "app.shell.activateById(nb.id); await app.commands.execute('docmanager:save');")
+    saved = nbformat.read(lab["project"] / FIRST_NOTEBOOK, as_version=4)
+    assert any(cell.get("outputs") for cell in saved.cells)
+    assert saved.metadata == nbformat.read(kp.files.ROOT / FIRST_NOTEBOOK, as_version=4).metadata

@@ -23,6 +23,19 @@ def test_committed_clean(path):
             assert not cell.get("outputs") and cell.get("execution_count") is None, f"{path.name} has outputs"
 
 
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_committed_with_the_metadata_every_kernel_reports(path):
+    """What Lab writes into a notebook when its kernel connects (else it shows the notebook as modified), but
+    the Python version, which differs per machine: tools/lab.py adds it as Lab reads a notebook."""
+    from ipykernel.ipkernel import IPythonKernel
+    from ipykernel.kernelspec import get_kernel_dict
+
+    spec = get_kernel_dict()
+    language_info = {k: v for k, v in IPythonKernel.language_info.items() if k != "version"}
+    kernelspec = {"display_name": spec["display_name"], "language": spec["language"], "name": "python3"}
+    assert json.loads(path.read_text())["metadata"] == {"kernelspec": kernelspec, "language_info": language_info}
+
+
 @pytest.mark.skipif(shutil.which("dot") is None, reason="graphviz's `dot` is missing: every notebook draws a graph")
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_runs_top_to_bottom_and_records_what_the_report_shows(path, tmp_path, monkeypatch):

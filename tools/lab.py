@@ -5,13 +5,16 @@
 
 Rooted at the project, not at notebooks/, so that Lab's file browser reaches kernels/*.cu (the files the
 playground is about: open one, edit, save, re-run the loading cell) and build/ (the full build logs).
-tests/test_lab.py starts Lab through lab_command too.
+Notebooks open unmodified: see PlaygroundContents. tests/test_lab.py starts Lab through lab_command too.
 """
 
 import argparse
 import os
+import platform
 import subprocess
 import sys
+
+from jupyter_server.services.contents.largefilemanager import AsyncLargeFileManager
 
 from kp.files import ROOT
 
@@ -22,6 +25,7 @@ def lab_command(port=None, token=None, browser=True, root=ROOT):
     """The `jupyter lab` command line: rooted at the project, notebook 01 open, --allow-root as root."""
     cmd = [sys.executable, "-m", "jupyterlab", f"--ServerApp.root_dir={root}"]
     cmd.append(f"--LabApp.default_url=/lab/tree/{FIRST_NOTEBOOK}")
+    cmd.append("--ServerApp.contents_manager_class=tools.lab.PlaygroundContents")  # run from ROOT: importable
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         cmd.append("--allow-root")  # Jupyter refuses root without it: "Running as root is not recommended"
     if port:
@@ -33,13 +37,39 @@ def lab_command(port=None, token=None, browser=True, root=ROOT):
     return cmd
 
 
-def trust_notebooks():
+class PlaygroundContents(AsyncLargeFileManager):
+    """Jupyter's own contents manager, with a notebook's Python version as this machine's kernel reports it.
+
+    When its kernel connects, Lab writes the kernel's `language_info` into the notebook, and marks the notebook
+    modified if that changed anything. The committed notebooks hold what every machine's ipykernel reports but
+    the version (3.11.7 here, 3.12.3 there; tests/test_notebooks.py holds them to it). So this adds this
+    machine's version as Lab reads a notebook, and takes it out again as Lab saves one: a notebook opens
+    unmodified, and saving it leaves no machine's version for git to see. Lab's kernel is this Python's.
+    """
+
+    async def get(self, path, content=True, type=None, format=None, **kwargs):
+        model = await super().get(path, content, type, format, **kwargs)
+        if model["type"] == "notebook" and model["content"]:
+            info = model["content"]["metadata"].get("language_info")
+            if info is not None and info.get("name") == "python":
+                info.setdefault("version", platform.python_version())
+        return model
+
+    async def save(self, model, path=""):
+        if model.get("type") == "notebook" and model.get("content"):
+            info = model["content"].get("metadata", {}).get("language_info", {})
+            if info.get("version") == platform.python_version():
+                del info["version"]
+        return await super().save(model, path)
+
+
+def trust_notebooks(root=ROOT):
     """Sign the committed notebooks, so that Lab opens them trusted (they have no outputs to distrust)."""
     import nbformat
     from nbformat.sign import NotebookNotary
 
     notary = NotebookNotary()
-    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+    for path in sorted((root / "notebooks").glob("*.ipynb")):
         notary.sign(nbformat.read(path, as_version=4))
 
 
