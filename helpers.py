@@ -14,7 +14,7 @@ import sys
 
 from kp.bench import bench
 from kp.diagnostics import KernelBuildError
-from kp.display import install_error_view, setup, show_graph, show_kernel, show_kernel_resources
+from kp.display import install_error_view, progress, setup, show_graph, show_kernel, show_kernel_resources
 from kp.doctor import main as doctor_cli
 from kp.files import KERNELS
 from kp.load import load_kernel
@@ -32,6 +32,7 @@ __all__ = [
     "gradcheck",
     "check_compiled",
     "OpsRun",
+    "progress",
     "bench",
     "record",
     "KERNELS",

@@ -1,5 +1,5 @@
 """What a notebook shows: the environment line (setup), a kernel's source, its autograd graph, ptxas's
-table, and our errors as people read them (install_error_view, which helpers.py runs on import: a build
+table, progress bars, and our errors as people read them (install_error_view, which helpers.py runs on import: a build
 error as its message with the log collapsed, an op's error as the notebook's lines and the message).
 Computes nothing it shows.
 """
@@ -15,7 +15,7 @@ import torch
 
 from kp.build import resolve_kernel
 from kp.diagnostics import KernelBuildError
-from kp.files import ROOT
+from kp.files import ROOT, display_path
 from kp.ptxas import resources_table
 from kp.toolchain import ToolchainError, dot_problem
 
@@ -44,11 +44,41 @@ def show(kind, data, text=None, **kwargs):
     display.display(getattr(display, kind)(data, **kwargs))
 
 
+def progress(iterable=None, **kwargs):
+    """A progress bar over `iterable` (tqdm's arguments): tqdm.auto's widget in JupyterLab, text in a terminal.
+    In a headless run (`make run`, the notebook tests: kp.notebooks.execute sets KP_HEADLESS), where nothing
+    draws widgets, text on stdout, whose last state the executed notebook keeps."""
+    if os.environ.get("KP_HEADLESS"):
+        from tqdm.std import tqdm
+
+        return tqdm(iterable, file=sys.stdout, **kwargs)
+    from tqdm.auto import tqdm
+
+    return tqdm(iterable, **kwargs)
+
+
+LONG_LISTING = 80  # lines: a longer kernel file shows its opening comment, its code one click away
+
+
 def show_kernel(name_or_path):
-    """Display a kernel file with syntax highlighting (plain text outside IPython)."""
+    """Display a kernel file with syntax highlighting (plain text outside IPython). A file longer than
+    LONG_LISTING lines shows its opening comment (the op's contract) and, collapsed under it, its code."""
     cu, _ = resolve_kernel(name_or_path)
     text = cu.read_text()
-    show("Code", text, text, language="cuda")
+    try:
+        from IPython.display import Code, display
+    except ImportError:
+        print(text)
+        return
+    lines = text.splitlines()
+    if len(lines) <= LONG_LISTING:
+        display(Code(text, language="cuda"))
+        return
+    head = next((i for i, line in enumerate(lines) if not line.startswith("//")), len(lines))
+    contract, code = (Code("\n".join(part), language="cuda")._repr_html_() for part in (lines[:head], lines[head:]))
+    summary = f"the code: {display_path(cu)}, lines {head + 1}-{len(lines)} (click to show)"
+    html_text = f"{contract}<details><summary>{summary}</summary>{code}</details>"
+    display({"text/html": html_text, "text/plain": text}, raw=True)  # text/plain: a terminal, a text report
 
 
 def show_graph(tensor, params=None):

@@ -23,6 +23,7 @@ from nbclient.exceptions import CellExecutionError
 from kp.files import ROOT
 
 NOTEBOOKS = ROOT / "notebooks"
+HEADLESS = "KP_HEADLESS"  # set in the kernels execute() starts: nothing draws widgets (kp.display.progress)
 _modules = itertools.count()  # tagged_code's module names
 
 
@@ -42,7 +43,8 @@ def all_notebooks():
 def execute(path, timeout=1200, allow_errors=False):
     """Run every cell of `path` in a fresh python3 kernel whose working folder is the notebook's.
 
-    With `allow_errors`, cells after a failing one still run (the error stays in its outputs).
+    With `allow_errors`, cells after a failing one still run (the error stays in its outputs). A cell's
+    stdout is one output, as a frontend shows it (a text progress bar's last state, not each redraw).
     """
     path = Path(path)
     nb = nbformat.read(path, as_version=4)
@@ -51,12 +53,17 @@ def execute(path, timeout=1200, allow_errors=False):
     with tempfile.TemporaryDirectory(prefix="kp-kernel-") as sockets:
         km = KernelManager(kernel_name="python3", transport="ipc", ip=os.path.join(sockets, "kernel"))
         client = NotebookClient(
-            nb, km=km, timeout=timeout, allow_errors=allow_errors, resources={"metadata": {"path": str(path.parent)}}
+            nb,
+            km=km,
+            timeout=timeout,
+            allow_errors=allow_errors,
+            coalesce_streams=True,
+            resources={"metadata": {"path": str(path.parent)}},
         )
         start = time.perf_counter()
         error, failed = None, None
         try:
-            client.execute()
+            client.execute(env={**os.environ, HEADLESS: "1"})
         except CellExecutionError as e:
             error = str(e)
             code_cells = [c for c in nb.cells if c.cell_type == "code"]

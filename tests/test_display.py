@@ -20,6 +20,38 @@ def test_show_graph_without_graphviz_says_how_to_install_it(monkeypatch, tmp_pat
         helpers.show_graph((x * 2).sum())
 
 
+def test_progress_is_text_on_stdout_in_a_headless_run_and_tqdm_autos_bar_elsewhere(monkeypatch, capsys):
+    import tqdm.auto
+    import tqdm.std
+
+    monkeypatch.setenv("KP_HEADLESS", "1")
+    bar = helpers.progress(range(3), desc="train")
+    assert type(bar) is tqdm.std.tqdm and list(bar) == [0, 1, 2]
+    assert "train: 100%|" in capsys.readouterr().out
+    monkeypatch.delenv("KP_HEADLESS")
+    bar = helpers.progress(range(3))
+    assert type(bar) is tqdm.auto.tqdm and list(bar) == [0, 1, 2]
+
+
+def test_a_long_kernel_shows_its_contract_and_its_code_collapsed_a_short_one_whole(monkeypatch):
+    import IPython.display
+
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", lambda obj, raw=False: shown.append(obj))
+    helpers.show_kernel("linear")
+    helpers.show_kernel("add2")
+    (linear, add2) = shown
+    text = (kp.files.KERNELS / "linear.cu").read_text()
+    lines = text.splitlines()
+    assert len(lines) > kp.display.LONG_LISTING and linear["text/plain"] == text
+    contract, code = linear["text/html"].split("<details>")
+    head = next(i for i, line in enumerate(lines) if line.startswith("#include"))  # the first line after the comment
+    summary = f"<summary>the code: kernels/linear.cu, lines {head + 1}-{len(lines)} (click to show)</summary>"
+    assert "fully connected layer" in contract and "constexpr" not in contract
+    assert code.startswith(summary) and "constexpr" in code and code.endswith("</details>")
+    assert type(add2) is IPython.display.Code and add2.data == (kp.files.KERNELS / "add2.cu").read_text()
+
+
 def test_show_kernel_resources_without_nvcc_prints_the_fix_and_goes_on(monkeypatch, capsys):
     monkeypatch.setenv("CUDA_HOME", "/nonexistent")
     assert helpers.show_kernel_resources("add2") is None

@@ -175,6 +175,7 @@ def test_the_edit_run_loop_in_jupyterlab(lab, page):
     kinds = {kind for cell in all_outputs for o in cell for kind in o.get("data", {})}
     assert "image/svg+xml" in kinds, "the autograd graph did not render"
     assert "image/png" in kinds, "the plot did not render"
+    assert "application/vnd.jupyter.widget-view+json" in kinds, "the progress bar is not tqdm's widget"
     assert "max abs error 0.000e+00" in cell_text(page, CHECKING_CELL)
 
     # 2. kernels/add2.cu opened in Lab's editor, edited so the op adds 1, saved with Ctrl+S.

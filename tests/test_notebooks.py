@@ -47,6 +47,12 @@ def test_runs_top_to_bottom_and_records_what_the_report_shows(path, tmp_path, mo
     assert set(found) == {"build", "gradcheck", "metric", "bench"}, found
     assert all(v.startswith("passed: ") for v in found["gradcheck"]), found["gradcheck"]
     assert all(re.search(r"\d", v) for v in found["metric"] + found["bench"] + found["build"]), found
+    # Progress as text, not a widget nothing draws here: the bar's last state, not each redraw.
+    outputs = [o for cell in run.notebook.cells if cell.cell_type == "code" for o in cell.outputs]
+    assert not any("application/vnd.jupyter.widget-view+json" in o.get("data", {}) for o in outputs)
+    stdout = "".join(o["text"] for o in outputs if o.get("name") == "stdout")
+    bars = re.findall(r"^.*\| *\d+/\d+ \[.*$", stdout, re.M)  # tqdm's "| 500/500 [00:00<00:00, ...]"
+    assert bars and all("100%|" in bar for bar in bars) and "\r" not in stdout, bars
 
 
 def test_a_failing_cell_is_reported_by_index(tmp_path):
