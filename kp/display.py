@@ -4,10 +4,14 @@ error as its message with the log collapsed, an op's error as the notebook's lin
 Computes nothing it shows.
 """
 
+import ast
 import contextlib
 import html
+import inspect
 import os
+import re
 import sys
+import textwrap
 import traceback
 import types
 
@@ -82,14 +86,58 @@ def show_kernel(name_or_path):
 
 
 def show_graph(tensor, params=None):
-    """Render the autograd graph of `tensor` with torchviz; returns the SVG (displayed in Jupyter)."""
+    """Render the autograd graph of `tensor` with torchviz; returns the SVG (displayed in Jupyter). What a
+    Function saved for backward (torchviz's orange boxes) is labelled with its name in the Function's forward."""
     from torchviz import make_dot
 
     if problem := dot_problem():
         raise ToolchainError.of([problem])
-    svg = make_dot(tensor, params=params or {}, show_attrs=False).pipe(format="svg").decode()
+    dot = make_dot(tensor, params=params or {}, show_attrs=False)
+    dot.body[:] = label_saved_tensors(dot.body, tensor.grad_fn)
+    svg = dot.pipe(format="svg").decode()
     show("SVG", svg)
     return svg
+
+
+def saved_names(function):
+    """The names a Function's forward passes to `ctx.save_for_backward(...)`, as written (`x`; `weight` for
+    `weight if ctx.needs_input_grad[0] else None`); [] where the source cannot tell."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(function.forward)))
+    except (OSError, TypeError, AttributeError, SyntaxError):
+        return []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "save_for_backward":
+            args = [a.body if isinstance(a, ast.IfExp) else a for a in node.args]
+            return [a.id if isinstance(a, ast.Name) else None for a in args]
+    return []
+
+
+def label_saved_tensors(body, grad_fn):
+    """torchviz's graph lines `body`, with each saved tensor's box labelled `saved: <name>` (its name in the
+    Function's forward, else its place in ctx.saved_tensors; a parameter's name in brackets, where it has one).
+    torchviz writes a saved tensor as the edge `T -> F [dir=none]` and then the node `T [label="NAME\n SIZE" ...]`,
+    in the order of F's saved_tensors."""
+    nodes, stack = {}, [grad_fn]  # the graph's node ids (torchviz's: id(fn)) -> autograd nodes
+    while stack:
+        fn = stack.pop()
+        if fn is not None and str(id(fn)) not in nodes:
+            nodes[str(id(fn))] = fn
+            stack.extend(next_fn for next_fn, _ in getattr(fn, "next_functions", ()))
+    body, seen = list(body), {}
+    for i in range(len(body) - 1):
+        edge = re.fullmatch(r"\t(\w+) -> (\w+) \[dir=none\]\n", body[i])
+        if not edge or edge[2] not in nodes:
+            continue
+        k = seen[edge[2]] = seen.get(edge[2], -1) + 1
+        names = saved_names(getattr(nodes[edge[2]], "_forward_cls", None))
+        name = (names[k] if k < len(names) else None) or f"ctx.saved_tensors[{k}]"
+
+        def label(m, name=name):
+            return f'label="saved: {name}' + (f" ({m[1]})" if m[1] and m[1] != name else "") + "\n"
+
+        body[i + 1] = re.sub(r'label="([^"\n]*)\n', label, body[i + 1], count=1)
+    return body
 
 
 def show_kernel_resources(name_or_path, arch=None):

@@ -52,6 +52,34 @@ def test_a_long_kernel_shows_its_contract_and_its_code_collapsed_a_short_one_who
     assert type(add2) is IPython.display.Code and add2.data == (kp.files.KERNELS / "add2.cu").read_text()
 
 
+class Saves(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, weight):
+        y = x * weight
+        ctx.save_for_backward(weight if ctx.needs_input_grad[0] else None, x, y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        weight, x, _ = ctx.saved_tensors
+        return grad * weight, grad * x
+
+
+@pytest.mark.skipif(kp.toolchain.dot_problem() is not None, reason="graphviz's `dot` is missing")
+def test_the_graph_labels_what_a_function_saved_with_its_name_in_forward(monkeypatch):
+    monkeypatch.setattr(kp.display, "show", lambda *args, **kwargs: None)
+    x, w = torch.ones(3, requires_grad=True), torch.ones(3, requires_grad=True)
+    svg = helpers.show_graph(Saves.apply(x, w).sum(), params={"w": w, "input": x})
+    labels = re.findall(r">(saved: [^<]*)<", svg)
+    assert sorted(labels) == ["saved: weight (w)", "saved: x (input)", "saved: y"], labels
+    # Where the source cannot tell (here: a forward compiled from a string), the place in ctx.saved_tensors.
+    namespace = {}
+    exec("def forward(ctx, x):\n    ctx.save_for_backward(x)\n    return x * x", namespace)
+    square = type("Square", (torch.autograd.Function,), {"forward": staticmethod(namespace["forward"])})
+    svg = helpers.show_graph(square.apply(x).sum())
+    assert re.findall(r">(saved: [^<]*)<", svg) == ["saved: ctx.saved_tensors[0]"]
+
+
 def test_show_kernel_resources_without_nvcc_prints_the_fix_and_goes_on(monkeypatch, capsys):
     monkeypatch.setenv("CUDA_HOME", "/nonexistent")
     assert helpers.show_kernel_resources("add2") is None

@@ -53,6 +53,11 @@ def test_runs_top_to_bottom_and_records_what_the_report_shows(path, tmp_path, mo
     stdout = "".join(o["text"] for o in outputs if o.get("name") == "stdout")
     bars = re.findall(r"^.*\| *\d+/\d+ \[.*$", stdout, re.M)  # tqdm's "| 500/500 [00:00<00:00, ...]"
     assert bars and all("100%|" in bar for bar in bars) and "\r" not in stdout, bars
+    # The autograd graphs: every box of what a Function saved (torchviz's orange) named as the forward names it.
+    graphs = [o["data"]["image/svg+xml"] for o in outputs if "image/svg+xml" in o.get("data", {})]
+    assert graphs
+    for svg in graphs:
+        assert svg.count('fill="orange"') == len(re.findall(r">saved: (?!ctx\.)\w", svg)), svg
 
 
 def test_a_failing_cell_is_reported_by_index(tmp_path):
