@@ -133,16 +133,21 @@ class Build:
     library: Path  # the built shared library
     key: str  # hash of every input of the build
     status: str  # "built", "cached" (built earlier, nothing changed) or "loaded" (already in this process)
-    seconds: float = 0.0  # of this build; for "cached" and "loaded", of the last build in its folder
+    seconds: float = 0.0  # how long the build of this version took (for "cached" and "loaded": when it was made)
     rebuilt: int = 0  # objects compiled (by that build)
     objects: int = 0  # objects in the library
+    built_at: float = 0.0  # when this version was built (time.time())
 
     def describe(self):
+        """One line on what this load did, about this version only: built now, or reused (and since when)."""
         where = {"cpu": "cpu stand-in", "cuda": "nvcc"}[self.target]
         if self.status == "built":
             return f"{self.name}: {where}, built in {self.seconds:.1f} s ({self.rebuilt} of {self.objects} objects)"
-        last = f"its last build: {self.seconds:.1f} s, {self.rebuilt} of {self.objects} objects"
-        return f"{self.name}: {self.status} ({where}; {last})"
+        when = time.localtime(self.built_at)
+        at = time.strftime("%H:%M:%S" if when[:3] == time.localtime()[:3] else "%Y-%m-%d %H:%M", when)
+        if self.status == "cached":
+            return f"{self.name}: cached ({where}; nothing changed since its build at {at}, {self.seconds:.1f} s)"
+        return f"{self.name}: loaded ({where}; already in this process, built at {at})"
 
 
 def _build_flags(target, cu):
@@ -196,7 +201,8 @@ def build_kernel(name_or_path, target=None, verbose=False):
             if built["key"] == key and library.exists():
                 objects = len(list(build_dir.glob("*.o")))
                 seconds, rebuilt = built.get("seconds", 0.0), built.get("rebuilt", 0)
-                return Build(name, target, cu, library, key, "cached", seconds, rebuilt, objects)
+                at = stamp.stat().st_mtime  # written as that build ended
+                return Build(name, target, cu, library, key, "cached", seconds, rebuilt, objects, at)
         start = time.perf_counter()
         if target == "cpu":
             try:
@@ -245,4 +251,4 @@ def build_kernel(name_or_path, target=None, verbose=False):
         stamp.write_text(
             json.dumps({"key": key, "seconds": seconds, "rebuilt": rebuilt, "inputs": [str(p) for p in inputs]})
         )
-        return Build(name, target, cu, library, key, "built", seconds, rebuilt, len(after))
+        return Build(name, target, cu, library, key, "built", seconds, rebuilt, len(after), time.time())

@@ -2,6 +2,8 @@
 ones there are. (Builds: test_build.py; build errors: test_diagnostics.py; the ops' registration across reloads:
 test_torch_library.py.)"""
 
+import time
+
 import pytest
 import torch
 from conftest import DEVICE, TARGETS, edit
@@ -32,9 +34,13 @@ def test_edit_then_reload_runs_new_code_in_the_same_process(kernel_copy, capsys,
     assert again is second and again.build.status == "loaded"
     cached = kp.build.build_kernel(cu, target=target)
     assert cached.status == "cached" and (cached.seconds, cached.rebuilt) == (second.build.seconds, 1)
-    last = f"its last build: {second.build.seconds:.1f} s, 1 of 2 objects"
+    # What the messages say is this version's: the time its build ended (to the second), and how long it took.
+    assert abs(cached.built_at - second.build.built_at) < 1 and abs(again.build.built_at - second.build.built_at) < 1
+    at = time.strftime("%H:%M:%S", time.localtime(cached.built_at))
     where = {"cpu": "cpu stand-in", "cuda": "nvcc"}[target]
-    assert cached.describe() == f"add2: cached ({where}; {last})"
+    took = f"{second.build.seconds:.1f} s"
+    assert cached.describe() == f"add2: cached ({where}; nothing changed since its build at {at}, {took})"
+    assert again.build.describe() == f"add2: loaded ({where}; already in this process, built at {at})"
 
 
 def test_unknown_kernel_lists_the_known_ones():

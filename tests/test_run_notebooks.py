@@ -14,7 +14,7 @@ def test_a_row_summarizes_the_records():
     records = {
         "build": [
             "poly2: cpu stand-in, built in 3.1 s (2 of 2 objects)",
-            "poly2: loaded (cpu stand-in; its last build: 3.1 s, 2 of 2 objects)",
+            "poly2: loaded (cpu stand-in; already in this process, built at 14:03:12)",
         ],
         "gradcheck": ["passed: P2", "passed: P2"],
         "metric": ["MSE 0.0123, 1.01x the optimum"],
