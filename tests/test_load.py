@@ -43,6 +43,24 @@ def test_edit_then_reload_runs_new_code_in_the_same_process(kernel_copy, capsys,
     assert again.build.describe() == f"add2: loaded ({where}; already in this process, built at {at})"
 
 
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_failed_launch_names_the_cu_line_and_shows_the_launch_with_its_configuration(kernel_copy, target):
+    cu = kernel_copy()
+    cu.write_text(cu.read_text().replace("const int threads = 256;", "const int threads = 2048;", 1))
+    ext = helpers.load_kernel(cu, target=target, quiet=True)
+    a = torch.ones(3, device=DEVICE[target])
+    lines = cu.read_text().splitlines()
+    check = next(i for i, text in enumerate(lines, 1) if "<<<" in text) + 1  # KP_CHECK_LAUNCH(), below the launch
+    with pytest.raises(RuntimeError) as failed:
+        ext.add2_v1(a, a)
+    message = str(failed.value)
+    assert message.startswith(f"{cu}:{check}: kernel launch failed: "), message
+    assert message.endswith(f"\n{check - 1:5d} | {lines[check - 2]}") and "threads), threads, 0, stream>>>" in message
+    if target == "cpu":  # the stand-in says what was wrong with it; CUDA says "invalid configuration argument"
+        assert "launched with grid (1,1,1) and block (2048,1,1): at most 1024 threads per block" in message
+    torch.testing.assert_close(ext.add2(a, a), a + a)  # the Pack kernel launches 256 threads: still works
+
+
 def test_unknown_kernel_lists_the_known_ones():
     with pytest.raises(FileNotFoundError, match="the kernels here: .*add2"):
         helpers.load_kernel("no_such_op")
