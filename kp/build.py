@@ -158,7 +158,11 @@ def _build_flags(target, cu):
         # The default TLS model: initial-exec breaks after a few dlopens, and gnu2 descriptors lost
         # a write to file-scope __shared__ made before a block's first barrier (tests/test_cuda_cpu.py).
         # -fno-plt: barriers call the runtime through the GOT, not a PLT stub (~1.5 ns per arrival).
-        cflags += ["-DKP_CPU_STANDIN", *(f for f in probe_linker().cflags if f == "-fno-plt")]
+        # -g1: line tables only (no cost measured on add2), so that a fault in a kernel names its .cu line.
+        # -fstack-clash-protection: a frame larger than a page touches it page by page, so that a thread
+        # that overflows its stack faults in the guard page below it, not in a neighbour's stack.
+        cflags += ["-DKP_CPU_STANDIN", "-g1", "-fstack-clash-protection"]
+        cflags += [f for f in probe_linker().cflags if f == "-fno-plt"]
         runtime_dir = Path(cpu_runtime()._name).parent
         ldflags += [f"-L{runtime_dir}", "-lkp_cuda_cpu", f"-Wl,-rpath,{runtime_dir}"]
     return includes, cflags, ["-O2", "-Xcompiler", "-fvisibility=hidden"], ldflags

@@ -1,4 +1,5 @@
-"""Build errors that read like compiler errors about the `.cu` file: KernelBuildError from a build log.
+"""Build errors that read like compiler errors about the `.cu` file: KernelBuildError from a build log; and
+a failed launch's message with the `.cu` lines it is about (explain_launch_failure).
 
 Finds the first error about one of the sources (gcc's `file:line:col:`, nvcc's `file(line):`), else the
 linker's own lines, and shows the source line with a caret. Never runs a compiler or displays anything.
@@ -7,6 +8,8 @@ linker's own lines, and shows the source line with a caret. Never runs a compile
 import contextlib
 import html
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 from kp.files import display_path
@@ -78,3 +81,54 @@ class KernelBuildError(RuntimeError):
             f"<details><summary>full build log ({len(self.log.splitlines())} lines)</summary>"
             f"<pre>{html.escape(self.log)}</pre></details>"
         )
+
+
+# KP_CHECK_LAUNCH's message (kernels/common/kp.cuh), and where the stand-in saw a kernel fault: a code
+# address in a kernel library, or a .cu line (device assert, __trap).
+LAUNCH_FAILED = re.compile(r"^(?P<file>[^:\n]+\.cu):(?P<line>\d+): kernel launch failed")
+FAULT_ADDRESS = re.compile(r", at (?P<library>/\S+?\.so)\+0x(?P<offset>[0-9a-f]+)")
+FAULT_LINE = re.compile(r", at (?P<file>[^\s,]+\.cu):(?P<line>\d+)")
+
+
+def explain_launch_failure(message):
+    """A failed launch's message with what the `.cu` file says about it: where the CPU stand-in saw a fault,
+    its code address as the `.cu` line (the stand-in builds with line tables) and that line shown; otherwise
+    the `kernel<<<...>>>` launch above the check, configuration included (CUDA's own message on a GPU names
+    neither the kernel nor the configuration). Any other message comes back as it is."""
+    failed = LAUNCH_FAILED.match(message)
+    if not failed:
+        return message
+    if address := FAULT_ADDRESS.search(message):  # a library's offset means nothing to the reader: the line or none
+        line = code_line(address["library"], address["offset"])
+        message = message[: address.start()] + (f", at {line}" if line else "") + message[address.end() :]
+    if fault := FAULT_LINE.search(message):
+        excerpt = source_excerpt(fault["file"], int(fault["line"]))
+    else:
+        excerpt = launch_statement(failed["file"], int(failed["line"]))
+    return message + (f"\n{excerpt}" if excerpt else "")
+
+
+def code_line(library, offset):
+    """`file.cu:LINE` of the code at `offset` (hex) in `library`, innermost inlined function first, by
+    binutils' addr2line; None without it, or without line tables."""
+    if shutil.which("addr2line") is None:
+        return None
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        out = subprocess.run(
+            ["addr2line", "-i", "-e", library, f"0x{offset}"], capture_output=True, text=True, timeout=10
+        )
+        for text in out.stdout.splitlines():
+            if m := re.match(r"(\S+\.cu):(\d+)", text):
+                return f"{m[1]}:{m[2]}"
+    return None
+
+
+def launch_statement(path, check_line, reach=4):
+    """The `kernel<<<...>>>(...)` statement that ends just above KP_CHECK_LAUNCH() at `check_line` of `path`,
+    as numbered source lines ('' if there is none within `reach` lines)."""
+    with contextlib.suppress(OSError):
+        lines = Path(path).read_text().splitlines()
+        for start in range(check_line - 1, max(check_line - 1 - reach, 0), -1):
+            if "<<<" in lines[start - 1]:
+                return "\n".join(f"{n:5d} | {lines[n - 1]}" for n in range(start, check_line))
+    return ""

@@ -5,17 +5,14 @@ Owns the process-wide registries (a version is registered once and never undone,
 aborts the process); never compiles anything itself (kp.build does).
 """
 
-import contextlib
 import ctypes
 import importlib.util
 import os
-import re
-from pathlib import Path
 
 import torch
 
 from kp.build import build_kernel, python_side_of
-from kp.diagnostics import KernelBuildError
+from kp.diagnostics import KernelBuildError, explain_launch_failure
 from kp.files import ROOT, copy_atomically, display_path
 from kp.report import record
 
@@ -49,33 +46,16 @@ def op_caller(packet):
     return call
 
 
-LAUNCH_FAILED = re.compile(r"^(?P<file>[^:\n]+\.cu):(?P<line>\d+): kernel launch failed")  # KP_CHECK_LAUNCH's
-
-
 def op_error(error, op):
     """`error`, raised by the op `op`, marked as the op's (`error.kp_op`: kp.display's error view shows it
-    without torch's frames), with the project's paths relative to it (kernels/add2.cu:48, as build errors
-    name them). A failed launch's message gets the launch as written in the `.cu` file, its configuration
-    included (on a GPU, CUDA's own message names no kernel and no configuration). The same exception, so its
-    type and traceback stay."""
+    without torch's frames), with the `.cu` lines a failed launch is about (explain_launch_failure) and the
+    project's paths relative to it (kernels/add2.cu:48, as build errors name them). The same exception, so
+    its type and traceback stay."""
     if error.args and isinstance(error.args[0], str):
-        message = error.args[0]
-        if failed := LAUNCH_FAILED.match(message):
-            message += launch_statement(failed["file"], int(failed["line"]))
+        message = explain_launch_failure(error.args[0])
         error.args = (message.replace(f"{ROOT}{os.sep}", ""), *error.args[1:])
     error.kp_op = op
     return error
-
-
-def launch_statement(path, check_line, reach=4):
-    """The `kernel<<<...>>>(...)` statement that ends just above KP_CHECK_LAUNCH() at `check_line` of `path`,
-    as numbered source lines ('' if there is none within `reach` lines)."""
-    with contextlib.suppress(OSError):
-        lines = Path(path).read_text().splitlines()
-        for start in range(check_line - 1, max(check_line - 1 - reach, 0), -1):
-            if "<<<" in lines[start - 1]:
-                return "".join(f"\n{n:5d} | {lines[n - 1]}" for n in range(start, check_line))
-    return ""
 
 
 class LoadedKernel:

@@ -35,6 +35,18 @@
 //   - __activemask() returns the lanes of the warp that have not exited, not those of the current
 //     branch.
 //   - Launches are synchronous; streams are accepted and ignored.
+//   - Faults fail the launch, and the process goes on: a read or write of unmapped memory
+//     (cudaErrorIllegalAddress), a stack overflow, integer division by zero, device-side assert
+//     (cudaErrorAssert) and __trap() (cudaErrorLaunchFailure) name the kernel, thread, block and
+//     .cu line (kernel libraries have line tables, -g1). On a GPU such an error ends the CUDA
+//     context: every later launch of the process fails. Here later launches work.
+//   - Not detected: an access that lands in mapped memory (just past a tensor, in another
+//     tensor), which reads or writes whatever is there, as on a GPU without compute-sanitizer.
+//     Integer division by zero is detected here; a GPU goes on with an unspecified value.
+//   - Stacks: a CUDA thread that runs on a fiber has 512 KiB (CUDA's most local memory per thread),
+//     reserved and committed only where touched. The first thread of a block that reaches a
+//     barrier, and every thread of a block that never does, runs on its OS thread's own stack
+//     (usually 8 MiB), so it can use more than CUDA allows without an error.
 //
 // Costs (x86-64, one core): a barrier-free block costs ~0.3 ns per CUDA thread over a plain loop;
 // each arrival at a barrier is a fiber switch, ~15 ns, and at a shuffle or vote ~25 ns.
@@ -45,6 +57,7 @@
 
 #include <math.h>  // the float overloads (sqrt(float), ...) in the global namespace, as in CUDA
 
+#include <cassert>  // then assert is redefined below, for kernels
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -114,6 +127,9 @@ enum cudaError {
   cudaSuccess = 0,
   cudaErrorInvalidValue = 1,          // "invalid argument"
   cudaErrorInvalidConfiguration = 9,  // "invalid configuration argument"
+  cudaErrorIllegalAddress = 700,      // "an illegal memory access was encountered"
+  cudaErrorAssert = 710,              // "device-side assert triggered"
+  cudaErrorIllegalInstruction = 715,  // "an illegal instruction was encountered"
   cudaErrorLaunchFailure = 719,       // "unspecified launch failure"
 };
 typedef enum cudaError cudaError_t;
@@ -164,6 +180,12 @@ inline const char* cudaGetErrorString(cudaError_t error) {
       return "invalid argument";
     case cudaErrorInvalidConfiguration:
       return "invalid configuration argument";
+    case cudaErrorIllegalAddress:
+      return "an illegal memory access was encountered";
+    case cudaErrorAssert:
+      return "device-side assert triggered";
+    case cudaErrorIllegalInstruction:
+      return "an illegal instruction was encountered";
     case cudaErrorLaunchFailure:
       return "unspecified launch failure";
   }
@@ -178,6 +200,12 @@ inline const char* cudaGetErrorName(cudaError_t error) {
       return "cudaErrorInvalidValue";
     case cudaErrorInvalidConfiguration:
       return "cudaErrorInvalidConfiguration";
+    case cudaErrorIllegalAddress:
+      return "cudaErrorIllegalAddress";
+    case cudaErrorAssert:
+      return "cudaErrorAssert";
+    case cudaErrorIllegalInstruction:
+      return "cudaErrorIllegalInstruction";
     case cudaErrorLaunchFailure:
       return "cudaErrorLaunchFailure";
   }
@@ -227,6 +255,9 @@ KP_API void syncthreads(Worker* w, int line);
 KP_API uint64_t warp_collective(Worker* w, Collective kind, unsigned mask, uint64_t value, int arg, int width,
                                 int line);
 KP_API unsigned active_mask(Worker* w);
+// Fails the running launch with `code`: "<what> in kernel 'k' thread (x,y,z) block (x,y,z), at file:line".
+// Outside a kernel (host code of a .cu), prints "file:line: what" and aborts, as the host's assert does.
+[[noreturn]] KP_API void device_fault(cudaError_t code, const char* what, const char* file, int line);
 
 // Runs the blocks [begin, end) of a launch, each block's CUDA threads as plain calls of `body`,
 // which g++ inlines here. When a thread reaches a barrier the runtime moves the block to fibers and
@@ -349,6 +380,20 @@ inline int __any_sync(unsigned mask, int predicate, int line = __builtin_LINE())
                                                         mask, predicate != 0, 0, warpSize, line));
 }
 inline unsigned __activemask() { return ::kp::detail::active_mask(::kp::detail::state()->worker); }
+
+// Device-side assert and __trap(): the launch fails (cudaErrorAssert, cudaErrorLaunchFailure) with the
+// kernel, thread, block and line, and the process goes on. NDEBUG turns assert off, as in CUDA.
+inline void __trap(const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
+  ::kp::detail::device_fault(cudaErrorLaunchFailure, "__trap()", file, line);
+}
+#undef assert
+#ifdef NDEBUG
+#define assert(e) static_cast<void>(0)
+#else
+#define assert(e)                 \
+  (static_cast<bool>(e) ? void(0) \
+                        : ::kp::detail::device_fault(cudaErrorAssert, "assert(" #e ") failed", __FILE__, __LINE__))
+#endif
 
 inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 inline void __threadfence_block() { __atomic_signal_fence(__ATOMIC_SEQ_CST); }

@@ -9,11 +9,14 @@
 // For Python (ctypes): kp_get_num_threads, kp_set_num_threads, kp_pool_os_threads.
 //
 // In order: errors, contexts (the fiber switch), the block scheduler (fibers, barriers, warp
-// collectives, deadlocks), launches and the pool, the exported functions.
+// collectives, deadlocks), faults (signals, device assert, __trap), launches and the pool, the
+// exported functions.
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -27,10 +30,6 @@
 
 #include "cuda_cpu.h"
 
-#if !defined(__x86_64__)
-#include <ucontext.h>
-#endif
-
 // Internal unless declared KP_API in cuda_cpu.h; the functions for Python follow the pop below.
 #pragma GCC visibility push(hidden)
 
@@ -41,7 +40,9 @@ __thread ThreadState tls;
 
 constexpr unsigned kMaxBlockThreads = 1024;     // CUDA's limit
 constexpr size_t kMaxDynamicShared = 49152;     // CUDA's limit without opting in
-constexpr size_t kFiberStackBytes = 128 << 10;  // per fiber, plus a guard page below it
+constexpr size_t kFiberStackBytes = 512 << 10;  // per fiber (CUDA's most local memory per thread), plus a guard
+                                                // page below it; reserved, and committed only where touched
+constexpr size_t kSignalStackBytes = 64 << 10;  // per OS thread that runs blocks, for the fault handler
 
 // ---------------------------------------------------------------------------------------------
 // Errors: like CUDA's, one last error per host thread.
@@ -210,6 +211,7 @@ struct Worker {
   ThreadState* st;  // this OS thread's tls
   Launch* launch = nullptr;
   void* abort_point[5];  // __builtin_setjmp buffer: where an abandoned block returns to
+  bool running = false;  // abort_point is set: blocks of `launch` run on this OS thread
   Context home;          // the OS thread's stack while fibers finish a block
   // The running block, while st->fiber_mode:
   unsigned cur, head;  // the running thread; the lowest live thread
@@ -241,7 +243,8 @@ struct Launch {
   uint64_t chunk = 1;  // blocks taken at a time
   std::atomic<uint64_t> next{0};
   std::atomic<bool> failed{false};
-  char message[1024];  // what failed, written by the first worker that failed
+  cudaError_t code = cudaErrorLaunchFailure;  // how it failed, and what failed,
+  char message[1024];                         // written by the first worker that failed
 
   Launch(const Kernel& k, dim3 g, dim3 b) : kernel(k), grid(g), block(b), blocks(uint64_t(g.x) * g.y * g.z) {}
 };
@@ -250,8 +253,13 @@ namespace {
 
 thread_local std::unique_ptr<Worker> t_worker;
 
+void ensure_signal_stack();
+
 Worker& this_worker() {
-  if (!t_worker) t_worker.reset(new Worker(&tls));
+  if (!t_worker) {
+    t_worker.reset(new Worker(&tls));
+    ensure_signal_stack();
+  }
   return *t_worker;
 }
 
@@ -264,15 +272,22 @@ unsigned linear_id(uint3 t, uint3 b) { return t.x + b.x * (t.y + b.y * t.z); }
 // Lanes [lo, hi) of a warp.
 uint32_t lanes(unsigned lo, unsigned hi) { return (hi >= 32 ? ~0u : (1u << hi) - 1) & ~((1u << lo) - 1); }
 
-// Records why the running block cannot go on ("<what> in kernel 'k' block (x,y,z)<detail>") and
-// abandons it: the worker stops taking blocks and the launch reports cudaErrorLaunchFailure.
-[[noreturn]] void abandon_block(Worker& w, const char* what, const char* detail = "") {
+// Records why the running block cannot go on ("<what> in kernel 'k' block (x,y,z)<detail>", or with
+// `thread` "<what> in kernel 'k' thread (x,y,z) block (x,y,z)<detail>") and abandons it: the worker
+// stops taking blocks and the launch reports `code`. Also called from the fault handler.
+[[noreturn]] void abandon_block(Worker& w, const char* what, const char* detail = "", bool thread = false,
+                                cudaError_t code = cudaErrorLaunchFailure) {
   Launch& launch = *w.launch;
-  const uint3 b = w.st->block_idx;
-  if (!launch.failed.exchange(true))
-    snprintf(launch.message, sizeof launch.message, "%s in kernel '%s' block (%u,%u,%u)%s", what, launch.kernel.name,
-             b.x, b.y, b.z, detail);
+  const uint3 b = w.st->block_idx, t = w.st->thread_idx;
+  if (!launch.failed.exchange(true)) {
+    char who[64] = "";
+    if (thread) snprintf(who, sizeof who, " thread (%u,%u,%u)", t.x, t.y, t.z);
+    launch.code = code;
+    snprintf(launch.message, sizeof launch.message, "%s in kernel '%s'%s block (%u,%u,%u)%s", what, launch.kernel.name,
+             who, b.x, b.y, b.z, detail);
+  }
   w.st->fiber_mode = 0;
+  w.running = false;
   __builtin_longjmp(w.abort_point, 1);
 }
 
@@ -541,6 +556,129 @@ unsigned active_mask(Worker* w) {
   return lanes(id % 32, std::min(b.x * b.y * b.z - warp * 32, 32u));
 }
 
+// ---------------------------------------------------------------------------------------------
+// Faults. A kernel that faults fails its launch, as on a GPU, instead of killing the process: a
+// handler for SIGSEGV, SIGBUS, SIGFPE and SIGILL (installed once, on its own stack per OS thread, so
+// that a thread that overflowed its stack can still run it) abandons the block through the same
+// jump as a deadlock when the fault happened while this OS thread ran blocks; any other fault goes
+// to the handler installed before ours (Python's faulthandler, or the default: the process dies).
+// Device-side assert and __trap() abandon the block the same way, without a signal. The message
+// names the kernel, thread and block, and the code's address as `library+0xOFFSET` for kp.load to
+// turn into a .cu line.
+
+namespace {
+
+struct sigaction g_previous[NSIG];  // the handlers ours replaced
+constexpr int kFaultSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
+
+// Where the faulting instruction is, as ", at <library>+0x<offset>" ("" if unknown).
+void code_address(const void* pc, char* out, size_t size) {
+  Dl_info info;
+  out[0] = 0;
+  if (pc && dladdr(pc, &info) && info.dli_fname)
+    snprintf(out, size, ", at %s+0x%zx", info.dli_fname,
+             size_t(static_cast<const char*>(pc) - static_cast<const char*>(info.dli_fbase)));
+}
+
+// True if `addr`, which faulted, is past the end of the running CUDA thread's stack: below its fiber's
+// stack (kernels are built with -fstack-clash-protection, so a large frame touches the guard page
+// first), or near the stack pointer of the OS thread's own stack, which runs the block's first thread.
+bool stack_overflow(const Worker& w, uintptr_t addr, uintptr_t sp, bool* on_fiber) {
+  const char* stack = w.st->fiber_mode ? w.stacks[w.cur] : nullptr;
+  const uintptr_t bottom = reinterpret_cast<uintptr_t>(stack), slack = 1 << 20;
+  *on_fiber = stack && sp < bottom + kFiberStackBytes && sp + slack >= bottom;
+  if (*on_fiber) return addr < bottom && addr + slack >= bottom;
+  return addr + (64 << 10) >= sp && addr < sp + (64 << 10);
+}
+
+void forward_signal(int sig, siginfo_t* info, void* context) {
+  const struct sigaction& previous = g_previous[sig];
+  if (previous.sa_flags & SA_SIGINFO) {
+    if (previous.sa_sigaction) previous.sa_sigaction(sig, info, context);
+  } else if (previous.sa_handler != SIG_DFL && previous.sa_handler != SIG_IGN) {
+    previous.sa_handler(sig);
+  } else {
+    signal(sig, SIG_DFL);  // the faulting instruction runs again, and the default action ends the process
+  }
+}
+
+void on_fault(int sig, siginfo_t* info, void* context) {
+  Worker* w = tls.worker;
+  if (!w || !w->running || !w->launch) return forward_signal(sig, info, context);
+  const ucontext_t* uc = static_cast<const ucontext_t*>(context);
+#if defined(__x86_64__)
+  const void* pc = reinterpret_cast<const void*>(uc->uc_mcontext.gregs[REG_RIP]);
+  const uintptr_t sp = uc->uc_mcontext.gregs[REG_RSP];
+#elif defined(__aarch64__)
+  const void* pc = reinterpret_cast<const void*>(uc->uc_mcontext.pc);
+  const uintptr_t sp = uc->uc_mcontext.sp;
+#else
+  const void* pc = nullptr;
+  const uintptr_t sp = 0;
+  (void)uc;
+#endif
+  const uintptr_t addr = reinterpret_cast<uintptr_t>(info->si_addr);
+  char where[512], what[64], detail[640];
+  code_address(pc, where, sizeof where);
+  bool on_fiber = false;
+  if (sig == SIGSEGV && stack_overflow(*w, addr, sp, &on_fiber)) {
+    size_t bytes = kFiberStackBytes;
+    pthread_attr_t attr;
+    if (!on_fiber && pthread_getattr_np(pthread_self(), &attr) == 0) {
+      pthread_attr_getstacksize(&attr, &bytes);
+      pthread_attr_destroy(&attr);
+    }
+    snprintf(detail, sizeof detail, ": the CPU stand-in gives each thread %zu KiB%s%s", bytes >> 10,
+             on_fiber ? "" : " (its OS thread's stack: it ran before the block's first barrier)", where);
+    abandon_block(*w, "stack overflow", detail, true);
+  }
+  switch (sig) {
+    case SIGFPE:  // the location first: the note is about the whole message
+      snprintf(detail, sizeof detail, "%s (a GPU does not trap here: it goes on with an unspecified value)", where);
+      abandon_block(*w, "integer division by zero", detail, true);
+    case SIGILL:
+      abandon_block(*w, "an illegal instruction", where, true, cudaErrorIllegalInstruction);
+    default:  // SIGSEGV, SIGBUS: memory that is not mapped (or not as the access needs it)
+      snprintf(what, sizeof what, "a read or write of address %p", info->si_addr);
+      abandon_block(*w, what, where, true, cudaErrorIllegalAddress);
+  }
+}
+
+// Once per process.
+void install_fault_handler() {
+  struct sigaction action = {};
+  action.sa_sigaction = on_fault;
+  // SA_NODEFER: the handler leaves by a jump, not by returning, so the signal must not stay blocked.
+  action.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+  sigemptyset(&action.sa_mask);
+  for (int sig : kFaultSignals) sigaction(sig, &action, &g_previous[sig]);
+}
+
+// Once per OS thread that runs blocks, unless it has one already (Python's faulthandler makes one).
+void ensure_signal_stack() {
+  stack_t current;
+  if (sigaltstack(nullptr, &current) == 0 && !(current.ss_flags & SS_DISABLE)) return;
+  void* p = mmap(nullptr, kSignalStackBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return;
+  stack_t stack = {};
+  stack.ss_sp = p;
+  stack.ss_size = kSignalStackBytes;
+  sigaltstack(&stack, nullptr);
+}
+
+}  // namespace
+
+void device_fault(cudaError_t code, const char* what, const char* file, int line) {
+  Worker* w = tls.worker;
+  if (!w || !w->running || !w->launch) {  // not in a kernel: as the host does it
+    fprintf(stderr, "%s:%d: %s\n", file, line, what);
+    abort();
+  }
+  char detail[640];
+  snprintf(detail, sizeof detail, ", at %s:%d", file, line);
+  abandon_block(*w, what, detail, true, code);
+}
+
 namespace {
 
 // ---------------------------------------------------------------------------------------------
@@ -549,7 +687,9 @@ namespace {
 // Runs blocks [begin, end) of the worker's launch; false if a block was abandoned.
 __attribute__((noinline)) bool run_blocks_guarded(Worker& w, uint64_t begin, uint64_t end) {
   if (__builtin_setjmp(w.abort_point)) return false;
+  w.running = true;
   w.launch->kernel.run_blocks(w.launch->kernel.body, begin, end);
+  w.running = false;
   return true;
 }
 
@@ -664,6 +804,7 @@ Pool* g_pool;
 Pool& pool() {
   static const bool ready = [] {
     g_pool = new Pool;  // never deleted: detached threads use it until the process exits
+    install_fault_handler();
     // A forked child has none of the parent's threads: it starts with a fresh pool.
     pthread_atfork(nullptr, nullptr, [] { g_pool = new Pool; });
     // The pool's threads run this library's code until the process exits: keep it loaded even if
@@ -719,7 +860,7 @@ void launch(const Kernel& kernel, dim3 grid, dim3 block, size_t shmem) {
     launch.chunk = launch.blocks;
     work_on(launch);
   }
-  if (launch.failed) record_error(cudaErrorLaunchFailure, "%s", launch.message);
+  if (launch.failed) record_error(launch.code, "%s", launch.message);
 }
 
 cudaError_t last_error(bool clear) {

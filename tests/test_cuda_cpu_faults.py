@@ -1,0 +1,142 @@
+"""A kernel that faults on the CPU stand-in fails its launch with a RuntimeError in CUDA's words, naming the kernel,
+thread, block and `.cu` line, and the process goes on: the notebook's kernel and its variables survive, and the next
+launch works (tests/cuda_cpu/faults.cu). Per-thread stacks are CUDA's 512 KiB of local memory.
+
+CPU only: on a GPU, a fault leaves the CUDA context unusable for the rest of the process."""
+
+import re
+
+import pytest
+import torch
+from conftest import edit
+
+import helpers
+import kp.files
+from kp.notebooks import execute
+
+FAULTS = kp.files.ROOT / "tests" / "cuda_cpu" / "faults.cu"
+LINES = FAULTS.read_text().splitlines()
+
+
+def line_of(text):
+    """The 1-based line of faults.cu that contains `text`, and the message's way of naming it."""
+    n = next(i for i, line in enumerate(LINES, 1) if text in line)
+    return n, f"tests/cuda_cpu/faults.cu:{n}"
+
+
+@pytest.fixture(scope="module")
+def k():
+    return helpers.load_kernel(FAULTS, target="cpu", quiet=True)
+
+
+def fails(call):
+    with pytest.raises(RuntimeError) as failed:
+        call()
+    return str(failed.value)
+
+
+def still_works(k):
+    """The stand-in launches again after a fault, and computes right."""
+    a, b = torch.tensor([7, -9, 100], dtype=torch.int32), torch.tensor([2, 3, 7], dtype=torch.int32)
+    torch.testing.assert_close(k.divide(a, b), torch.tensor([3, -3, 14], dtype=torch.int32))
+
+
+def test_a_wild_pointer_is_an_illegal_memory_access_at_its_line(k):
+    x = torch.zeros(64)
+    message = fails(lambda: k.wild_write(x, 1 << 40))
+    n, at = line_of("x[offset] = 1.0f;")
+    assert message.startswith("tests/cuda_cpu/faults.cu:"), message
+    assert "kernel launch failed: an illegal memory access was encountered: a read or write of address 0x" in message
+    assert f"in kernel 'wild_write_kernel' thread (5,0,0) block (1,0,0), at {at}\n{n:5d} | {LINES[n - 1]}" in message
+    assert (x == 0).all()
+    still_works(k)
+
+
+def test_large_local_arrays_fit_in_cudas_512_kib_and_overflowing_them_is_named(k):
+    like = torch.zeros(1, dtype=torch.int32)
+    # 256 KiB per thread, across a barrier: every thread but the first runs on its own fiber stack.
+    expected = sum(range(256 * 1024 // 4096))
+    assert (k.stack(like, 256, 2, 64) == expected).all()
+    message = fails(lambda: k.stack(like, 600, 2, 64))
+    assert re.search(
+        r"unspecified launch failure: stack overflow in kernel 'stack_kernel<600>' thread \(\d+,0,0\) "
+        r"block \(\d,0,0\): the CPU stand-in gives each thread 512 KiB",
+        message,
+    ), message
+    assert (k.stack(like, 256, 3, 33) == expected).all()
+
+
+def test_device_side_assert_names_the_condition_thread_and_line(k):
+    n, at = line_of("if (i < n) assert(x[i] >= 0);")
+    message = fails(lambda: k.assert_nonnegative(torch.tensor([1.0] * 70 + [-1.0])))
+    assert (
+        "kernel launch failed: device-side assert triggered: assert(x[i] >= 0) failed in kernel 'assert_kernel' "
+        f"thread (6,0,0) block (1,0,0), at {at}\n{n:5d} | {LINES[n - 1]}"
+    ) in message, message
+    k.assert_nonnegative(torch.ones(100))  # holds: no error
+    still_works(k)
+
+
+def test_trap_fails_the_launch_at_its_line(k):
+    n, at = line_of("__trap();")
+    message = fails(lambda: k.trap(torch.zeros(1), 70, 128))
+    assert (
+        f"unspecified launch failure: __trap() in kernel 'trap_kernel' thread (6,0,0) block (1,0,0), at {at}" in message
+    )
+    k.trap(torch.zeros(1), 1000, 128)  # no thread with that index: no trap
+    still_works(k)
+
+
+def test_integer_division_by_zero_is_named_where_a_gpu_would_go_on_silently(k):
+    n, at = line_of("a[i] / b[i]")
+    a, b = torch.ones(100, dtype=torch.int32), torch.ones(100, dtype=torch.int32)
+    b[77] = 0
+    message = fails(lambda: k.divide(a, b))
+    assert f"integer division by zero in kernel 'divide_kernel' thread (13,0,0) block (1,0,0), at {at}" in message
+    assert "a GPU does not trap here" in message
+    still_works(k)
+
+
+def test_in_a_notebook_a_fault_is_an_error_output_and_the_kernel_and_its_variables_live_on(tmp_path, kernel_copy):
+    """The notebook's kernel process survives a wild write; its variables are intact; a corrected kernel loads and
+    runs in the same process."""
+    import nbformat
+
+    cu = kernel_copy()
+    edit(cu, "c[i] = a[i] + b[i];", "c[i + (1ll << 40)] = a[i] + b[i];")  # a wild write, far out of c
+    cells = [
+        f"import os, torch\nfrom helpers import load_kernel\npid = os.getpid()\nkept = torch.arange(5.0)\n"
+        f"ext = load_kernel({str(cu)!r}, target='cpu', quiet=True)",
+        "ext.add2_v1(torch.ones(3), torch.ones(3))",
+        f"from pathlib import Path\ncu = Path({str(cu)!r})\n"
+        "cu.write_text(cu.read_text().replace('c[i + (1ll << 40)]', 'c[i]'))\n"
+        "ext = load_kernel(cu, target='cpu', quiet=True)\n"
+        "print(pid == os.getpid(), kept.tolist(), ext.add2_v1(torch.ones(3), torch.ones(3)).tolist())",
+    ]
+    path = tmp_path / "fault.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells]), path)
+    run = execute(path, allow_errors=True)
+    error = run.notebook.cells[1].outputs[0]
+    assert error["output_type"] == "error" and "an illegal memory access was encountered" in error["evalue"]
+    assert "in kernel 'add2_fwd_kernel<T>' thread (0,0,0) block (0,0,0)" in error["evalue"], error["evalue"]
+    assert run.notebook.cells[2].outputs[-1]["text"] == "True [0.0, 1.0, 2.0, 3.0, 4.0] [2.0, 2.0, 2.0]\n"
+
+
+@pytest.mark.parametrize("faulthandler", [False, True], ids=["plain", "faulthandler"])
+def test_a_fault_outside_a_kernel_still_ends_the_process_as_before(tmp_path, faulthandler):
+    """The stand-in's handler takes only faults of kernels; any other goes on to the handler before it (Python's
+    faulthandler, which prints the Python stack) or to the default action: the process dies of SIGSEGV."""
+    import subprocess
+    import sys
+
+    code = (
+        "import ctypes, torch, helpers\n"
+        "ext = helpers.load_kernel('add2', target='cpu', quiet=True)\n"
+        "ext.add2(torch.ones(3), torch.ones(3))\n"  # the runtime is loaded and its handler installed
+        "print('launched', flush=True)\n"
+        "ctypes.string_at(0)\n"
+    )
+    flags = ["-X", "faulthandler"] if faulthandler else []
+    run = subprocess.run([sys.executable, *flags, "-c", code], capture_output=True, text=True, timeout=300)
+    assert run.returncode == -11 and run.stdout == "launched\n", (run.returncode, run.stdout, run.stderr[-2000:])
+    assert ("Fatal Python error: Segmentation fault" in run.stderr) == faulthandler, run.stderr[-2000:]
