@@ -4,9 +4,11 @@
 // The source step (cuda_cpu_translate.py) force-includes this header first in a translated copy of
 // each .cu file, where every launch `k<<<G, B, S, ST>>>(args)` became a call of ::kp::launch (below)
 // and every `extern __shared__ T name[]` became a pointer to ::kp::dynamic_shared_memory().
-// Everything else is here: qualifiers, threadIdx and friends, __shared__, barriers, warp shuffles
-// and votes, atomics, math intrinsics. The runtime (cuda_cpu_runtime.cpp, libkp_cuda_cpu.so, one
-// per process) owns the thread pool and the fibers.
+// Everything else is here: qualifiers, threadIdx and friends, __shared__, barriers (with
+// __syncthreads_count/_and/_or), warp shuffles, votes, matches and reductions, atomics (with
+// atomicInc/Dec), bit and rounding-mode intrinsics, math, clock64, device-side assert and __trap,
+// cooperative groups (the block and its tiles). The runtime (cuda_cpu_runtime.cpp,
+// libkp_cuda_cpu.so, one per process) owns the thread pool, the fibers and the fault handler.
 //
 // How it runs. A launch is checked like CUDA checks it, then its blocks are handed out in chunks to
 // the pool; the launching thread works too. A block runs on one OS thread: its CUDA threads run one
@@ -58,12 +60,15 @@
 #include <math.h>  // the float overloads (sqrt(float), ...) in the global namespace, as in CUDA
 
 #include <cassert>  // then assert is redefined below, for kernels
+#include <cfenv>    // the rounding-mode intrinsics
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>  // printf in kernels, as in CUDA
 #include <cstdlib>
 #include <cstring>  // memcpy, memset in kernels, as in CUDA
+#include <ctime>    // clock() in kernels
+#include <limits>
 
 // Declared here, defined by the runtime library: exported whatever the visibility flags.
 #define KP_API __attribute__((visibility("default")))
@@ -247,11 +252,29 @@ struct Kernel {
 };
 
 // The warp collectives, for warp_collective() and its messages.
-enum class Collective : uint8_t { syncwarp, shfl, shfl_up, shfl_down, shfl_xor, all, any, ballot };
+enum class Collective : uint8_t {
+  syncwarp,
+  shfl,
+  shfl_up,
+  shfl_down,
+  shfl_xor,
+  all,
+  any,
+  ballot,
+  match_any,
+  match_all,
+  reduce_add,
+  reduce_min,
+  reduce_max,
+  reduce_and,
+  reduce_or,
+  reduce_xor,
+};
 
 KP_API void launch(const Kernel& kernel, dim3 grid, dim3 block, size_t shmem);
 KP_API void finish_fiber_block(Worker* w);  // the thread on the OS thread's stack returned
 KP_API void syncthreads(Worker* w, int line);
+KP_API int syncthreads_vote(Worker* w, int predicate, int line, int op);  // op: 0 count, 1 and, 2 or
 KP_API uint64_t warp_collective(Worker* w, Collective kind, unsigned mask, uint64_t value, int arg, int width,
                                 int line);
 KP_API unsigned active_mask(Worker* w);
@@ -379,6 +402,52 @@ inline int __any_sync(unsigned mask, int predicate, int line = __builtin_LINE())
   return static_cast<int>(::kp::detail::warp_collective(::kp::detail::state()->worker, ::kp::detail::Collective::any,
                                                         mask, predicate != 0, 0, warpSize, line));
 }
+// Barriers that also count (or and, or or) a predicate over the block's threads, as CUDA's do.
+inline int __syncthreads_count(int predicate, int line = __builtin_LINE()) {
+  return ::kp::detail::syncthreads_vote(::kp::detail::state()->worker, predicate, line, 0);
+}
+inline int __syncthreads_and(int predicate, int line = __builtin_LINE()) {
+  return ::kp::detail::syncthreads_vote(::kp::detail::state()->worker, predicate, line, 1);
+}
+inline int __syncthreads_or(int predicate, int line = __builtin_LINE()) {
+  return ::kp::detail::syncthreads_vote(::kp::detail::state()->worker, predicate, line, 2);
+}
+
+// __match_any_sync: the lanes of `mask` whose value equals this lane's; __match_all_sync: `mask` if all
+// are equal (and *pred = 1), else 0.
+template <class T>
+inline unsigned __match_any_sync(unsigned mask, T value, int line = __builtin_LINE()) {
+  return static_cast<unsigned>(::kp::detail::warp_collective(::kp::detail::state()->worker,
+                                                             ::kp::detail::Collective::match_any, mask,
+                                                             ::kp::detail::to_bits(value), 0, warpSize, line));
+}
+template <class T>
+inline unsigned __match_all_sync(unsigned mask, T value, int* pred, int line = __builtin_LINE()) {
+  const unsigned all = static_cast<unsigned>(
+      ::kp::detail::warp_collective(::kp::detail::state()->worker, ::kp::detail::Collective::match_all, mask,
+                                    ::kp::detail::to_bits(value), 0, warpSize, line));
+  *pred = all != 0;
+  return all;
+}
+
+// __reduce_<op>_sync over the 32-bit values of the lanes of `mask` (min and max signed for int).
+#define KP_REDUCE(name, kind, T)                                                                                       \
+  inline T name(unsigned mask, T value, int line = __builtin_LINE()) {                                                 \
+    return static_cast<T>(::kp::detail::warp_collective(::kp::detail::state()->worker, ::kp::detail::Collective::kind, \
+                                                        mask, static_cast<uint32_t>(value), static_cast<T>(-1) < 0,    \
+                                                        warpSize, line));                                              \
+  }
+KP_REDUCE(__reduce_add_sync, reduce_add, unsigned)
+KP_REDUCE(__reduce_add_sync, reduce_add, int)
+KP_REDUCE(__reduce_min_sync, reduce_min, unsigned)
+KP_REDUCE(__reduce_min_sync, reduce_min, int)
+KP_REDUCE(__reduce_max_sync, reduce_max, unsigned)
+KP_REDUCE(__reduce_max_sync, reduce_max, int)
+KP_REDUCE(__reduce_and_sync, reduce_and, unsigned)
+KP_REDUCE(__reduce_or_sync, reduce_or, unsigned)
+KP_REDUCE(__reduce_xor_sync, reduce_xor, unsigned)
+#undef KP_REDUCE
+
 inline unsigned __activemask() { return ::kp::detail::active_mask(::kp::detail::state()->worker); }
 
 // Device-side assert and __trap(): the launch fails (cudaErrorAssert, cudaErrorLaunchFailure) with the
@@ -395,6 +464,18 @@ inline void __trap(const char* file = __builtin_FILE(), int line = __builtin_LIN
                         : ::kp::detail::device_fault(cudaErrorAssert, "assert(" #e ") failed", __FILE__, __LINE__))
 #endif
 
+// Cycle counters: the CPU's time-stamp counter (x86-64) or a steady clock in ns, increasing per OS thread.
+inline long long clock64() {
+#if defined(__x86_64__)
+  return static_cast<long long>(__builtin_ia32_rdtsc());
+#else
+  timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1000000000ll + t.tv_nsec;
+#endif
+}
+// clock() is the C library's (process CPU time): it increases too, with a coarser step than a GPU's.
+
 inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 inline void __threadfence_block() { __atomic_signal_fence(__ATOMIC_SEQ_CST); }
 
@@ -409,6 +490,37 @@ inline int __ffs(int x) { return __builtin_ffs(x); }
 inline int __ffsll(long long x) { return __builtin_ffsll(x); }
 inline float __int_as_float(int x) { return ::kp::detail::from_bits<float>(static_cast<unsigned>(x)); }
 inline float __uint_as_float(unsigned x) { return ::kp::detail::from_bits<float>(x); }
+inline unsigned __brev(unsigned x) {
+  x = (x >> 1 & 0x55555555u) | (x & 0x55555555u) << 1;
+  x = (x >> 2 & 0x33333333u) | (x & 0x33333333u) << 2;
+  x = (x >> 4 & 0x0f0f0f0fu) | (x & 0x0f0f0f0fu) << 4;
+  return __builtin_bswap32(x);
+}
+inline unsigned long long __brevll(unsigned long long x) {
+  return static_cast<unsigned long long>(__brev(static_cast<unsigned>(x))) << 32 |
+         __brev(static_cast<unsigned>(x >> 32));
+}
+// Byte i of the result is byte (s >> 4i) & 7 of the 8 bytes y:x (x bytes 0-3, y bytes 4-7).
+inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s) {
+  const unsigned long long bytes = static_cast<unsigned long long>(y) << 32 | x;
+  unsigned r = 0;
+  for (int i = 0; i < 4; ++i) r |= static_cast<unsigned>(bytes >> (8 * ((s >> (4 * i)) & 7)) & 0xff) << (8 * i);
+  return r;
+}
+// The 64 bits hi:lo shifted by `shift` & 31 (the _lc and _rc forms: by min(shift, 32)); the high word after a
+// left shift, the low word after a right shift.
+inline unsigned __funnelshift_l(unsigned lo, unsigned hi, unsigned shift) {
+  return static_cast<unsigned>((static_cast<unsigned long long>(hi) << 32 | lo) << (shift & 31) >> 32);
+}
+inline unsigned __funnelshift_lc(unsigned lo, unsigned hi, unsigned shift) {
+  return static_cast<unsigned>((static_cast<unsigned long long>(hi) << 32 | lo) << (shift < 32 ? shift : 32) >> 32);
+}
+inline unsigned __funnelshift_r(unsigned lo, unsigned hi, unsigned shift) {
+  return static_cast<unsigned>((static_cast<unsigned long long>(hi) << 32 | lo) >> (shift & 31));
+}
+inline unsigned __funnelshift_rc(unsigned lo, unsigned hi, unsigned shift) {
+  return static_cast<unsigned>((static_cast<unsigned long long>(hi) << 32 | lo) >> (shift < 32 ? shift : 32));
+}
 inline int __float_as_int(float x) { return static_cast<int>(::kp::detail::to_bits(x)); }
 inline unsigned __float_as_uint(float x) { return static_cast<unsigned>(::kp::detail::to_bits(x)); }
 inline double __longlong_as_double(long long x) { return ::kp::detail::from_bits<double>(x); }
@@ -442,6 +554,19 @@ KP_ATOMIC_INT(int)
 KP_ATOMIC_INT(unsigned)
 KP_ATOMIC_INT(unsigned long long)
 #undef KP_ATOMIC_INT
+
+// atomicInc: old >= limit ? 0 : old + 1; atomicDec: old == 0 || old > limit ? limit : old - 1. Both return old.
+inline unsigned atomicInc(unsigned* p, unsigned limit) {
+  unsigned old = __atomic_load_n(p, __ATOMIC_RELAXED);
+  while (!__atomic_compare_exchange_n(p, &old, old >= limit ? 0 : old + 1, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+  return old;
+}
+inline unsigned atomicDec(unsigned* p, unsigned limit) {
+  unsigned old = __atomic_load_n(p, __ATOMIC_RELAXED);
+  while (!__atomic_compare_exchange_n(p, &old, old == 0 || old > limit ? limit : old - 1, true, __ATOMIC_RELAXED,
+                                      __ATOMIC_RELAXED));
+  return old;
+}
 
 // Floating-point atomics: compare-and-swap loops on the bits.
 namespace kp {
@@ -481,6 +606,123 @@ inline float __fdividef(float x, float y) { return x / y; }
 inline float __saturatef(float x) { return x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : x); }
 inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
 inline double rsqrt(double x) { return 1.0 / sqrt(x); }
+
+// Rounding-mode intrinsics: _rn to nearest even, _rz toward zero, _ru up, _rd down, as the GPU rounds
+// each one (the host's rounding mode is set around the operation and restored). Float-to-integer
+// conversions saturate, and NaN gives 0, as PTX's cvt does.
+namespace kp {
+namespace detail {
+template <class T, class F>
+inline T with_rounding(int mode, F op) {
+  const int saved = fegetround();
+  fesetround(mode);
+  volatile T result = op();  // computed before the mode is restored
+  fesetround(saved);
+  return result;
+}
+template <class I, class F>
+inline I to_integer(F x, int mode) {
+  if (x != x) return 0;
+  const F r = with_rounding<F>(mode, [&] {
+    volatile F v = x;
+    return nearbyint(v);
+  });
+  if (r <= static_cast<F>(std::numeric_limits<I>::min())) return std::numeric_limits<I>::min();
+  if (r >= static_cast<F>(std::numeric_limits<I>::max())) return std::numeric_limits<I>::max();
+  return static_cast<I>(r);
+}
+}  // namespace detail
+}  // namespace kp
+#define KP_ROUNDED(suffix, mode)                                                                           \
+  inline float __fadd_##suffix(float a, float b) {                                                         \
+    volatile float x = a, y = b;                                                                           \
+    return ::kp::detail::with_rounding<float>(mode, [&] { return x + y; });                                \
+  }                                                                                                        \
+  inline float __fsub_##suffix(float a, float b) {                                                         \
+    volatile float x = a, y = b;                                                                           \
+    return ::kp::detail::with_rounding<float>(mode, [&] { return x - y; });                                \
+  }                                                                                                        \
+  inline float __fmul_##suffix(float a, float b) {                                                         \
+    volatile float x = a, y = b;                                                                           \
+    return ::kp::detail::with_rounding<float>(mode, [&] { return x * y; });                                \
+  }                                                                                                        \
+  inline float __fdiv_##suffix(float a, float b) {                                                         \
+    volatile float x = a, y = b;                                                                           \
+    return ::kp::detail::with_rounding<float>(mode, [&] { return x / y; });                                \
+  }                                                                                                        \
+  inline float __frcp_##suffix(float a) { return __fdiv_##suffix(1.0f, a); }                               \
+  inline float __fsqrt_##suffix(float a) {                                                                 \
+    volatile float x = a;                                                                                  \
+    return ::kp::detail::with_rounding<float>(mode, [&] { return sqrtf(x); });                             \
+  }                                                                                                        \
+  inline float __fmaf_##suffix(float a, float b, float c) {                                                \
+    volatile float x = a, y = b, z = c;                                                                    \
+    return ::kp::detail::with_rounding<float>(mode, [&] { return fmaf(x, y, z); });                        \
+  }                                                                                                        \
+  inline double __dadd_##suffix(double a, double b) {                                                      \
+    volatile double x = a, y = b;                                                                          \
+    return ::kp::detail::with_rounding<double>(mode, [&] { return x + y; });                               \
+  }                                                                                                        \
+  inline double __dsub_##suffix(double a, double b) {                                                      \
+    volatile double x = a, y = b;                                                                          \
+    return ::kp::detail::with_rounding<double>(mode, [&] { return x - y; });                               \
+  }                                                                                                        \
+  inline double __dmul_##suffix(double a, double b) {                                                      \
+    volatile double x = a, y = b;                                                                          \
+    return ::kp::detail::with_rounding<double>(mode, [&] { return x * y; });                               \
+  }                                                                                                        \
+  inline double __ddiv_##suffix(double a, double b) {                                                      \
+    volatile double x = a, y = b;                                                                          \
+    return ::kp::detail::with_rounding<double>(mode, [&] { return x / y; });                               \
+  }                                                                                                        \
+  inline double __drcp_##suffix(double a) { return __ddiv_##suffix(1.0, a); }                              \
+  inline double __dsqrt_##suffix(double a) {                                                               \
+    volatile double x = a;                                                                                 \
+    return ::kp::detail::with_rounding<double>(mode, [&] { return sqrt(x); });                             \
+  }                                                                                                        \
+  inline double __fma_##suffix(double a, double b, double c) {                                             \
+    volatile double x = a, y = b, z = c;                                                                   \
+    return ::kp::detail::with_rounding<double>(mode, [&] { return fma(x, y, z); });                        \
+  }                                                                                                        \
+  inline int __float2int_##suffix(float x) { return ::kp::detail::to_integer<int>(x, mode); }              \
+  inline unsigned __float2uint_##suffix(float x) { return ::kp::detail::to_integer<unsigned>(x, mode); }   \
+  inline long long __float2ll_##suffix(float x) { return ::kp::detail::to_integer<long long>(x, mode); }   \
+  inline unsigned long long __float2ull_##suffix(float x) {                                                \
+    return ::kp::detail::to_integer<unsigned long long>(x, mode);                                          \
+  }                                                                                                        \
+  inline int __double2int_##suffix(double x) { return ::kp::detail::to_integer<int>(x, mode); }            \
+  inline unsigned __double2uint_##suffix(double x) { return ::kp::detail::to_integer<unsigned>(x, mode); } \
+  inline long long __double2ll_##suffix(double x) { return ::kp::detail::to_integer<long long>(x, mode); } \
+  inline unsigned long long __double2ull_##suffix(double x) {                                              \
+    return ::kp::detail::to_integer<unsigned long long>(x, mode);                                          \
+  }                                                                                                        \
+  inline float __double2float_##suffix(double a) {                                                         \
+    volatile double x = a;                                                                                 \
+    return ::kp::detail::with_rounding<float>(mode, [&] { return static_cast<float>(x); });                \
+  }                                                                                                        \
+  inline float __int2float_##suffix(int a) {                                                               \
+    volatile int x = a;                                                                                    \
+    return ::kp::detail::with_rounding<float>(mode, [&] { return static_cast<float>(x); });                \
+  }                                                                                                        \
+  inline float __uint2float_##suffix(unsigned a) {                                                         \
+    volatile unsigned x = a;                                                                               \
+    return ::kp::detail::with_rounding<float>(mode, [&] { return static_cast<float>(x); });                \
+  }                                                                                                        \
+  inline float __ll2float_##suffix(long long a) {                                                          \
+    volatile long long x = a;                                                                              \
+    return ::kp::detail::with_rounding<float>(mode, [&] { return static_cast<float>(x); });                \
+  }                                                                                                        \
+  inline double __ll2double_##suffix(long long a) {                                                        \
+    volatile long long x = a;                                                                              \
+    return ::kp::detail::with_rounding<double>(mode, [&] { return static_cast<double>(x); });              \
+  }
+KP_ROUNDED(rn, FE_TONEAREST)
+KP_ROUNDED(rz, FE_TOWARDZERO)
+KP_ROUNDED(ru, FE_UPWARD)
+KP_ROUNDED(rd, FE_DOWNWARD)
+#undef KP_ROUNDED
+inline double __int2double_rn(int x) { return x; }
+inline double __uint2double_rn(unsigned x) { return x; }
 
 template <class T>
 inline T __ldg(const T* p) {
@@ -523,5 +765,106 @@ inline double max(float a, double b) { return fmax(a, b); }
 inline double min(float a, double b) { return fmin(a, b); }
 inline double max(double a, float b) { return fmax(a, b); }
 inline double min(double a, float b) { return fmin(a, b); }
+
+// ---------------------------------------------------------------------------------------------
+// Cooperative groups (<cooperative_groups.h>, <cooperative_groups/reduce.h>): the block and its
+// tiles of 1 to 32 threads, on the barriers and warp collectives above. Grid groups are refused by
+// the source step. Member functions take the caller's line, for deadlock messages.
+
+namespace cooperative_groups {
+
+class thread_block {
+ public:
+  void sync(int line = __builtin_LINE()) const { __syncthreads(line); }
+  unsigned long long thread_rank() const { return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z); }
+  unsigned long long size() const { return num_threads(); }
+  unsigned long long num_threads() const { return 1ull * blockDim.x * blockDim.y * blockDim.z; }
+  dim3 group_index() const { return blockIdx; }
+  dim3 thread_index() const { return threadIdx; }
+  dim3 group_dim() const { return blockDim; }
+  dim3 dim_threads() const { return blockDim; }
+};
+
+inline thread_block this_thread_block() { return {}; }
+inline void sync(const thread_block& block, int line = __builtin_LINE()) { block.sync(line); }
+
+template <unsigned Size>
+class thread_block_tile {
+  static_assert(Size >= 1 && Size <= 32 && (Size & (Size - 1)) == 0, "a tile has 1, 2, 4, 8, 16 or 32 threads");
+  static unsigned linear() { return static_cast<unsigned>(thread_block().thread_rank()); }
+
+ public:
+  static constexpr unsigned size() { return Size; }
+  static constexpr unsigned num_threads() { return Size; }
+  unsigned thread_rank() const { return linear() % Size; }
+  unsigned meta_group_rank() const { return linear() / Size; }
+  unsigned meta_group_size() const { return static_cast<unsigned>((thread_block().num_threads() + Size - 1) / Size); }
+  // The lanes of this tile in its warp.
+  unsigned mask() const { return Size == 32 ? ~0u : ((1u << Size) - 1) << (linear() % 32 / Size * Size); }
+  void sync(int line = __builtin_LINE()) const { __syncwarp(mask(), line); }
+  template <class T>
+  T shfl(T v, int src, int line = __builtin_LINE()) const {
+    return __shfl_sync(mask(), v, src, Size, line);
+  }
+  template <class T>
+  T shfl_up(T v, unsigned delta, int line = __builtin_LINE()) const {
+    return __shfl_up_sync(mask(), v, delta, Size, line);
+  }
+  template <class T>
+  T shfl_down(T v, unsigned delta, int line = __builtin_LINE()) const {
+    return __shfl_down_sync(mask(), v, delta, Size, line);
+  }
+  template <class T>
+  T shfl_xor(T v, int lane_mask, int line = __builtin_LINE()) const {
+    return __shfl_xor_sync(mask(), v, lane_mask, Size, line);
+  }
+  int any(int predicate, int line = __builtin_LINE()) const { return __any_sync(mask(), predicate, line); }
+  int all(int predicate, int line = __builtin_LINE()) const { return __all_sync(mask(), predicate, line); }
+  // Bit i: the tile's thread of rank i.
+  unsigned ballot(int predicate, int line = __builtin_LINE()) const {
+    return __ballot_sync(mask(), predicate, line) >> (linear() % 32 / Size * Size) &
+           (Size == 32 ? ~0u : (1u << Size) - 1);
+  }
+};
+
+template <unsigned Size>
+thread_block_tile<Size> tiled_partition(const thread_block&) {
+  return {};
+}
+
+// cooperative_groups/reduce.h: every thread of the tile gets the result (summed in another order than
+// a GPU's: float sums can differ in the last bits).
+template <class T>
+struct plus {
+  T operator()(T a, T b) const { return a + b; }
+};
+template <class T>
+struct less {
+  T operator()(T a, T b) const { return b < a ? b : a; }
+};
+template <class T>
+struct greater {
+  T operator()(T a, T b) const { return a < b ? b : a; }
+};
+template <class T>
+struct bit_and {
+  T operator()(T a, T b) const { return a & b; }
+};
+template <class T>
+struct bit_or {
+  T operator()(T a, T b) const { return a | b; }
+};
+template <class T>
+struct bit_xor {
+  T operator()(T a, T b) const { return a ^ b; }
+};
+
+template <unsigned Size, class T, class Op>
+T reduce(const thread_block_tile<Size>& tile, T value, Op op) {
+  for (unsigned offset = Size / 2; offset > 0; offset /= 2) value = op(value, tile.shfl_xor(value, offset));
+  return value;
+}
+
+}  // namespace cooperative_groups
 
 #pragma GCC visibility pop

@@ -217,6 +217,7 @@ struct Worker {
   unsigned cur, head;  // the running thread; the lowest live thread
   unsigned n_live, n_wait, n_block_wait;
   uint8_t epoch;                   // of the __syncthreads that threads arrive at now
+  unsigned votes[2], voters[2];    // __syncthreads_count/and/or: per epoch parity, true predicates and arrivals
   int barrier_line;                // where the first thread waiting in __syncthreads waits
   bool barrier_mismatch;           // some wait in __syncthreads on another line
   uint32_t live[32], waiting[32];  // per warp: lanes not exited; lanes in a warp collective
@@ -329,12 +330,16 @@ void enter_fibers(Worker& w) {
   w.n_live = n - first;
   w.n_wait = w.n_block_wait = 0;
   w.barrier_mismatch = false;
+  w.votes[w.epoch & 1] = w.voters[w.epoch & 1] = 0;
   st.fiber_mode = 1;
 }
 
 const char* collective_name(Collective kind) {
-  static const char* const names[] = {"__syncwarp",      "__shfl_sync", "__shfl_up_sync", "__shfl_down_sync",
-                                      "__shfl_xor_sync", "__all_sync",  "__any_sync",     "__ballot_sync"};
+  static const char* const names[] = {
+      "__syncwarp",        "__shfl_sync",       "__shfl_up_sync",    "__shfl_down_sync",
+      "__shfl_xor_sync",   "__all_sync",        "__any_sync",        "__ballot_sync",
+      "__match_any_sync",  "__match_all_sync",  "__reduce_add_sync", "__reduce_min_sync",
+      "__reduce_max_sync", "__reduce_and_sync", "__reduce_or_sync",  "__reduce_xor_sync"};
   return names[static_cast<int>(kind)];
 }
 
@@ -400,6 +405,7 @@ __attribute__((always_inline)) inline void switch_to(Worker& w, unsigned id, Con
 unsigned release_barrier(Worker& w) {
   if (w.n_block_wait != w.n_live || w.barrier_mismatch) deadlock(w);
   ++w.epoch;
+  w.votes[w.epoch & 1] = w.voters[w.epoch & 1] = 0;  // the next barrier's; this one's stay for its threads
   w.n_wait = w.n_block_wait = 0;
   w.barrier_mismatch = false;
   return w.head;
@@ -435,6 +441,34 @@ int source_lane(Collective kind, unsigned lane, int arg, unsigned w) {
   }
 }
 
+// __reduce_*_sync over the values of the lanes in `group`, 32-bit, signed when `is_signed`.
+uint64_t reduce(Collective kind, const Slot* lane, uint32_t group, int is_signed) {
+  uint32_t acc = uint32_t(lane[__builtin_ctz(group)].value);
+  for (uint32_t m = group & (group - 1); m; m &= m - 1) {
+    const uint32_t v = uint32_t(lane[__builtin_ctz(m)].value);
+    switch (kind) {
+      case Collective::reduce_add:
+        acc += v;
+        break;
+      case Collective::reduce_min:
+        acc = is_signed ? uint32_t(std::min(int32_t(acc), int32_t(v))) : std::min(acc, v);
+        break;
+      case Collective::reduce_max:
+        acc = is_signed ? uint32_t(std::max(int32_t(acc), int32_t(v))) : std::max(acc, v);
+        break;
+      case Collective::reduce_and:
+        acc &= v;
+        break;
+      case Collective::reduce_or:
+        acc |= v;
+        break;
+      default:
+        acc ^= v;
+    }
+  }
+  return acc;
+}
+
 // Completes the warp collective with `mask` and `kind` in warp `warp` if every live lane of the
 // mask waits in it: computes each lane's result and makes the lanes ready.
 bool try_complete(Worker& w, unsigned warp, unsigned mask, Collective kind) {
@@ -462,6 +496,22 @@ bool try_complete(Worker& w, unsigned warp, unsigned mask, Collective kind) {
         break;
       case Collective::ballot:
         s.result = votes;
+        break;
+      case Collective::match_any:
+      case Collective::match_all: {
+        uint32_t same = 0;
+        for (uint32_t o = group; o; o &= o - 1)
+          if (lane[__builtin_ctz(o)].value == s.value) same |= o & -o;
+        s.result = kind == Collective::match_any ? same : (same == group ? group : 0);
+        break;
+      }
+      case Collective::reduce_add:
+      case Collective::reduce_min:
+      case Collective::reduce_max:
+      case Collective::reduce_and:
+      case Collective::reduce_or:
+      case Collective::reduce_xor:
+        s.result = reduce(kind, lane, group, s.arg);
         break;
       default: {
         const int src = source_lane(kind, l, s.arg, s.width);
@@ -514,6 +564,16 @@ extern "C" __attribute__((used)) void kp_fiber_main(Worker* w) {
 void finish_fiber_block(Worker* w) {
   exit_thread(*w, &w->home);
   w->st->fiber_mode = 0;
+}
+
+int syncthreads_vote(Worker* w, int predicate, int line, int op) {
+  if (!w->st->fiber_mode) enter_fibers(*w);
+  const unsigned parity = w->epoch & 1;
+  w->votes[parity] += predicate != 0;
+  ++w->voters[parity];
+  syncthreads(w, line);
+  const unsigned votes = w->votes[parity], voters = w->voters[parity];
+  return op == 0 ? int(votes) : op == 1 ? votes == voters : votes != 0;  // count, and, or
 }
 
 void syncthreads(Worker* w, int line) {

@@ -28,9 +28,9 @@ UNSUPPORTED = [
     (r"\bthis_grid\s*\(|\bgrid_group\b|\bcudaLaunchCooperativeKernel\w*\b", "grid-wide cooperative sync"),
 ]
 
-CUDA_RUNTIME_INCLUDES = re.compile(  # and assert's, which the header redefines for kernels
+CUDA_RUNTIME_INCLUDES = re.compile(  # and assert's (the header redefines it for kernels), cooperative groups'
     r'^[ \t]*#[ \t]*include[ \t]*[<"](cuda_runtime\.h|cuda_runtime_api\.h|cuda\.h|device_launch_parameters\.h'
-    r'|cassert|assert\.h)[>"]',
+    r'|cassert|assert\.h|cooperative_groups\.h|cooperative_groups/reduce\.h)[>"]',
     re.M,
 )
 EXTERN_SHARED = re.compile(r"\bextern\s+__shared__\s+(?P<type>[^;\[]*?)\s*\b(?P<name>\w+)\s*\[\s*\]\s*;")

@@ -1,0 +1,98 @@
+// The torch side of tests/cuda_cpu/device_api.cu: one op per kernel, on int32/float32 tensors (unsigned
+// values travel as int32 bits, long long as int64).
+#include "binding.h"
+
+using kp::ScalarType;
+using kp::Tensor;
+
+void vote_barrier(const int* pred, int* out, int threads);
+void bits(const unsigned* x, const unsigned* y, const unsigned* s, unsigned* out, int n);
+void inc_dec(unsigned* counters, unsigned limit, int blocks, int threads);
+void clock_ticks(long long* out, int threads);
+void match_reduce(const int* keys, unsigned* out);
+void groups(const float* x, float* sums, float* next, unsigned* ballots, int n);
+void rounding(const float* a, const float* b, const float* c, float* out, int* ints, int n);
+
+static void check_tensor(const char* op, const char* name, const Tensor& x, ScalarType dtype) {
+  kp::check(kp::served(x), std::string(op) + ": " + name + " is on " + kp::device_name(x) + ", but this build takes " +
+                               kp::kBuildServes);
+  kp::check(x.scalar_type() == dtype && x.is_contiguous(), std::string(op) + ": " + name + " has the wrong dtype");
+}
+
+template <typename T>
+static T* as(const Tensor& t) {
+  return reinterpret_cast<T*>(t.data_ptr());
+}
+
+Tensor vote_barrier_op(Tensor pred) {
+  check_tensor("vote_barrier", "pred", pred, ScalarType::Int);
+  Tensor out = torch::stable::new_zeros(pred, {pred.numel(), 4});
+  kp::before_launch();
+  vote_barrier(as<int>(pred), as<int>(out), pred.numel());
+  return out;
+}
+
+Tensor bits_op(Tensor x, Tensor y, Tensor s) {
+  check_tensor("bits", "x", x, ScalarType::Int);
+  check_tensor("bits", "y", y, ScalarType::Int);
+  check_tensor("bits", "s", s, ScalarType::Int);
+  Tensor out = torch::stable::new_zeros(x, {x.numel(), 8});
+  kp::before_launch();
+  bits(as<unsigned>(x), as<unsigned>(y), as<unsigned>(s), as<unsigned>(out), x.numel());
+  return out;
+}
+
+Tensor inc_dec_op(Tensor counters, int64_t limit, int64_t blocks, int64_t threads) {
+  check_tensor("inc_dec", "counters", counters, ScalarType::Int);
+  kp::before_launch();
+  inc_dec(as<unsigned>(counters), unsigned(limit), blocks, threads);
+  return counters;
+}
+
+Tensor clock_op(Tensor like, int64_t threads) {
+  Tensor out = torch::stable::new_zeros(like, {threads}, ScalarType::Long);
+  kp::before_launch();
+  clock_ticks(as<long long>(out), threads);
+  return out;
+}
+
+Tensor match_reduce_op(Tensor keys) {
+  check_tensor("match_reduce", "keys", keys, ScalarType::Int);
+  kp::check(keys.numel() == 32, "match_reduce: one warp of keys");
+  Tensor out = torch::stable::new_zeros(keys, {32, 10});
+  kp::before_launch();
+  match_reduce(as<int>(keys), as<unsigned>(out));
+  return out;
+}
+
+std::tuple<Tensor, Tensor, Tensor> groups_op(Tensor x) {
+  check_tensor("groups", "x", x, ScalarType::Float);
+  const int64_t n = x.numel();
+  Tensor sums = torch::stable::new_zeros(x, {(n + 127) / 128});
+  Tensor next = torch::stable::new_zeros(x, {n});
+  Tensor ballots = torch::stable::new_zeros(x, {n}, ScalarType::Int);
+  kp::before_launch();
+  groups(as<float>(x), as<float>(sums), as<float>(next), as<unsigned>(ballots), n);
+  return {sums, next, ballots};
+}
+
+std::tuple<Tensor, Tensor> rounding_op(Tensor a, Tensor b, Tensor c) {
+  check_tensor("rounding", "a", a, ScalarType::Float);
+  check_tensor("rounding", "b", b, ScalarType::Float);
+  check_tensor("rounding", "c", c, ScalarType::Float);
+  Tensor out = torch::stable::new_zeros(a, {a.numel(), 16});
+  Tensor ints = torch::stable::new_zeros(a, {a.numel(), 4}, ScalarType::Int);
+  kp::before_launch();
+  rounding(as<float>(a), as<float>(b), as<float>(c), as<float>(out), as<int>(ints), a.numel());
+  return {out, ints};
+}
+
+KP_OPS(m) {
+  m.def("vote_barrier(Tensor pred) -> Tensor", TORCH_BOX(&vote_barrier_op));
+  m.def("bits(Tensor x, Tensor y, Tensor s) -> Tensor", TORCH_BOX(&bits_op));
+  m.def("inc_dec(Tensor(a!) counters, int limit, int blocks, int threads) -> Tensor(a!)", TORCH_BOX(&inc_dec_op));
+  m.def("clock(Tensor like, int threads) -> Tensor", TORCH_BOX(&clock_op));
+  m.def("match_reduce(Tensor keys) -> Tensor", TORCH_BOX(&match_reduce_op));
+  m.def("groups(Tensor x) -> (Tensor, Tensor, Tensor)", TORCH_BOX(&groups_op));
+  m.def("rounding(Tensor a, Tensor b, Tensor c) -> (Tensor, Tensor)", TORCH_BOX(&rounding_op));
+}

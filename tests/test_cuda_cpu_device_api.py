@@ -1,0 +1,167 @@
+"""The device API that kernels in the wild use, on every target: each result of tests/cuda_cpu/device_api.cu
+against CUDA's documented semantics (the CUDA C++ Programming Guide and the CUDA Math API), computed here in
+Python. The same tests run the nvcc build where there is a GPU."""
+
+import fractions
+import math
+
+import numpy as np
+import pytest
+import torch
+from conftest import DEVICE, TARGETS, TARGETS_BUILT
+
+import helpers
+import kp.build
+import kp.files
+
+DEVICE_API = kp.files.ROOT / "tests" / "cuda_cpu" / "device_api.cu"
+
+
+@pytest.fixture(scope="module", params=TARGETS)
+def k(request):
+    return helpers.load_kernel(DEVICE_API, target=request.param, quiet=True), DEVICE[request.param]
+
+
+def u32(values):
+    """uint32 values as the int32 bits the ops take and return."""
+    return torch.tensor(np.array(values, dtype=np.uint32).view(np.int32))
+
+
+def as_u32(t):
+    return t.cpu().numpy().view(np.uint32).astype(np.int64)
+
+
+@pytest.mark.parametrize("threads", [1, 31, 200, 1024])
+def test_syncthreads_count_and_or(k, threads):
+    ext, device = k
+    g = torch.Generator().manual_seed(threads)
+    for pred in [torch.randint(0, 2, (threads,), generator=g), torch.ones(threads), torch.zeros(threads)]:
+        pred = pred.int() * torch.randint(1, 5, (threads,), generator=g, dtype=torch.int32)  # any nonzero is true
+        out = ext.vote_barrier(pred.to(device)).cpu()
+        true = int((pred != 0).sum())
+        expected = torch.tensor([true, int(true == threads), int(true > 0), threads - true], dtype=torch.int32)
+        assert (out == expected).all(), (out[0], expected)
+
+
+def brev(x, bits=32):
+    return int(f"{x:0{bits}b}"[::-1], 2)
+
+
+def byte_perm(x, y, s):
+    both = y << 32 | x
+    return sum(((both >> (8 * ((s >> (4 * i)) & 7))) & 0xFF) << (8 * i) for i in range(4))
+
+
+def test_bit_intrinsics(k):
+    ext, device = k
+    rng = np.random.default_rng(0)
+    x = [*rng.integers(0, 2**32, 300, dtype=np.uint64).tolist(), 0, 0xFFFFFFFF, 1, 0x80000000]
+    y = [*rng.integers(0, 2**32, 300, dtype=np.uint64).tolist(), 0xFFFFFFFF, 0, 0x12345678, 1]
+    s = [*rng.integers(0, 2**32, 300, dtype=np.uint64).tolist(), 0x3210, 0x7654, 31, 32]
+    out = as_u32(ext.bits(u32(x).to(device), u32(y).to(device), u32(s).to(device)))
+    for i, (a, b, c) in enumerate(zip(x, y, s)):
+        wide = brev(b << 32 | a, 64)
+        shift, clamped = (c & 63) & 31, min(c & 63, 32)
+        expected = [
+            brev(a),
+            wide & 0xFFFFFFFF,
+            wide >> 32,
+            byte_perm(a, b, c),
+            ((b << 32 | a) << shift >> 32) & 0xFFFFFFFF,  # __funnelshift_l: the high word, shift mod 32
+            ((b << 32 | a) << clamped >> 32) & 0xFFFFFFFF,  # _lc: shift clamped to 32
+            ((b << 32 | a) >> shift) & 0xFFFFFFFF,  # __funnelshift_r: the low word
+            ((b << 32 | a) >> clamped) & 0xFFFFFFFF,
+        ]
+        assert out[i].tolist() == expected, (i, hex(a), hex(b), hex(c), [hex(v) for v in out[i]])
+
+
+@pytest.mark.parametrize("limit", [0, 1, 6, 1000])
+def test_atomic_inc_and_dec_wrap_at_the_limit(k, limit):
+    ext, device = k
+    blocks, threads = 7, 96  # 672 calls of each
+    calls = blocks * threads
+    counters = ext.inc_dec(u32([0, 0]).to(device), limit, blocks, threads)
+    inc, dec = as_u32(counters).tolist()
+    # atomicInc: ((old >= limit) ? 0 : old + 1); atomicDec: ((old == 0) || (old > limit)) ? limit : old - 1.
+    assert inc == calls % (limit + 1)
+    assert dec == (limit + 1 - calls % (limit + 1)) % (limit + 1)
+
+
+def test_clock64_increases(k):
+    ext, device = k
+    ticks = ext.clock(torch.zeros(1, device=device), 64).cpu()
+    assert (ticks > 0).all(), ticks
+
+
+def test_match_and_reduce_within_a_warp(k):
+    ext, device = k
+    keys = torch.tensor([3, -7, 3, 12, -7, 3] * 5 + [100, -(2**31)], dtype=torch.int32)
+    out = as_u32(ext.match_reduce(keys.to(device)))
+    values = keys.tolist()
+    bits = [v & 0xFFFFFFFF for v in values]
+    for lane, key in enumerate(values):
+        same = sum(1 << j for j, other in enumerate(values) if other == key)
+        assert out[lane, 0] == same
+        assert out[lane, 1:3].tolist() == [0, 0]  # not all equal: 0, and pred 0
+        # Lanes 0-15 pass 7 under the mask 0x0000ffff: all equal, so the mask and pred 1.
+        if lane < 16:
+            assert out[lane, 3] == 0x0000FFFF | 1 << 31
+        assert out[lane, 4] == sum(bits) & 0xFFFFFFFF
+        assert out[lane, 5] == min(values) & 0xFFFFFFFF and out[lane, 6] == max(values) & 0xFFFFFFFF  # signed
+        assert out[lane, 7] == np.bitwise_and.reduce(bits) and out[lane, 8] == np.bitwise_or.reduce(bits)
+        assert out[lane, 9] == np.bitwise_xor.reduce(bits)
+
+
+@pytest.mark.parametrize("n", [1, 127, 128, 1000])
+def test_cooperative_groups_block_tiles_shuffles_ballots_and_reduce(k, n):
+    ext, device = k
+    x = torch.randn(n, generator=torch.Generator().manual_seed(n))
+    sums, after, ballots = (t.cpu() for t in ext.groups(x.to(device)))
+    padded = torch.cat([x, torch.zeros(-n % 128)])
+    torch.testing.assert_close(sums, padded.view(-1, 128).sum(1), rtol=1e-5, atol=1e-5)
+    tiles = padded.view(-1, 16)
+    expected_next = torch.cat([tiles[:, 1:], tiles[:, -1:]], 1).flatten()[:n]  # shfl_down by 1: own at the end
+    assert torch.equal(after, expected_next)
+    weights = 2 ** torch.arange(16, dtype=torch.int64)
+    expected_ballots = ((tiles > 0).long() * weights).sum(1).repeat_interleave(16)[:n]
+    assert torch.equal(torch.from_numpy(as_u32(ballots)), expected_ballots)
+
+
+def round_f32(exact, mode):
+    """The float32 that `exact` (a Fraction) rounds to: nearest even, toward zero, up or down."""
+    near = np.float32(float(exact))  # nearest even (float() rounds the exact value once: no double rounding here)
+    down = near if fractions.Fraction(float(near)) <= exact else np.nextafter(near, np.float32(-np.inf))
+    up = near if fractions.Fraction(float(near)) >= exact else np.nextafter(near, np.float32(np.inf))
+    return {"rn": near, "rz": down if exact >= 0 else up, "ru": up, "rd": down}[mode]
+
+
+def test_rounding_mode_intrinsics(k):
+    ext, device = k
+    rng = np.random.default_rng(1)
+    a = np.concatenate([rng.standard_normal(200) * 10.0 ** rng.integers(-3, 4, 200), [2.5, -2.5, 3.5, 0.5, -0.5, 1e10]])
+    b = np.concatenate([rng.standard_normal(200), [1.0, 3.0, 7.0, -3.0, 3.0, 3.0]])
+    c = rng.standard_normal(len(a))
+    a, b, c = (v.astype(np.float32) for v in (a, b, c))
+    out, ints = ext.rounding(*(torch.from_numpy(v).to(device) for v in (a, b, c)))
+    out, ints = out.cpu().numpy(), ints.cpu().numpy()
+    F = fractions.Fraction
+    for i in range(len(a)):
+        exact = {
+            "add": F(float(a[i])) + F(float(b[i])),
+            "mul": F(float(a[i])) * F(float(b[i])),
+            "fma": F(float(a[i])) * F(float(b[i])) + F(float(c[i])),
+            "div": F(float(a[i])) / F(float(b[i])),
+        }
+        for j, (op, mode) in enumerate((op, mode) for op in exact for mode in ("rn", "rz", "ru", "rd")):
+            assert out[i, j] == round_f32(exact[op], mode), (i, op, mode, a[i], b[i], c[i], out[i, j])
+        # __float2int_rn: nearest even; _rz: toward zero; _ru: up; _rd: down; saturating.
+        v = float(a[i])
+        expected = [round(v), math.trunc(v), math.ceil(v), math.floor(v)]
+        expected = [max(-(2**31), min(2**31 - 1, e)) for e in expected]
+        assert ints[i].tolist() == expected, (v, ints[i])
+
+
+@pytest.mark.parametrize("target", TARGETS_BUILT)
+def test_the_device_api_kernels_build_with_nvcc_too(target):
+    """What the GPU machine runs above: the same file compiles with nvcc (here without a GPU)."""
+    assert kp.build.build_kernel(DEVICE_API, target=target).library.exists()
