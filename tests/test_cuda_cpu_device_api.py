@@ -165,3 +165,45 @@ def test_rounding_mode_intrinsics(k):
 def test_the_device_api_kernels_build_with_nvcc_too(target):
     """What the GPU machine runs above: the same file compiles with nvcc (here without a GPU)."""
     assert kp.build.build_kernel(DEVICE_API, target=target).library.exists()
+
+
+def s32(v):
+    """The int32 that the low 32 bits of `v` are."""
+    v &= 0xFFFFFFFF
+    return v - 2**32 if v >= 2**31 else v
+
+
+def sext24(v):
+    v &= 0xFFFFFF
+    return v - 2**24 if v >= 2**23 else v
+
+
+def test_integer_intrinsics(k):
+    ext, device = k
+    rng = np.random.default_rng(2)
+    x = [*rng.integers(-(2**31), 2**31, 300).tolist(), 0, -1, 2**31 - 1, -(2**31), 0x01020304]
+    y = [*rng.integers(-(2**31), 2**31, 300).tolist(), 5, -1, 2**31 - 1, -(2**31), -0x05060708]
+    out = ext.integer(torch.tensor(x, dtype=torch.int32).to(device), torch.tensor(y, dtype=torch.int32).to(device))
+    for i, (a, b) in enumerate(zip(x, y)):
+        ua, ub = a & 0xFFFFFFFF, b & 0xFFFFFFFF
+        sbytes = [[(v >> s & 0xFF) - (256 if v >> s & 0x80 else 0) for s in (0, 8, 16, 24)] for v in (ua, ub)]
+        ubytes = [[v >> s & 0xFF for s in (0, 8, 16, 24)] for v in (ua, ub)]
+        d = np.float64(a) / 7.0
+        bits = int(np.array([d]).view(np.uint64)[0])
+        expected = [
+            s32(sext24(a) * sext24(b)),  # __mul24: the low 32 bits of the 24-bit operands' product
+            s32((ua & 0xFFFFFF) * (ub & 0xFFFFFF)),
+            s32((a * b) >> 32),  # __mulhi: the high 32 bits of the 64-bit product
+            s32((ua * ub) >> 32),
+            s32(((a << 20) * (b << 20)) >> 64),  # __mul64hi: the high 64 bits of the 128-bit product
+            s32(abs(a - b) + 7),  # __sad: |a - b| + z
+            s32(abs(ua - ub) + 7),
+            (a + b) >> 1,  # __hadd: (a + b) >> 1 without overflow
+            (a + b + 1) >> 1,
+            s32((ua + ub) >> 1),
+            s32((ua + ub + 1) >> 1),
+            s32(sum(p * q for p, q in zip(*sbytes)) + 5),  # __dp4a: four byte products, plus c
+            s32(sum(p * q for p, q in zip(*ubytes)) + 5),
+            s32((bits >> 32) ^ (bits & 0xFFFFFFFF)),  # __double2hiint ^ __double2loint
+        ]
+        assert out[i].tolist() == expected, (i, a, b, out[i].tolist(), expected)

@@ -98,3 +98,41 @@ def test_unsupported_constructs_name_file_and_line(code, construct):
 def test_host_launch_beside_device_function_is_fine():
     src = "__device__ float sq(float x) { return x * x; }\nvoid host() { k<<<1, 1>>>(); }\n"
     assert "::kp::launch" in translate(src, "/k.cu")
+
+
+@pytest.mark.parametrize(
+    "code, name",
+    [
+        ("  __half h = __float2half(x[0]);", "__half"),
+        ("  x[0] = erfinvf(x[0]);", "erfinvf"),
+        ("  atomicAdd_block(x, 1.0f);", "atomicAdd_block"),
+        ("  auto g = cooperative_groups::coalesced_threads();", "coalesced_threads"),
+        ("  x[0] = __shfl(x[0], 0);", "__shfl"),
+    ],
+)
+def test_cuda_names_the_stand_in_lacks_are_named_before_gpp_runs(code, name):
+    src = f"#include <cstdint>\n\n__global__ void k(float* x) {{\n{code}\n}}\n"
+    with pytest.raises(UnsupportedConstruct) as err:
+        translate(src, "/abs/k.cu", "kernels/k.cu")
+    assert str(err.value) == f"kernels/k.cu:4: {name} is not supported on the CPU stand-in"
+
+
+def test_a_cuda_header_the_stand_in_lacks_is_named_at_its_include():
+    with pytest.raises(UnsupportedConstruct) as err:
+        translate("#include <cstdint>\n#include <cuda_bf16.h>\n", "/abs/k.cu", "kernels/k.cu")
+    assert str(err.value) == "kernels/k.cu:2: #include <cuda_bf16.h> is not supported on the CPU stand-in"
+
+
+def test_what_the_stand_in_has_a_typo_and_the_users_own_words_pass_to_gpp():
+    """Names the header defines (some through its macros) or libm has pass; so does a misspelt name, for g++ to
+    report as the user's mistake; and a plain word from the list used as the user's own variable."""
+    src = (
+        "__global__ void k(float* x, unsigned* u) {\n"
+        "  x[0] = __fadd_rz(x[0], 1.0f) + __float2int_rd(x[1]) + erff(x[2]) + exp10f(x[3]);\n"
+        "  u[0] = atomicInc(u, 4u) + __syncthreads_count(1) + __reduce_add_sync(~0u, 1u);\n"
+        "  __syncthread();\n"  # a typo: g++ says "was not declared; did you mean '__syncthreads'?"
+        "  float erfinvf = 1.0f, hsin = erfinvf;\n"  # the user's own variables
+        "  x[0] = hsin;\n"
+        "}\n"
+    )
+    assert "__syncthread();" in translate(src, "/k.cu")

@@ -477,6 +477,7 @@ inline long long clock64() {
 // clock() is the C library's (process CPU time): it increases too, with a coarser step than a GPU's.
 
 inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+inline void __threadfence_system() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 inline void __threadfence_block() { __atomic_signal_fence(__ATOMIC_SEQ_CST); }
 
 // ---------------------------------------------------------------------------------------------
@@ -490,6 +491,42 @@ inline int __ffs(int x) { return __builtin_ffs(x); }
 inline int __ffsll(long long x) { return __builtin_ffsll(x); }
 inline float __int_as_float(int x) { return ::kp::detail::from_bits<float>(static_cast<unsigned>(x)); }
 inline float __uint_as_float(unsigned x) { return ::kp::detail::from_bits<float>(x); }
+// Integer intrinsics: 24-bit and high-half multiplies, absolute differences, averages, dot products.
+inline int __mul24(int x, int y) { return static_cast<int>(1ll * (x << 8 >> 8) * (y << 8 >> 8)); }
+inline unsigned __umul24(unsigned x, unsigned y) { return (x & 0xffffffu) * (y & 0xffffffu); }
+inline int __mulhi(int x, int y) { return static_cast<int>(static_cast<long long>(x) * y >> 32); }
+inline unsigned __umulhi(unsigned x, unsigned y) {
+  return static_cast<unsigned>(static_cast<unsigned long long>(x) * y >> 32);
+}
+inline long long __mul64hi(long long x, long long y) {
+  return static_cast<long long>(static_cast<__int128>(x) * y >> 64);
+}
+inline unsigned long long __umul64hi(unsigned long long x, unsigned long long y) {
+  return static_cast<unsigned long long>(static_cast<unsigned __int128>(x) * y >> 64);
+}
+inline unsigned __sad(int x, int y, unsigned z) { return static_cast<unsigned>(x > y ? 0ll + x - y : 0ll + y - x) + z; }
+inline unsigned __usad(unsigned x, unsigned y, unsigned z) { return (x > y ? x - y : y - x) + z; }
+inline int __hadd(int x, int y) { return static_cast<int>((static_cast<long long>(x) + y) >> 1); }
+inline int __rhadd(int x, int y) { return static_cast<int>((static_cast<long long>(x) + y + 1) >> 1); }
+inline unsigned __uhadd(unsigned x, unsigned y) { return static_cast<unsigned>((0ull + x + y) >> 1); }
+inline unsigned __urhadd(unsigned x, unsigned y) { return static_cast<unsigned>((0ull + x + y + 1) >> 1); }
+// The sum of the four products of x's and y's bytes (signed or unsigned), plus z.
+inline int __dp4a(int x, int y, int z) {
+  for (int i = 0; i < 32; i += 8) z += static_cast<signed char>(x >> i) * static_cast<signed char>(y >> i);
+  return z;
+}
+inline unsigned __dp4a(unsigned x, unsigned y, unsigned z) {
+  for (int i = 0; i < 32; i += 8) z += (x >> i & 0xffu) * (y >> i & 0xffu);
+  return z;
+}
+inline int __double2hiint(double x) { return static_cast<int>(::kp::detail::to_bits(x) >> 32); }
+inline int __double2loint(double x) { return static_cast<int>(::kp::detail::to_bits(x)); }
+inline double __hiloint2double(int hi, int lo) {
+  return ::kp::detail::from_bits<double>(static_cast<uint64_t>(static_cast<unsigned>(hi)) << 32 |
+                                         static_cast<unsigned>(lo));
+}
+inline void __nanosleep(unsigned) {}  // nothing to wait for: threads do not run at the same time
+
 inline unsigned __brev(unsigned x) {
   x = (x >> 1 & 0x55555555u) | (x & 0x55555555u) << 1;
   x = (x >> 2 & 0x33333333u) | (x & 0x33333333u) << 2;
@@ -728,6 +765,28 @@ template <class T>
 inline T __ldg(const T* p) {
   return *p;
 }
+// Loads and stores with cache hints: the hints mean nothing on a CPU.
+#define KP_LOAD(name)         \
+  template <class T>          \
+  inline T name(const T* p) { \
+    return *p;                \
+  }
+KP_LOAD(__ldca)
+KP_LOAD(__ldcg)
+KP_LOAD(__ldcs)
+KP_LOAD(__ldlu)
+KP_LOAD(__ldcv)
+#undef KP_LOAD
+#define KP_STORE(name)              \
+  template <class T>                \
+  inline void name(T* p, T value) { \
+    *p = value;                     \
+  }
+KP_STORE(__stwb)
+KP_STORE(__stcg)
+KP_STORE(__stcs)
+KP_STORE(__stwt)
+#undef KP_STORE
 
 // CUDA's global min and max, for the argument types CUDA has them for. Mixed signedness compares
 // as unsigned; the floating-point ones are fmax and fmin (a NaN loses), as in CUDA.

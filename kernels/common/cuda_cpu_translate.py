@@ -11,10 +11,15 @@ The `.cu` on disk stays ordinary CUDA. `translate()` returns a copy that
   * drops the CUDA runtime includes that `cuda_cpu.h` stands in for, and spells `__noinline__`
     and `#pragma unroll` the way g++ understands them.
 Constructs the stand-in cannot honour are rejected here, before g++ runs, with
-`file.cu:LINE: <construct> is not supported on the CPU stand-in`.
+`file.cu:LINE: <construct> is not supported on the CPU stand-in`: the ones in UNSUPPORTED, and every
+name of CUDA's device API (cuda_names.txt) that neither cuda_cpu.h defines nor the C math library has.
 """
 
+import ctypes
+import ctypes.util
+import functools
 import re
+from pathlib import Path
 
 # (pattern, what the user reads). Matched against code with comments and strings blanked out.
 UNSUPPORTED = [
@@ -79,6 +84,49 @@ def blank_comments_and_strings(src):
         else:
             i += 1
     return "".join(out)
+
+
+@functools.cache
+def missing_cuda_names():
+    """({names}, {headers}) of CUDA's device API (cuda_names.txt) that the stand-in does not provide: neither
+    cuda_cpu.h's code (comments aside) nor the C math library (libm's exports) has them."""
+    here = Path(__file__).parent
+    listed = [line.strip() for line in (here / "cuda_names.txt").read_text().splitlines()]
+    listed = [line for line in listed if line and not line.startswith("#")]
+    provided = defined_names(blank_comments_and_strings((here / "cuda_cpu.h").read_text()))
+    libm = ctypes.CDLL(ctypes.util.find_library("m"))
+    names = {n for n in listed if not n.startswith("<") and n not in provided and not hasattr(libm, n)}
+    return names, {n[1:-1] for n in listed if n.startswith("<")}
+
+
+def defined_names(code):
+    """Every identifier in the C++ `code`, and those its macros paste together (`__fadd_##suffix` in a macro
+    invoked as `KP_ROUNDED(rz, ...)` defines `__fadd_rz`)."""
+    names = set(re.findall(r"\b\w+\b", code))
+    for macro in re.finditer(r"#[ \t]*define[ \t]+(\w+)\(([^)]*)\)((?:.*\\\n)*.*)", code):
+        params = [p.strip() for p in macro[2].split(",")]
+        pasted = re.findall(r"(\w*)##(\w+)", macro[3])
+        for call in re.finditer(rf"^[ \t]*{macro[1]}\(([^)]*)\)", code, re.M):
+            args = dict(zip(params, (a.strip() for a in call[1].split(","))))
+            names |= {prefix + args.get(param, param) for prefix, param in pasted}
+    return names
+
+
+INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"]+)[>"]', re.M)
+
+
+def refuse_missing_cuda_names(src, code, shown):
+    """Raise UnsupportedConstruct at the first include or use of a CUDA name the stand-in lacks."""
+    names, headers = missing_cuda_names()
+    found = [(m.start(), m[1]) for m in INCLUDE.finditer(src) if m[1] in headers]
+    for m in re.finditer(r"\b[A-Za-z_]\w*\b", code):
+        if m[0] in names and (
+            m[0].startswith("__") or re.match(r"\s*\(", code[m.end() :]) or code[: m.start()].rstrip().endswith("::")
+        ):
+            found.append((m.start(), m[0]))
+    if found:
+        pos, name = min(found)
+        raise UnsupportedConstruct(shown, line_of(src, pos), f"#include <{name}>" if "." in name else name)
 
 
 def line_of(src, pos):
@@ -180,6 +228,7 @@ def translate(src, path, display_path=None):
         m = re.search(pattern, code)
         if m:
             raise UnsupportedConstruct(shown, line_of(src, m.start()), what)
+    refuse_missing_cuda_names(src, code, shown)
 
     bodies = function_bodies(preprocessor_free)
 

@@ -9,6 +9,8 @@
 //   groups_kernel        cooperative groups: this_thread_block, tiled_partition<32> and <16>, shfl_down,
 //                        ballot, cg::reduce with plus
 //   rounding_kernel      __fadd/__fmul/__fmaf/__fdiv _rn/_rz/_ru/_rd, __float2int_rn/_rz/_ru/_rd
+//   integer_kernel       __mul24, __umul24, __mulhi, __umulhi, __mul64hi, __sad, __usad, __hadd, __rhadd,
+//                        __uhadd, __urhadd, __dp4a (signed, unsigned), __double2hiint/loint, cache-hint loads
 #include <cooperative_groups.h>
 #include <cooperative_groups/reduce.h>
 
@@ -99,6 +101,25 @@ __global__ void rounding_kernel(const float* a, const float* b, const float* c, 
   o[15] = __fdiv_rd(a[i], b[i]);
   int* k = ints + 4 * i;
   k[0] = __float2int_rn(a[i]), k[1] = __float2int_rz(a[i]), k[2] = __float2int_ru(a[i]), k[3] = __float2int_rd(a[i]);
+}
+
+__global__ void integer_kernel(const int* x, const int* y, int* out, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const int a = __ldcg(x + i), b = __ldcs(y + i);
+  const unsigned ua = a, ub = b;
+  int* o = out + 14 * i;
+  o[0] = __mul24(a, b), o[1] = __umul24(ua, ub), o[2] = __mulhi(a, b), o[3] = __umulhi(ua, ub);
+  o[4] = static_cast<int>(__mul64hi(static_cast<long long>(a) << 20, static_cast<long long>(b) << 20));
+  o[5] = __sad(a, b, 7u), o[6] = __usad(ua, ub, 7u), o[7] = __hadd(a, b), o[8] = __rhadd(a, b);
+  o[9] = __uhadd(ua, ub), o[10] = __urhadd(ua, ub), o[11] = __dp4a(a, b, 5), o[12] = __dp4a(ua, ub, 5u);
+  const double d = static_cast<double>(a) / 7.0;
+  __stcg(o + 13, __double2hiint(d) ^ __double2loint(d));
+}
+
+void integer(const int* x, const int* y, int* out, int n) {
+  integer_kernel<<<ceil_div(n, 64), 64>>>(x, y, out, n);
+  KP_CHECK_LAUNCH();
 }
 
 void vote_barrier(const int* pred, int* out, int threads) {

@@ -12,6 +12,7 @@ void clock_ticks(long long* out, int threads);
 void match_reduce(const int* keys, unsigned* out);
 void groups(const float* x, float* sums, float* next, unsigned* ballots, int n);
 void rounding(const float* a, const float* b, const float* c, float* out, int* ints, int n);
+void integer(const int* x, const int* y, int* out, int n);
 
 static void check_tensor(const char* op, const char* name, const Tensor& x, ScalarType dtype) {
   kp::check(kp::served(x), std::string(op) + ": " + name + " is on " + kp::device_name(x) + ", but this build takes " +
@@ -87,6 +88,15 @@ std::tuple<Tensor, Tensor> rounding_op(Tensor a, Tensor b, Tensor c) {
   return {out, ints};
 }
 
+Tensor integer_op(Tensor x, Tensor y) {
+  check_tensor("integer", "x", x, ScalarType::Int);
+  check_tensor("integer", "y", y, ScalarType::Int);
+  Tensor out = torch::stable::new_zeros(x, {x.numel(), 14});
+  kp::before_launch();
+  integer(as<int>(x), as<int>(y), as<int>(out), x.numel());
+  return out;
+}
+
 KP_OPS(m) {
   m.def("vote_barrier(Tensor pred) -> Tensor", TORCH_BOX(&vote_barrier_op));
   m.def("bits(Tensor x, Tensor y, Tensor s) -> Tensor", TORCH_BOX(&bits_op));
@@ -94,5 +104,6 @@ KP_OPS(m) {
   m.def("clock(Tensor like, int threads) -> Tensor", TORCH_BOX(&clock_op));
   m.def("match_reduce(Tensor keys) -> Tensor", TORCH_BOX(&match_reduce_op));
   m.def("groups(Tensor x) -> (Tensor, Tensor, Tensor)", TORCH_BOX(&groups_op));
+  m.def("integer(Tensor x, Tensor y) -> Tensor", TORCH_BOX(&integer_op));
   m.def("rounding(Tensor a, Tensor b, Tensor c) -> (Tensor, Tensor)", TORCH_BOX(&rounding_op));
 }
