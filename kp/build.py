@@ -194,6 +194,7 @@ def build_kernel(name_or_path, target=None, verbose=False):
     if target == "cpu":
         standin = COMMON / "cuda_cpu.h"
         inputs += [standin, *sorted(project_headers(standin, [COMMON])), COMMON / "cuda_cpu_translate.py"]
+        inputs.append(COMMON / "cuda_names.txt")  # what the translator refuses
     key = content_key((target, torch.__version__, cflags, cuda_cflags, ldflags, includes), inputs)
 
     build_dir = BUILD_ROOT / target / f"{name}-{hashlib.sha256(str(cu).encode()).hexdigest()[:8]}"
