@@ -19,12 +19,12 @@ def dtype_name(dtype):
     return C10_DTYPE_NAMES.get(dtype, str(dtype).removeprefix("torch."))
 
 
-def require_floating(op, name, t):
-    """`t` is float32 or float64 (the device is the dispatcher's business under a fake)."""
-    torch._check(
-        t.dtype in (torch.float32, torch.float64),
-        lambda: f"{op}: {name} must be float32 or float64, got {dtype_name(t.dtype)}",
-    )
+def require_floating(op, name, t, half=False):
+    """`t` is float32 or float64, with `half` float16 or bfloat16 too (the device is the dispatcher's business
+    under a fake)."""
+    kinds = (torch.float32, torch.float64, torch.float16, torch.bfloat16) if half else (torch.float32, torch.float64)
+    words = "float32, float64, float16 or bfloat16" if half else "float32 or float64"
+    torch._check(t.dtype in kinds, lambda: f"{op}: {name} must be {words}, got {dtype_name(t.dtype)}")
 
 
 def require_same_kind(op, name, t, ref_name, ref):
@@ -36,9 +36,9 @@ def require_same_kind(op, name, t, ref_name, ref):
     torch._check(t.device == ref.device, lambda: f"{op}: {name} is on {t.device} but {ref_name} is on {ref.device}")
 
 
-def require_like(op, name, t, ref_name, ref):
-    """`t` is a float tensor with the dtype, device and shape of `ref`."""
-    require_floating(op, name, t)
+def require_like(op, name, t, ref_name, ref, half=False):
+    """`t` is a float tensor (`half`: as require_floating) with the dtype, device and shape of `ref`."""
+    require_floating(op, name, t, half)
     require_same_kind(op, name, t, ref_name, ref)
     torch._check(
         t.shape == ref.shape, lambda: f"{op}: {name} has shape {list(t.shape)} but {ref_name} has {list(ref.shape)}"

@@ -165,7 +165,13 @@ def _build_flags(target, cu):
         cflags += [f for f in probe_linker().cflags if f == "-fno-plt"]
         runtime_dir = Path(cpu_runtime()._name).parent
         ldflags += [f"-L{runtime_dir}", "-lkp_cuda_cpu", f"-Wl,-rpath,{runtime_dir}"]
-    return includes, cflags, ["-O2", "-Xcompiler", "-fvisibility=hidden"], ldflags
+    # torch builds CUDA extensions without CUDA's half and bfloat16 operators and conversions: they clash with
+    # ATen's types. Our kernel files have no ATen: they get __half and __nv_bfloat16 as CUDA defines them, as the
+    # stand-in does (kernels/common/cuda_cpu_fp16.h), so one kernel file compiles for both targets.
+    cuda_cflags = ["-O2", "-Xcompiler", "-fvisibility=hidden"]
+    cuda_cflags += [f"-U__CUDA_NO_{what}__" for what in ("HALF_OPERATORS", "HALF_CONVERSIONS", "HALF2_OPERATORS")]
+    cuda_cflags += ["-U__CUDA_NO_BFLOAT16_CONVERSIONS__"]
+    return includes, cflags, cuda_cflags, ldflags
 
 
 def build_kernel(name_or_path, target=None, verbose=False):
@@ -194,7 +200,7 @@ def build_kernel(name_or_path, target=None, verbose=False):
     if target == "cpu":
         standin = COMMON / "cuda_cpu.h"
         inputs += [standin, *sorted(project_headers(standin, [COMMON])), COMMON / "cuda_cpu_translate.py"]
-        inputs.append(COMMON / "cuda_names.txt")  # what the translator refuses
+        inputs += [COMMON / "cuda_cpu_fp16.h", COMMON / "cuda_names.txt"]  # half types; what the translator refuses
     key = content_key((target, torch.__version__, cflags, cuda_cflags, ldflags, includes), inputs)
 
     build_dir = BUILD_ROOT / target / f"{name}-{hashlib.sha256(str(cu).encode()).hexdigest()[:8]}"

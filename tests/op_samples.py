@@ -66,6 +66,9 @@ def involution_grad_out(dtype):
 
 HYPER = (STRIDE, PADDING, DILATION)
 
+# The ops whose kernels take float16 and bfloat16 as well as float32 and float64.
+HALF = {"add2.add2", "add2.add2_v1"}
+
 SAMPLES = {
     "add2.add2": lambda dtype: forward(dtype, 2),
     "add2.add2_v1": lambda dtype: forward(dtype, 2),

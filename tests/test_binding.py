@@ -34,6 +34,16 @@ def test_dtype_names_are_c10s():
             "op: x must be float32 or float64, got Half",
         ),
         (require_like, (torch.ones(3), "y", torch.ones(2)), r"op: x has shape \[3\] but y has \[2\]"),
+        (
+            lambda *a: require_floating(*a, half=True),  # an op whose kernels take the half types too
+            (torch.ones(2, dtype=torch.int32),),
+            "op: x must be float32, float64, float16 or bfloat16, got Int",
+        ),
+        (
+            lambda *a: require_like(*a, half=True),
+            (torch.ones(2, dtype=torch.bfloat16), "y", torch.ones(2, dtype=torch.float16)),
+            "op: x has dtype BFloat16 but y has Half",
+        ),
     ],
 )
 def test_a_failed_requirement_is_a_runtime_error_naming_the_op_and_the_argument(check, args, message):
@@ -46,3 +56,5 @@ def test_what_the_binding_takes_passes():
     require_floating("op", "x", x)
     require_same_kind("op", "x", x, "y", torch.zeros(7, dtype=torch.float64))
     require_like("op", "x", x, "y", torch.zeros(2, 3, dtype=torch.float64))
+    for dtype in (torch.float16, torch.bfloat16):
+        require_like("op", "x", torch.ones(2, dtype=dtype), "y", torch.ones(2, dtype=dtype), half=True)

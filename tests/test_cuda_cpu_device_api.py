@@ -207,3 +207,48 @@ def test_integer_intrinsics(k):
             s32((bits >> 32) ^ (bits & 0xFFFFFFFF)),  # __double2hiint ^ __double2loint
         ]
         assert out[i].tolist() == expected, (i, a, b, out[i].tolist(), expected)
+
+
+def to_bits(t):
+    """The 16 bits of a float16/bfloat16 tensor, as int64 (NaNs as one canonical 0x7fff)."""
+    bits = t.view(torch.int16).long() & 0xFFFF
+    return torch.where(t.isnan(), 0x7FFF, bits)
+
+
+@pytest.mark.parametrize("dtype, column", [(torch.float16, 0), (torch.bfloat16, 9)], ids=["half", "bfloat16"])
+def test_half_and_bfloat16_round_as_the_gpu_does(k, dtype, column):
+    """Each result: the float32 operation on the rounded operands, rounded to nearest even (what torch's own
+    float16/bfloat16 ops give on a CPU: they compute in float32 and round once). NaN compares as NaN: CUDA gives
+    0x7fff, torch another quiet NaN. (On a GPU, hsqrt goes through an approximate float sqrt: the cuda case may
+    show it one unit off where a result lies next to a halfway point.)"""
+    ext, device = k
+    g = torch.Generator().manual_seed(3)
+    a = torch.cat(
+        [
+            torch.randn(500, generator=g) * 10 ** torch.randint(-6, 6, (500,), generator=g).float(),
+            torch.tensor([65504.0, 65520.0, 1e-8, -0.0, float("inf"), float("nan"), 3e38, 5.96e-8]),
+        ]
+    )
+    b = torch.cat([torch.randn(500, generator=g), torch.tensor([1.0, 1.0, 3.0, 2.0, 1.0, 1.0, 2.0, 0.5])])
+    c = torch.randn(len(a), generator=g)
+    out, pairs = (t.cpu() for t in ext.half(*(v.to(device) for v in (a, b, c))))
+    A, B, C = (v.to(dtype) for v in (a, b, c))
+    f = torch.float32
+    expected = [
+        A,
+        (A.to(f) + B.to(f)).to(dtype),
+        (A.to(f) - B.to(f)).to(dtype),
+        (A.to(f) * B.to(f)).to(dtype),
+        (A.to(f) / B.to(f)).to(dtype),
+        torch.addcmul(C.to(f), A.to(f), B.to(f)).to(dtype),  # fma in float32, rounded once
+        torch.fmax(A.to(f), B.to(f)).to(dtype),
+        # numpy's float32 sqrt, correctly rounded (torch's vectorised one was seen to round 65504's up)
+        torch.from_numpy(np.sqrt(np.abs(A.to(f).numpy()))).to(dtype),
+        -A,
+    ]
+    for j, e in enumerate(expected):
+        got = out[:, column + j].long() & 0xFFFF
+        assert torch.equal(torch.where(e.isnan(), 0x7FFF, got), to_bits(e)), (j, (got != to_bits(e)).nonzero()[:5])
+    if dtype == torch.float16:
+        half_sum = (torch.stack([A, B], 1).to(f) + C.to(f)[:, None]).to(dtype).to(f)
+        torch.testing.assert_close(pairs, half_sum, rtol=0, atol=0, equal_nan=True)

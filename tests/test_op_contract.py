@@ -9,7 +9,7 @@ import re
 import pytest
 import torch
 from conftest import TARGETS_BUILT
-from op_samples import SAMPLES
+from op_samples import HALF, SAMPLES
 from torch._subclasses.fake_tensor import FakeTensorMode
 
 import helpers
@@ -52,8 +52,11 @@ def test_every_op_has_samples_a_fake_and_a_forward_op_an_autograd_formula(kernel
     assert forward and ext.autograd == forward
 
 
-@pytest.mark.parametrize("dtype", DTYPES, ids=str)
-@pytest.mark.parametrize("name", OPS)
+@pytest.mark.parametrize(
+    "name, dtype",
+    [(n, d) for n in OPS for d in DTYPES + ([torch.float16, torch.bfloat16] if n in HALF else [])],
+    ids=str,
+)
 def test_opcheck(name, dtype, target_device, target):
     """Schema, fake, autograd registration and dispatch agree with the kernel (torch.library.opcheck)."""
     op = op_named(name, target)
@@ -95,7 +98,8 @@ def test_a_bad_call_is_refused_alike_by_kernel_and_fake_and_loses_nothing(name, 
     args = on(target_device, SAMPLES[name](torch.float32)[0])
     schema = op.default._schema.arguments
     first = next(i for i, a in enumerate(args) if torch.is_tensor(a))
-    message = f"{name.split('.')[1]}: {schema[first].name} must be float32 or float64, got Int"
+    kinds = "float32, float64, float16 or bfloat16" if name in HALF else "float32 or float64"
+    message = f"{name.split('.')[1]}: {schema[first].name} must be {kinds}, got Int"
     with torch.no_grad():
         before = outputs(op(*args))
         kept = [a.clone() if torch.is_tensor(a) else a for a in args]
@@ -132,3 +136,12 @@ def test_a_compile_error_names_the_cu_line_and_shows_it(kernel, target, kernel_c
     message = str(error.value)
     assert re.match(rf"{re.escape(str(cu))}:{line}:(\d+:)? error: .*kp_undeclared_name", message), message
     assert f"{line:5d} |   kp_undeclared_name += 1;" in message.splitlines()[1], message
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_the_files_contract_names_the_dtypes_its_ops_take(kernel):
+    """The `// dtypes:` line of a kernel file's opening comment says float16 and bfloat16 exactly where its ops
+    take them (op_samples.HALF, which the opcheck and bad-call cases above hold the ops to)."""
+    lines = (helpers.KERNELS / f"{kernel}.cu").read_text().splitlines()
+    dtypes = next(line for line in lines if line.startswith("// dtypes:"))
+    assert ("float16 and bfloat16" in dtypes) == any(name.startswith(f"{kernel}.") for name in HALF), dtypes

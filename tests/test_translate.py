@@ -87,7 +87,7 @@ def test_cuda_runtime_includes_are_dropped():
         ("  cooperative_groups::this_grid().sync();", "grid-wide cooperative sync"),
         ("  child<<<1, 32>>>();", "launching kernels from kernels"),
         # CUDA's names the stand-in lacks (kernels/common/cuda_names.txt), named before g++ runs
-        ("  __half h = __float2half(x[0]);", "__half"),
+        ("  __half h = __float2half_rz(x[0]);", "__float2half_rz"),
         ("  x[0] = erfinvf(x[0]);", "erfinvf"),
         ("  atomicAdd_block(x, 1.0f);", "atomicAdd_block"),
         ("  auto g = cooperative_groups::coalesced_threads();", "coalesced_threads"),
@@ -108,8 +108,8 @@ def test_host_launch_beside_device_function_is_fine():
 
 def test_a_cuda_header_the_stand_in_lacks_is_named_at_its_include():
     with pytest.raises(UnsupportedConstruct) as err:
-        translate("#include <cstdint>\n#include <cuda_bf16.h>\n", "/abs/k.cu", "kernels/k.cu")
-    assert str(err.value) == "kernels/k.cu:2: #include <cuda_bf16.h> is not supported on the CPU stand-in"
+        translate("#include <cstdint>\n#include <cuda_fp8.h>\n", "/abs/k.cu", "kernels/k.cu")
+    assert str(err.value) == "kernels/k.cu:2: #include <cuda_fp8.h> is not supported on the CPU stand-in"
 
 
 def test_what_the_stand_in_has_a_typo_and_the_users_own_words_pass_to_gpp():

@@ -6,6 +6,7 @@
 //   - argument checks whose messages name the op and the argument (they reach Python as
 //     RuntimeError): kp::check_floating, kp::check_same_kind, kp::check_like;
 //   - KP_DISPATCH_FLOATING: float32/float64 dispatch, with `scalar_t` set inside;
+//     KP_DISPATCH_FLOATING_AND_HALF: float16 (__half) and bfloat16 (__nv_bfloat16) too;
 //   - kp::stream_of: the current CUDA stream of a tensor (nullptr on the CPU stand-in);
 //   - KP_OPS(m) { m.def("schema", TORCH_BOX(&fn)); }: registration under a namespace chosen by
 //     the loader at load time, so that an edited kernel loads again in the same process
@@ -18,6 +19,12 @@
 // The oldest torch we support (README, "Torch versions"): only its stable API is visible here, so a
 // binding that compiles against newer headers also loads in torch 2.11.
 #define TORCH_TARGET_VERSION (((0ULL + 2) << 56) | ((0ULL + 11) << 48))
+#ifdef KP_CPU_STANDIN
+#include "cuda_cpu_fp16.h"  // the stand-in's __half and __nv_bfloat16: the kernel file's types
+#else
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#endif
 #include <torch/csrc/stable/library.h>
 #include <torch/csrc/stable/ops.h>
 #include <torch/csrc/stable/tensor.h>
@@ -85,11 +92,16 @@ inline Tensor contiguous(const Tensor& t) { return t.is_contiguous() ? t : torch
 inline Tensor empty_like(const Tensor& t) { return torch::stable::new_empty(t, t.sizes()); }
 
 // `t` is a defined float32/float64 tensor on a device this build serves.
-inline void check_floating(const char* op, const char* name, const Tensor& t) {
+// With `half`, float16 and bfloat16 too (for an op whose kernels take __half and __nv_bfloat16).
+inline void check_floating(const char* op, const char* name, const Tensor& t, bool half = false) {
   check(t.defined(), std::string(op) + ": " + name + " is undefined");
   ScalarType st = t.scalar_type();
-  if (st != ScalarType::Float && st != ScalarType::Double)
-    check(false, std::string(op) + ": " + name + " must be float32 or float64, got " + torch::headeronly::toString(st));
+  const bool ok = st == ScalarType::Float || st == ScalarType::Double ||
+                  (half && (st == ScalarType::Half || st == ScalarType::BFloat16));
+  if (!ok)
+    check(false, std::string(op) + ": " + name + " must be " +
+                     (half ? "float32, float64, float16 or bfloat16" : "float32 or float64") + ", got " +
+                     torch::headeronly::toString(st));
   if (!served(t))
     check(false, std::string(op) + ": " + name + " is on " + device_name(t) + ", but this build takes " + kBuildServes);
 }
@@ -106,8 +118,9 @@ inline void check_same_kind(const char* op, const char* name, const Tensor& t, c
 }
 
 // `t` is a float tensor with the dtype, device and shape of `ref`.
-inline void check_like(const char* op, const char* name, const Tensor& t, const char* ref_name, const Tensor& ref) {
-  check_floating(op, name, t);
+inline void check_like(const char* op, const char* name, const Tensor& t, const char* ref_name, const Tensor& ref,
+                       bool half = false) {
+  check_floating(op, name, t, half);
   check_same_kind(op, name, t, ref_name, ref);
   if (!same_shape(t, ref))
     check(false,
@@ -159,21 +172,35 @@ class Ops {
 
 }  // namespace kp
 
-#define KP_DISPATCH_FLOATING(TYPE, OP, ...)                                                                     \
-  [&] {                                                                                                         \
-    ::kp::before_launch();                                                                                      \
-    switch (TYPE) {                                                                                             \
-      case ::kp::ScalarType::Float: {                                                                           \
-        using scalar_t = float;                                                                                 \
-        return __VA_ARGS__();                                                                                   \
-      }                                                                                                         \
-      case ::kp::ScalarType::Double: {                                                                          \
-        using scalar_t = double;                                                                                \
-        return __VA_ARGS__();                                                                                   \
-      }                                                                                                         \
-      default:                                                                                                  \
-        throw std::runtime_error(std::string(OP) + ": unsupported dtype " + torch::headeronly::toString(TYPE)); \
-    }                                                                                                           \
+#define KP_DISPATCH_CASE(ENUM, T, ...) \
+  case ::kp::ScalarType::ENUM: {       \
+    using scalar_t = T;                \
+    return __VA_ARGS__();              \
+  }
+#define KP_DISPATCH_UNSUPPORTED(TYPE, OP) \
+  default:                                \
+    throw std::runtime_error(std::string(OP) + ": unsupported dtype " + torch::headeronly::toString(TYPE));
+
+#define KP_DISPATCH_FLOATING(TYPE, OP, ...)         \
+  [&] {                                             \
+    ::kp::before_launch();                          \
+    switch (TYPE) {                                 \
+      KP_DISPATCH_CASE(Float, float, __VA_ARGS__)   \
+      KP_DISPATCH_CASE(Double, double, __VA_ARGS__) \
+      KP_DISPATCH_UNSUPPORTED(TYPE, OP)             \
+    }                                               \
+  }()
+
+#define KP_DISPATCH_FLOATING_AND_HALF(TYPE, OP, ...)         \
+  [&] {                                                      \
+    ::kp::before_launch();                                   \
+    switch (TYPE) {                                          \
+      KP_DISPATCH_CASE(Float, float, __VA_ARGS__)            \
+      KP_DISPATCH_CASE(Double, double, __VA_ARGS__)          \
+      KP_DISPATCH_CASE(Half, __half, __VA_ARGS__)            \
+      KP_DISPATCH_CASE(BFloat16, __nv_bfloat16, __VA_ARGS__) \
+      KP_DISPATCH_UNSUPPORTED(TYPE, OP)                      \
+    }                                                        \
   }()
 
 // KP_OPS(m) { m.def(...); } defines kp_register(ns), which the loader calls once per load with a

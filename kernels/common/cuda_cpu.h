@@ -7,7 +7,8 @@
 // Everything else is here: qualifiers, threadIdx and friends, __shared__, barriers (with
 // __syncthreads_count/_and/_or), warp shuffles, votes, matches and reductions, atomics (with
 // atomicInc/Dec), bit and rounding-mode intrinsics, math, clock64, device-side assert and __trap,
-// cooperative groups (the block and its tiles). The runtime (cuda_cpu_runtime.cpp,
+// cooperative groups (the block and its tiles); half and bfloat16 are in cuda_cpu_fp16.h, which the
+// source step includes for <cuda_fp16.h> and <cuda_bf16.h>. The runtime (cuda_cpu_runtime.cpp,
 // libkp_cuda_cpu.so, one per process) owns the thread pool, the fibers and the fault handler.
 //
 // How it runs. A launch is checked like CUDA checks it, then its blocks are handed out in chunks to
@@ -45,6 +46,9 @@
 //   - Not detected: an access that lands in mapped memory (just past a tensor, in another
 //     tensor), which reads or writes whatever is there, as on a GPU without compute-sanitizer.
 //     Integer division by zero is detected here; a GPU goes on with an unspecified value.
+//   - Half and bfloat16 (cuda_cpu_fp16.h): + - * / and fma round as a GPU's do (through float, to
+//     nearest even); hsqrt, hexp and the other math functions are correctly rounded through float,
+//     where a GPU's use approximate float functions and may differ in the last place.
 //   - Stacks: a CUDA thread that runs on a fiber has 512 KiB (CUDA's most local memory per thread),
 //     reserved and committed only where touched. The first thread of a block that reaches a
 //     barrier, and every thread of a block that never does, runs on its OS thread's own stack
@@ -56,6 +60,7 @@
 // Kernel files are built with -fvisibility=hidden (or -fno-semantic-interposition): otherwise g++
 // may not inline non-template __device__ functions inside a shared library.
 #pragma once
+#define KP_CUDA_CPU_H
 
 #include <math.h>  // the float overloads (sqrt(float), ...) in the global namespace, as in CUDA
 

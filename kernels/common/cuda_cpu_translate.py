@@ -38,6 +38,7 @@ CUDA_RUNTIME_INCLUDES = re.compile(  # and assert's (the header redefines it for
     r'|cassert|assert\.h|cooperative_groups\.h|cooperative_groups/reduce\.h)[>"]',
     re.M,
 )
+FP16_INCLUDES = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"](cuda_fp16\.h|cuda_bf16\.h)[>"]', re.M)
 EXTERN_SHARED = re.compile(r"\bextern\s+__shared__\s+(?P<type>[^;\[]*?)\s*\b(?P<name>\w+)\s*\[\s*\]\s*;")
 ALIGN = re.compile(r"__align__\s*\(\s*\d+\s*\)|alignas\s*\(\s*\d+\s*\)")
 
@@ -93,7 +94,8 @@ def missing_cuda_names():
     here = Path(__file__).parent
     listed = [line.strip() for line in (here / "cuda_names.txt").read_text().splitlines()]
     listed = [line for line in listed if line and not line.startswith("#")]
-    provided = defined_names(blank_comments_and_strings((here / "cuda_cpu.h").read_text()))
+    headers = ("cuda_cpu.h", "cuda_cpu_fp16.h")
+    provided = set().union(*(defined_names(blank_comments_and_strings((here / h).read_text())) for h in headers))
     libm = ctypes.CDLL(ctypes.util.find_library("m"))
     names = {n for n in listed if not n.startswith("<") and n not in provided and not hasattr(libm, n)}
     return names, {n[1:-1] for n in listed if n.startswith("<")}
@@ -291,6 +293,8 @@ def translate(src, path, display_path=None):
 
     for m in CUDA_RUNTIME_INCLUDES.finditer(src):
         edits.append((m.start(), m.end(), f"/* {m.group(1)}: provided by cuda_cpu.h */"))
+    for m in FP16_INCLUDES.finditer(src):
+        edits.append((m.start(), m.end(), f'#include "cuda_cpu_fp16.h" /* for {m.group(1)} */'))
 
     out = src
     for start, end, replacement in sorted(edits, reverse=True):

@@ -9,10 +9,13 @@
 //   groups_kernel        cooperative groups: this_thread_block, tiled_partition<32> and <16>, shfl_down,
 //                        ballot, cg::reduce with plus
 //   rounding_kernel      __fadd/__fmul/__fmaf/__fdiv _rn/_rz/_ru/_rd, __float2int_rn/_rz/_ru/_rd
+//   half_kernel          __half and __nv_bfloat16: conversions, + - * /, __hfma, __hmax, hsqrt, __half2
 //   integer_kernel       __mul24, __umul24, __mulhi, __umulhi, __mul64hi, __sad, __usad, __hadd, __rhadd,
 //                        __uhadd, __urhadd, __dp4a (signed, unsigned), __double2hiint/loint, cache-hint loads
 #include <cooperative_groups.h>
 #include <cooperative_groups/reduce.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 
 #include "kp.cuh"
 
@@ -119,6 +122,34 @@ __global__ void integer_kernel(const int* x, const int* y, int* out, int n) {
 
 void integer(const int* x, const int* y, int* out, int n) {
   integer_kernel<<<ceil_div(n, 64), 64>>>(x, y, out, n);
+  KP_CHECK_LAUNCH();
+}
+
+// Per element, 9 results of type T from floats a, b, c: T(a), a+b, a-b, a*b, a/b, fma(a, b, c), max(a, b),
+// sqrt(|a|), and -a; all as the 16 bits, widened to int. Then a __half2 sum of (a, b) + (c, c).
+template <typename T>
+__device__ void half_ops(float fa, float fb, float fc, int* o) {
+  const T a = fa, b = fb, c = fc;
+  const T r[9] = {a, a + b, a - b, a * b, a / b, __hfma(a, b, c), __hmax(a, b), hsqrt(__habs(a)), -a};
+  for (int k = 0; k < 9; ++k) {
+    T v = r[k];
+    unsigned short u;
+    memcpy(&u, &v, 2);
+    o[k] = u;
+  }
+}
+
+__global__ void half_kernel(const float* a, const float* b, const float* c, int* out, float* pairs, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  half_ops<__half>(a[i], b[i], c[i], out + 18 * i);
+  half_ops<__nv_bfloat16>(a[i], b[i], c[i], out + 18 * i + 9);
+  const __half2 sum = __hadd2(__floats2half2_rn(a[i], b[i]), __float2half2_rn(c[i]));
+  pairs[2 * i] = __half2float(__low2half(sum)), pairs[2 * i + 1] = __half2float(__high2half(sum));
+}
+
+void half_arithmetic(const float* a, const float* b, const float* c, int* out, float* pairs, int n) {
+  half_kernel<<<ceil_div(n, 64), 64>>>(a, b, c, out, pairs, n);
   KP_CHECK_LAUNCH();
 }
 

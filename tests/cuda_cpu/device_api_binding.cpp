@@ -13,6 +13,7 @@ void match_reduce(const int* keys, unsigned* out);
 void groups(const float* x, float* sums, float* next, unsigned* ballots, int n);
 void rounding(const float* a, const float* b, const float* c, float* out, int* ints, int n);
 void integer(const int* x, const int* y, int* out, int n);
+void half_arithmetic(const float* a, const float* b, const float* c, int* out, float* pairs, int n);
 
 static void check_tensor(const char* op, const char* name, const Tensor& x, ScalarType dtype) {
   kp::check(kp::served(x), std::string(op) + ": " + name + " is on " + kp::device_name(x) + ", but this build takes " +
@@ -97,6 +98,17 @@ Tensor integer_op(Tensor x, Tensor y) {
   return out;
 }
 
+std::tuple<Tensor, Tensor> half_op(Tensor a, Tensor b, Tensor c) {
+  check_tensor("half", "a", a, ScalarType::Float);
+  check_tensor("half", "b", b, ScalarType::Float);
+  check_tensor("half", "c", c, ScalarType::Float);
+  Tensor out = torch::stable::new_zeros(a, {a.numel(), 18}, ScalarType::Int);
+  Tensor pairs = torch::stable::new_zeros(a, {a.numel(), 2});
+  kp::before_launch();
+  half_arithmetic(as<float>(a), as<float>(b), as<float>(c), as<int>(out), as<float>(pairs), a.numel());
+  return {out, pairs};
+}
+
 KP_OPS(m) {
   m.def("vote_barrier(Tensor pred) -> Tensor", TORCH_BOX(&vote_barrier_op));
   m.def("bits(Tensor x, Tensor y, Tensor s) -> Tensor", TORCH_BOX(&bits_op));
@@ -104,6 +116,7 @@ KP_OPS(m) {
   m.def("clock(Tensor like, int threads) -> Tensor", TORCH_BOX(&clock_op));
   m.def("match_reduce(Tensor keys) -> Tensor", TORCH_BOX(&match_reduce_op));
   m.def("groups(Tensor x) -> (Tensor, Tensor, Tensor)", TORCH_BOX(&groups_op));
+  m.def("half(Tensor a, Tensor b, Tensor c) -> (Tensor, Tensor)", TORCH_BOX(&half_op));
   m.def("integer(Tensor x, Tensor y) -> Tensor", TORCH_BOX(&integer_op));
   m.def("rounding(Tensor a, Tensor b, Tensor c) -> (Tensor, Tensor)", TORCH_BOX(&rounding_op));
 }
