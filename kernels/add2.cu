@@ -3,19 +3,14 @@
 // forward:  c[i] = a[i] + b[i]
 // backward: dL/da = dL/dc and dL/db = dL/dc: the gradient passes through, no kernel needed
 // shapes:   a, b and c share one shape (contiguous; any number of elements, 0 included)
-// dtypes:   float32, float64, float16 and bfloat16 (templated on T; __half and __nv_bfloat16 add through
-//           float and round to nearest even, as the GPU does; as in CUDA, an int times a __half is
-//           ambiguous: in an edit, write T(2) * b[i], not 2 * b[i])
+// dtypes:   float32 and float64 (templated on T)
 // kernels:  v1 add2_fwd_kernel: one thread per element, 256 threads per block (the plain first version)
-//           v2 add2_fwd_kernel_v2: one thread per Pack of N elements (16 bytes: 4 floats, 2 doubles, 8 halves),
+//           v2 add2_fwd_kernel_v2: one thread per Pack of N elements (16 bytes: 4 floats or 2 doubles),
 //              moved with one 16-byte load per input and one 16-byte store where a, b and c are 16-byte
 //              aligned (torch's allocations are; a view such as x[1:] is not: then one by one); the last
 //              thread takes what is left of n. A quarter of v1's memory instructions for the same bytes.
 //           The op `add2` launches v2; the op `add2_v1` launches v1, to compare the two.
 // saved for backward: nothing
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
 #include "common/kp.cuh"
 
 // The op on element i: every kernel below runs this one line, so an edit here changes them all.
@@ -66,9 +61,3 @@ template void add2_fwd_v1<float>(const float*, const float*, float*, int64_t, cu
 template void add2_fwd_v1<double>(const double*, const double*, double*, int64_t, cudaStream_t);
 template void add2_fwd<float>(const float*, const float*, float*, int64_t, cudaStream_t);
 template void add2_fwd<double>(const double*, const double*, double*, int64_t, cudaStream_t);
-template void add2_fwd_v1<__half>(const __half*, const __half*, __half*, int64_t, cudaStream_t);
-template void add2_fwd_v1<__nv_bfloat16>(const __nv_bfloat16*, const __nv_bfloat16*, __nv_bfloat16*, int64_t,
-                                         cudaStream_t);
-template void add2_fwd<__half>(const __half*, const __half*, __half*, int64_t, cudaStream_t);
-template void add2_fwd<__nv_bfloat16>(const __nv_bfloat16*, const __nv_bfloat16*, __nv_bfloat16*, int64_t,
-                                      cudaStream_t);

@@ -10,16 +10,15 @@ void add2_fwd_v1(const T* a, const T* b, T* c, int64_t n, cudaStream_t stream);
 template <int version>
 kp::Tensor add2(kp::Tensor a, kp::Tensor b) {
   const char* op = version == 2 ? "add2" : "add2_v1";
-  kp::check_floating(op, "a", a, /*half=*/true);
-  kp::check_like(op, "b", b, "a", a, /*half=*/true);
+  kp::check_floating(op, "a", a);
+  kp::check_like(op, "b", b, "a", a);
   a = kp::contiguous(a);
   b = kp::contiguous(b);
   kp::Tensor c = kp::empty_like(a);
-  KP_DISPATCH_FLOATING_AND_HALF(a.scalar_type(), op, [&] {
+  KP_DISPATCH_FLOATING(a.scalar_type(), op, [&] {
     auto launch = version == 2 ? add2_fwd<scalar_t> : add2_fwd_v1<scalar_t>;
-    // data_ptr(): the stable Tensor's typed accessors know torch's scalar types, not CUDA's __half
-    launch(static_cast<const scalar_t*>(a.data_ptr()), static_cast<const scalar_t*>(b.data_ptr()),
-           static_cast<scalar_t*>(c.data_ptr()), a.numel(), kp::stream_of(a));
+    launch(a.const_data_ptr<scalar_t>(), b.const_data_ptr<scalar_t>(), c.mutable_data_ptr<scalar_t>(), a.numel(),
+           kp::stream_of(a));
   });
   return c;
 }

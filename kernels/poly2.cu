@@ -3,10 +3,15 @@
 // forward:  y[i] = x[i]² + 2·x[i]
 // backward: dL/dx[i] = dL/dy[i] · (2·x[i] + 2)   (the seed's backward had a typo, `inptu`; this is the fixed one)
 // shapes:   x, y, dL/dy and dL/dx share one shape (contiguous; any number of elements, 0 included)
-// dtypes:   float32 and float64 (templated on T)
-// launch:   one thread per Pack of N elements (16 bytes: 4 floats or 2 doubles), 256 threads per block,
+// dtypes:   float32, float64, float16 and bfloat16 (templated on T; with __half and __nv_bfloat16 each
+//           + and * goes through float and rounds to nearest even, as on a GPU and in torch; as in CUDA, an
+//           int times a __half is ambiguous: write T(2) * x, as below)
+// launch:   one thread per Pack of N elements (16 bytes: 4 floats, 2 doubles, 8 halves), 256 threads per block,
 //           for both kernels; 16-byte loads and stores where the tensors are aligned
 // saved for backward: x
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
 #include "common/kp.cuh"
 
 // Each thread takes N consecutive elements (a Pack: 16 bytes, 4 floats or 2 doubles): with one 16-byte load
@@ -72,3 +77,8 @@ template void poly2_fwd<float>(const float*, float*, int64_t, cudaStream_t);
 template void poly2_fwd<double>(const double*, double*, int64_t, cudaStream_t);
 template void poly2_bwd<float>(const float*, const float*, float*, int64_t, cudaStream_t);
 template void poly2_bwd<double>(const double*, const double*, double*, int64_t, cudaStream_t);
+template void poly2_fwd<__half>(const __half*, __half*, int64_t, cudaStream_t);
+template void poly2_fwd<__nv_bfloat16>(const __nv_bfloat16*, __nv_bfloat16*, int64_t, cudaStream_t);
+template void poly2_bwd<__half>(const __half*, const __half*, __half*, int64_t, cudaStream_t);
+template void poly2_bwd<__nv_bfloat16>(const __nv_bfloat16*, const __nv_bfloat16*, __nv_bfloat16*, int64_t,
+                                       cudaStream_t);

@@ -15,13 +15,13 @@ from kp.binding import require_floating, require_like
 def register(ops):
     @ops.register_fake("poly2")
     def _(x):
-        require_floating("poly2", "x", x)
+        require_floating("poly2", "x", x, half=True)  # the kernels take float16 and bfloat16 too
         return x.new_empty(x.shape)  # contiguous, like the kernel's output
 
     @ops.register_fake("poly2_backward")
     def _(grad_y, x):
-        require_floating("poly2_backward", "x", x)
-        require_like("poly2_backward", "grad_y", grad_y, "x", x)
+        require_floating("poly2_backward", "x", x, half=True)
+        require_like("poly2_backward", "grad_y", grad_y, "x", x, half=True)
         return x.new_empty(x.shape)
 
     def setup_context(ctx, inputs, output):

@@ -67,7 +67,7 @@ def involution_grad_out(dtype):
 HYPER = (STRIDE, PADDING, DILATION)
 
 # The ops whose kernels take float16 and bfloat16 as well as float32 and float64.
-HALF = {"add2.add2", "add2.add2_v1"}
+HALF = {"poly2.poly2", "poly2.poly2_backward"}
 
 SAMPLES = {
     "add2.add2": lambda dtype: forward(dtype, 2),

@@ -42,6 +42,20 @@ def test_forward_and_backward_match_torch(poly2, shape, dtype):
     torch.testing.assert_close(got, expected)
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("shape", [(1,), (1023,), (1025,), (7, 11, 13)])
+def test_half_types_round_each_step_as_torch_does(poly2_ext, shape, dtype):
+    """float16 and bfloat16: each + and * through float, rounded to nearest even, in the kernel's order (x*x,
+    then 2*x, then the sum; 2*x + 2, then the product), as torch's own half ops round: bit for bit, and the
+    same on an unaligned view (the one-by-one path)."""
+    x = (torch.randn(shape) * 30).to(dtype)
+    grad_y = torch.randn(shape).to(dtype)
+    for view in (slice(None), slice(1, None)):
+        xv, gv = x.flatten()[view], grad_y.flatten()[view]
+        assert torch.equal(poly2_ext.poly2(xv), xv * xv + 2 * xv)
+        assert torch.equal(poly2_ext.poly2_backward(gv, xv), gv * (2 * xv + 2))
+
+
 def test_backward_is_the_fixed_formula(poly2_ext):
     # dP2/dx = 2x + 2: zero at x = -1, 2 at x = 0, 8 at x = 3 (the seed's typo never ran)
     x = torch.tensor([-1.0, 0.0, 3.0], dtype=torch.float64)
@@ -65,10 +79,16 @@ def test_non_contiguous_and_expanded_inputs(poly2_ext):
 @pytest.mark.parametrize(
     "x, message",
     [
-        (torch.ones(3, dtype=torch.int32), "poly2: x must be float32 or float64, got Int"),
-        (torch.ones(3, dtype=torch.float16), "poly2: x must be float32 or float64, got Half"),
+        (torch.ones(3, dtype=torch.int32), "poly2: x must be float32, float64, float16 or bfloat16, got Int"),
+        (
+            torch.ones(3, dtype=torch.complex64),
+            "poly2: x must be float32, float64, float16 or bfloat16, got ComplexFloat",
+        ),
         # on the meta device the fake implementation answers, with the binding's checks
-        (torch.ones(3, dtype=torch.int32, device="meta"), "poly2: x must be float32 or float64, got Int"),
+        (
+            torch.ones(3, dtype=torch.int32, device="meta"),
+            "poly2: x must be float32, float64, float16 or bfloat16, got Int",
+        ),
     ],
 )
 def test_bad_forward_inputs_raise_a_runtime_error_naming_the_argument(poly2_ext, target_device, x, message):
@@ -79,8 +99,16 @@ def test_bad_forward_inputs_raise_a_runtime_error_naming_the_argument(poly2_ext,
 @pytest.mark.parametrize(
     "grad_y, x, message",
     [
-        (torch.ones(3), torch.ones(3, dtype=torch.int64), "poly2_backward: x must be float32 or float64, got Long"),
-        (torch.ones(3, dtype=torch.int32), torch.ones(3), "poly2_backward: grad_y must be float32 or float64, got Int"),
+        (
+            torch.ones(3),
+            torch.ones(3, dtype=torch.int64),
+            "poly2_backward: x must be float32, float64, float16 or bfloat16, got Long",
+        ),
+        (
+            torch.ones(3, dtype=torch.int32),
+            torch.ones(3),
+            "poly2_backward: grad_y must be float32, float64, float16 or bfloat16, got Int",
+        ),
         (torch.ones(3, dtype=torch.float64), torch.ones(3), "poly2_backward: grad_y has dtype Double but x has Float"),
         (torch.ones(4), torch.ones(3), r"poly2_backward: grad_y has shape \[4\] but x has \[3\]"),
         (torch.ones(3, 1), torch.ones(3), r"poly2_backward: grad_y has shape \[3, 1\] but x has \[3\]"),
@@ -127,7 +155,7 @@ def test_the_fake_rejects_bad_inputs_with_the_binding_message(poly2_ext):
             poly2_ext.poly2_backward(torch.empty(5, 3), x)
         with pytest.raises(RuntimeError, match="poly2_backward: grad_y has dtype Double but x has Float"):
             poly2_ext.poly2_backward(torch.empty(3, 5, dtype=torch.float64), x)
-        with pytest.raises(RuntimeError, match="poly2: x must be float32 or float64, got Long"):
+        with pytest.raises(RuntimeError, match="poly2: x must be float32, float64, float16 or bfloat16, got Long"):
             poly2_ext.poly2(torch.empty(3, dtype=torch.int64))
 
 

@@ -127,6 +127,12 @@ inline void check_like(const char* op, const char* name, const Tensor& t, const 
           std::string(op) + ": " + name + " has shape " + shape_of(t) + " but " + ref_name + " has " + shape_of(ref));
 }
 
+// The tensor's data as T*: torch's typed accessors know its scalar types, not CUDA's __half and __nv_bfloat16.
+template <typename T>
+inline T* data(const Tensor& t) {
+  return static_cast<T*>(t.data_ptr());
+}
+
 inline cudaStream_t stream_of(const Tensor& t) {
 #ifdef KP_CPU_STANDIN
   (void)t;

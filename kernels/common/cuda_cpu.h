@@ -44,8 +44,13 @@
 //     .cu line (kernel libraries have line tables, -g1). On a GPU such an error ends the CUDA
 //     context: every later launch of the process fails. Here later launches work.
 //   - Not detected: an access that lands in mapped memory (just past a tensor, in another
-//     tensor), which reads or writes whatever is there, as on a GPU without compute-sanitizer.
-//     Integer division by zero is detected here; a GPU goes on with an unspecified value.
+//     tensor, past a __shared__ array), which reads or writes whatever is there, as on a GPU
+//     without compute-sanitizer; races and reads of uninitialised memory; static __shared__ beyond
+//     CUDA's 48 KiB per block. Integer division by zero is detected here; a GPU goes on with an
+//     unspecified value.
+//   - The fast intrinsics (__expf, __sinf, __fdividef, ...) are the accurate functions here; a
+//     GPU's are approximate and differ in the last bits. clock64() counts the CPU's time-stamp
+//     ticks, and clock() is the C library's (process CPU time), not GPU cycles.
 //   - Half and bfloat16 (cuda_cpu_fp16.h): + - * / and fma round as a GPU's do (through float, to
 //     nearest even); hsqrt, hexp and the other math functions are correctly rounded through float,
 //     where a GPU's use approximate float functions and may differ in the last place.
