@@ -20,7 +20,7 @@ from pathlib import Path
 
 import torch
 
-from kp.diagnostics import GCC_DIAGNOSTIC, NVCC_DIAGNOSTIC, KernelBuildError, source_excerpt
+from kp.diagnostics import GCC_DIAGNOSTIC, NVCC_DIAGNOSTIC, KernelBuildError, load_failure, source_excerpt
 from kp.doctor import doctor
 from kp.files import BUILD_ROOT, COMMON, KERNELS, content_key, display_path, locked, write_if_changed
 from kp.toolchain import DEFAULT_CUDA_ARCH, TARGETS, ToolchainError, default_target, linker_flags, probe_linker
@@ -248,6 +248,11 @@ def build_kernel(name_or_path, target=None, verbose=False):
             )
         except (RuntimeError, OSError) as e:
             log = str(e)
+            if "Could not load this library" in log and library.exists():  # built, but the loader refuses it
+                try:
+                    ctypes.CDLL(str(library))  # for the loader's own words (a failed dlopen keeps nothing)
+                except OSError as refused:
+                    raise load_failure(str(refused), library, cu, binding) from None
             log_path = build_dir / "last_error.log"
             log_path.write_text(log)
             err = KernelBuildError.from_log(log, [cu, binding], log_path)

@@ -1,5 +1,6 @@
-"""Build errors that read like compiler errors about the `.cu` file: KernelBuildError from a build log; and
-a failed launch's message with the `.cu` lines it is about (explain_launch_failure).
+"""Build errors that read like compiler errors about the `.cu` file: KernelBuildError from a build log, or
+from a library that does not load (load_failure); and a failed launch's message with the `.cu` lines it is
+about (explain_launch_failure).
 
 Finds the first error about one of the sources (gcc's `file:line:col:`, nvcc's `file(line):`), else the
 linker's own lines, and shows the source line with a caret. Never runs a compiler or displays anything.
@@ -81,6 +82,31 @@ class KernelBuildError(RuntimeError):
             f"<details><summary>full build log ({len(self.log.splitlines())} lines)</summary>"
             f"<pre>{html.escape(self.log)}</pre></details>"
         )
+
+
+UNDEFINED_SYMBOL = re.compile(r"undefined symbol: (\S+)")
+
+
+def load_failure(error, library, cu, binding):
+    """A KernelBuildError for a built library that the dynamic loader refused (`error`, its OSError's text).
+    The usual cause: the binding calls a launcher the `.cu` file does not define (its explicit instantiation,
+    `template void add2_fwd<double>(...);`, missing or spelt differently), which links, as a shared library may
+    have undefined symbols, and fails only here; said with the launcher's C++ name."""
+    if m := UNDEFINED_SYMBOL.search(error):
+        return KernelBuildError(
+            f"{display_path(cu)} does not define {demangle(m[1])}, which {display_path(binding)} calls: is its "
+            "explicit instantiation (`template void ...;`) missing, or spelt differently?"
+        )
+    return KernelBuildError(f"{display_path(library)} was built but does not load: {error}")
+
+
+def demangle(symbol):
+    """The C++ name of a mangled symbol (binutils' c++filt), or the symbol itself."""
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        out = subprocess.run(["c++filt", symbol], capture_output=True, text=True, timeout=10).stdout.strip()
+        if out:
+            return out
+    return symbol
 
 
 # KP_CHECK_LAUNCH's message (kernels/common/kp.cuh), and where the stand-in saw a kernel fault: a code

@@ -61,6 +61,26 @@ def test_a_failed_launch_names_the_cu_line_and_shows_the_launch_with_its_configu
     torch.testing.assert_close(ext.add2(a, a), a + a)  # the Pack kernel launches 256 threads: still works
 
 
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_launcher_the_binding_calls_but_the_cu_lacks_is_named_in_cpp(kernel_copy, target):
+    """A missing explicit instantiation links (a shared library may have undefined symbols) and fails only when
+    the library loads: said with the launcher's C++ name, not dlopen's mangled one; the fixed file then loads."""
+    cu = kernel_copy()
+    good = cu.read_text()
+    line = next(text for text in good.splitlines() if text.startswith("template void add2_fwd_v1<double>"))
+    cu.write_text(good.replace(line + "\n", ""))
+    with pytest.raises(helpers.KernelBuildError) as failed:
+        helpers.load_kernel(cu, target=target, quiet=True)
+    assert str(failed.value) == (
+        f"{cu} does not define void add2_fwd_v1<double>(double const*, double const*, double*, long, CUstream_st*), "
+        f"which {cu.with_name('add2_binding.cpp')} calls: is its explicit instantiation (`template void ...;`) "
+        "missing, or spelt differently?"
+    )
+    cu.write_text(good)
+    a = torch.ones(3, dtype=torch.float64, device=DEVICE[target])
+    torch.testing.assert_close(helpers.load_kernel(cu, target=target, quiet=True).add2_v1(a, a), 2 * a)
+
+
 def test_unknown_kernel_lists_the_known_ones():
     with pytest.raises(FileNotFoundError, match="the kernels here: .*add2"):
         helpers.load_kernel("no_such_op")
