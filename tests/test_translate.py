@@ -106,10 +106,11 @@ def test_host_launch_beside_device_function_is_fine():
     assert "::kp::launch" in translate(src, "/k.cu")
 
 
-def test_a_cuda_header_the_stand_in_lacks_is_named_at_its_include():
+@pytest.mark.parametrize("header", ["cuda_fp8.h", "cuda/barrier"])
+def test_a_cuda_header_the_stand_in_lacks_is_named_at_its_include(header):
     with pytest.raises(UnsupportedConstruct) as err:
-        translate("#include <cstdint>\n#include <cuda_fp8.h>\n", "/abs/k.cu", "kernels/k.cu")
-    assert str(err.value) == "kernels/k.cu:2: #include <cuda_fp8.h> is not supported on the CPU stand-in"
+        translate(f"#include <cstdint>\n#include <{header}>\n", "/abs/k.cu", "kernels/k.cu")
+    assert str(err.value) == f"kernels/k.cu:2: #include <{header}> is not supported on the CPU stand-in"
 
 
 def test_what_the_stand_in_has_a_typo_and_the_users_own_words_pass_to_gpp():

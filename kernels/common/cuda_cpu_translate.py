@@ -120,7 +120,7 @@ INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"]+)[>"]', re.M)
 def refuse_missing_cuda_names(src, code, shown):
     """Raise UnsupportedConstruct at the first include or use of a CUDA name the stand-in lacks."""
     names, headers = missing_cuda_names()
-    found = [(m.start(), m[1]) for m in INCLUDE.finditer(src) if m[1] in headers]
+    found = [(m.start(), f"#include <{m[1]}>") for m in INCLUDE.finditer(src) if m[1] in headers]
     for m in re.finditer(r"\b[A-Za-z_]\w*\b", code):
         if m[0] in names and (
             m[0].startswith("__") or re.match(r"\s*\(", code[m.end() :]) or code[: m.start()].rstrip().endswith("::")
@@ -128,7 +128,7 @@ def refuse_missing_cuda_names(src, code, shown):
             found.append((m.start(), m[0]))
     if found:
         pos, name = min(found)
-        raise UnsupportedConstruct(shown, line_of(src, pos), f"#include <{name}>" if "." in name else name)
+        raise UnsupportedConstruct(shown, line_of(src, pos), name)
 
 
 def line_of(src, pos):
