@@ -4,7 +4,7 @@
 // small object. This header builds on torch's stable C++ API, which compiles in ~2 s where
 // torch/extension.h takes ~20 s, and gives:
 //   - argument checks whose messages name the op and the argument (they reach Python as
-//     RuntimeError): kp::check_floating, kp::check_same_kind, kp::check_like;
+//     RuntimeError): kp::check_floating, kp::check_same_kind, kp::check_like, kp::check_tensor;
 //   - KP_DISPATCH_FLOATING: float32/float64 dispatch, with `scalar_t` set inside;
 //     KP_DISPATCH_FLOATING_AND_HALF: float16 (__half) and bfloat16 (__nv_bfloat16) too;
 //   - kp::stream_of: the current CUDA stream of a tensor (nullptr on the CPU stand-in);
@@ -104,6 +104,17 @@ inline void check_floating(const char* op, const char* name, const Tensor& t, bo
                      torch::headeronly::toString(st));
   if (!served(t))
     check(false, std::string(op) + ": " + name + " is on " + device_name(t) + ", but this build takes " + kBuildServes);
+}
+
+// `t` is a contiguous tensor of `dtype` on a device this build serves (an op on integer tensors, say).
+inline void check_tensor(const char* op, const char* name, const Tensor& t, ScalarType dtype) {
+  check(t.defined(), std::string(op) + ": " + name + " is undefined");
+  if (!served(t))
+    check(false, std::string(op) + ": " + name + " is on " + device_name(t) + ", but this build takes " + kBuildServes);
+  if (t.scalar_type() != dtype || !t.is_contiguous())
+    check(false, std::string(op) + ": " + name + " must be a contiguous " + torch::headeronly::toString(dtype) +
+                     " tensor, got " + (t.is_contiguous() ? "" : "a non-contiguous ") +
+                     torch::headeronly::toString(t.scalar_type()));
 }
 
 // `t` has the dtype and device of `ref`.

@@ -33,12 +33,6 @@ static Tensor input(const char* op, Tensor x) {
   return torch::stable::contiguous(x);
 }
 
-static void check_int32(const char* op, const Tensor& x) {
-  kp::check(kp::served(x),
-            std::string(op) + ": x is on " + kp::device_name(x) + ", but this build takes " + kp::kBuildServes);
-  kp::check(x.scalar_type() == ScalarType::Int && x.is_contiguous(), std::string(op) + ": x must be contiguous int32");
-}
-
 Tensor tiled_matmul_op(Tensor A, Tensor B) {
   A = input("tiled_matmul", A);
   B = input("tiled_matmul", B);
@@ -99,7 +93,7 @@ Tensor votes_op(Tensor x) {
 }
 
 Tensor histogram_op(Tensor values, int64_t bins) {
-  check_int32("histogram", values);
+  kp::check_tensor("histogram", "values", values, ScalarType::Int);
   Tensor counts = torch::stable::new_zeros(values, {bins});
   kp::before_launch();
   histogram(values.const_data_ptr<int32_t>(), counts.mutable_data_ptr<int32_t>(), values.numel(), bins);
@@ -116,7 +110,7 @@ Tensor atomic_sum_op(Tensor x) {
 }
 
 Tensor atomic_minmax_op(Tensor x) {
-  check_int32("atomic_minmax", x);
+  kp::check_tensor("atomic_minmax", "x", x, ScalarType::Int);
   Tensor out = torch::stable::new_zeros(x, {5});
   int* o = out.mutable_data_ptr<int32_t>();
   o[0] = -2147483647 - 1;  // the identities of max and min
@@ -149,7 +143,7 @@ void launch_empty_op(int64_t gx, int64_t gy, int64_t gz, int64_t bx, int64_t by,
 }
 
 Tensor deadlock_op(Tensor out) {
-  check_int32("deadlock", out);
+  kp::check_tensor("deadlock", "out", out, ScalarType::Int);
   kp::before_launch();
   deadlock(out.mutable_data_ptr<int32_t>());
   return out;

@@ -15,19 +15,13 @@ void rounding(const float* a, const float* b, const float* c, float* out, int* i
 void integer(const int* x, const int* y, int* out, int n);
 void half_arithmetic(const float* a, const float* b, const float* c, int* out, float* pairs, int n);
 
-static void check_tensor(const char* op, const char* name, const Tensor& x, ScalarType dtype) {
-  kp::check(kp::served(x), std::string(op) + ": " + name + " is on " + kp::device_name(x) + ", but this build takes " +
-                               kp::kBuildServes);
-  kp::check(x.scalar_type() == dtype && x.is_contiguous(), std::string(op) + ": " + name + " has the wrong dtype");
-}
-
 template <typename T>
 static T* as(const Tensor& t) {
   return reinterpret_cast<T*>(t.data_ptr());
 }
 
 Tensor vote_barrier_op(Tensor pred) {
-  check_tensor("vote_barrier", "pred", pred, ScalarType::Int);
+  kp::check_tensor("vote_barrier", "pred", pred, ScalarType::Int);
   Tensor out = torch::stable::new_zeros(pred, {pred.numel(), 4});
   kp::before_launch();
   vote_barrier(as<int>(pred), as<int>(out), pred.numel());
@@ -35,9 +29,9 @@ Tensor vote_barrier_op(Tensor pred) {
 }
 
 Tensor bits_op(Tensor x, Tensor y, Tensor s) {
-  check_tensor("bits", "x", x, ScalarType::Int);
-  check_tensor("bits", "y", y, ScalarType::Int);
-  check_tensor("bits", "s", s, ScalarType::Int);
+  kp::check_tensor("bits", "x", x, ScalarType::Int);
+  kp::check_tensor("bits", "y", y, ScalarType::Int);
+  kp::check_tensor("bits", "s", s, ScalarType::Int);
   Tensor out = torch::stable::new_zeros(x, {x.numel(), 8});
   kp::before_launch();
   bits(as<unsigned>(x), as<unsigned>(y), as<unsigned>(s), as<unsigned>(out), x.numel());
@@ -45,7 +39,7 @@ Tensor bits_op(Tensor x, Tensor y, Tensor s) {
 }
 
 Tensor inc_dec_op(Tensor counters, int64_t limit, int64_t blocks, int64_t threads) {
-  check_tensor("inc_dec", "counters", counters, ScalarType::Int);
+  kp::check_tensor("inc_dec", "counters", counters, ScalarType::Int);
   kp::before_launch();
   inc_dec(as<unsigned>(counters), unsigned(limit), blocks, threads);
   return counters;
@@ -59,7 +53,7 @@ Tensor clock_op(Tensor like, int64_t threads) {
 }
 
 Tensor match_reduce_op(Tensor keys) {
-  check_tensor("match_reduce", "keys", keys, ScalarType::Int);
+  kp::check_tensor("match_reduce", "keys", keys, ScalarType::Int);
   kp::check(keys.numel() == 32, "match_reduce: one warp of keys");
   Tensor out = torch::stable::new_zeros(keys, {32, 10});
   kp::before_launch();
@@ -68,7 +62,7 @@ Tensor match_reduce_op(Tensor keys) {
 }
 
 std::tuple<Tensor, Tensor, Tensor> groups_op(Tensor x) {
-  check_tensor("groups", "x", x, ScalarType::Float);
+  kp::check_tensor("groups", "x", x, ScalarType::Float);
   const int64_t n = x.numel();
   Tensor sums = torch::stable::new_zeros(x, {(n + 127) / 128});
   Tensor next = torch::stable::new_zeros(x, {n});
@@ -79,9 +73,9 @@ std::tuple<Tensor, Tensor, Tensor> groups_op(Tensor x) {
 }
 
 std::tuple<Tensor, Tensor> rounding_op(Tensor a, Tensor b, Tensor c) {
-  check_tensor("rounding", "a", a, ScalarType::Float);
-  check_tensor("rounding", "b", b, ScalarType::Float);
-  check_tensor("rounding", "c", c, ScalarType::Float);
+  kp::check_tensor("rounding", "a", a, ScalarType::Float);
+  kp::check_tensor("rounding", "b", b, ScalarType::Float);
+  kp::check_tensor("rounding", "c", c, ScalarType::Float);
   Tensor out = torch::stable::new_zeros(a, {a.numel(), 16});
   Tensor ints = torch::stable::new_zeros(a, {a.numel(), 4}, ScalarType::Int);
   kp::before_launch();
@@ -90,8 +84,8 @@ std::tuple<Tensor, Tensor> rounding_op(Tensor a, Tensor b, Tensor c) {
 }
 
 Tensor integer_op(Tensor x, Tensor y) {
-  check_tensor("integer", "x", x, ScalarType::Int);
-  check_tensor("integer", "y", y, ScalarType::Int);
+  kp::check_tensor("integer", "x", x, ScalarType::Int);
+  kp::check_tensor("integer", "y", y, ScalarType::Int);
   Tensor out = torch::stable::new_zeros(x, {x.numel(), 14});
   kp::before_launch();
   integer(as<int>(x), as<int>(y), as<int>(out), x.numel());
@@ -99,9 +93,9 @@ Tensor integer_op(Tensor x, Tensor y) {
 }
 
 std::tuple<Tensor, Tensor> half_op(Tensor a, Tensor b, Tensor c) {
-  check_tensor("half", "a", a, ScalarType::Float);
-  check_tensor("half", "b", b, ScalarType::Float);
-  check_tensor("half", "c", c, ScalarType::Float);
+  kp::check_tensor("half", "a", a, ScalarType::Float);
+  kp::check_tensor("half", "b", b, ScalarType::Float);
+  kp::check_tensor("half", "c", c, ScalarType::Float);
   Tensor out = torch::stable::new_zeros(a, {a.numel(), 18}, ScalarType::Int);
   Tensor pairs = torch::stable::new_zeros(a, {a.numel(), 2});
   kp::before_launch();

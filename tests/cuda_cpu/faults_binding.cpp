@@ -10,21 +10,15 @@ void assert_nonnegative(const float* x, int n);
 void trap(int at, int n);
 void divide(const int* a, const int* b, int* out, int n);
 
-static void check_dtype(const char* op, const Tensor& x, ScalarType dtype, const char* what) {
-  kp::check(kp::served(x),
-            std::string(op) + ": x is on " + kp::device_name(x) + ", but this build takes " + kp::kBuildServes);
-  kp::check(x.scalar_type() == dtype && x.is_contiguous(), std::string(op) + ": x must be contiguous " + what);
-}
-
 Tensor wild_write_op(Tensor x, int64_t offset) {
-  check_dtype("wild_write", x, ScalarType::Float, "float32");
+  kp::check_tensor("wild_write", "x", x, ScalarType::Float);
   kp::before_launch();
   wild_write(x.mutable_data_ptr<float>(), offset);
   return x;
 }
 
 Tensor stack_op(Tensor like, int64_t kib, int64_t blocks, int64_t threads) {
-  check_dtype("stack", like, ScalarType::Int, "int32");
+  kp::check_tensor("stack", "like", like, ScalarType::Int);
   kp::check(kib == 256 || kib == 600, "stack: kib is 256 or 600");
   Tensor out = torch::stable::new_zeros(like, {blocks * threads});
   kp::before_launch();
@@ -33,7 +27,7 @@ Tensor stack_op(Tensor like, int64_t kib, int64_t blocks, int64_t threads) {
 }
 
 void assert_nonnegative_op(Tensor x) {
-  check_dtype("assert_nonnegative", x, ScalarType::Float, "float32");
+  kp::check_tensor("assert_nonnegative", "x", x, ScalarType::Float);
   kp::before_launch();
   assert_nonnegative(x.const_data_ptr<float>(), x.numel());
 }
@@ -44,8 +38,8 @@ void trap_op(Tensor like, int64_t at, int64_t n) {
 }
 
 Tensor divide_op(Tensor a, Tensor b) {
-  check_dtype("divide", a, ScalarType::Int, "int32");
-  check_dtype("divide", b, ScalarType::Int, "int32");
+  kp::check_tensor("divide", "a", a, ScalarType::Int);
+  kp::check_tensor("divide", "b", b, ScalarType::Int);
   Tensor out = kp::empty_like(a);
   kp::before_launch();
   divide(a.const_data_ptr<int32_t>(), b.const_data_ptr<int32_t>(), out.mutable_data_ptr<int32_t>(), a.numel());
