@@ -124,13 +124,15 @@ def label_saved_tensors(body, grad_fn):
         if fn is not None and str(id(fn)) not in nodes:
             nodes[str(id(fn))] = fn
             stack.extend(next_fn for next_fn, _ in getattr(fn, "next_functions", ()))
-    body, seen = list(body), {}
+    body, seen, names_of = list(body), {}, {}  # per node: saved tensors labelled so far; its forward's names
     for i in range(len(body) - 1):
         edge = re.fullmatch(r"\t(\w+) -> (\w+) \[dir=none\]\n", body[i])
         if not edge or edge[2] not in nodes:
             continue
         k = seen[edge[2]] = seen.get(edge[2], -1) + 1
-        names = saved_names(getattr(nodes[edge[2]], "_forward_cls", None))
+        if edge[2] not in names_of:  # the forward's source, parsed once per node
+            names_of[edge[2]] = saved_names(getattr(nodes[edge[2]], "_forward_cls", None))
+        names = names_of[edge[2]]
         name = (names[k] if k < len(names) else None) or f"ctx.saved_tensors[{k}]"
 
         def label(m, name=name):
