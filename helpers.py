@@ -5,7 +5,9 @@
     c = add2.add2(a, b)                 # the op, registered with torch
 
 Edit `kernels/add2.cu`, call `load_kernel("add2")` again, and the new code answers, in the same
-process. Targets: "cuda" (nvcc) when a GPU is present, else "cpu": the CPU stand-in for CUDA's
+process. `load_kernel("add2", check=True)` (or KP_CHECK=1) builds it in check mode: out-of-bounds accesses,
+shared-memory races and divergent barriers raise KernelCheckError at the `.cu` line.
+Targets: "cuda" (nvcc) when a GPU is present, else "cpu": the CPU stand-in for CUDA's
 execution model (kernels/common/cuda_cpu.h), which runs the same `.cu` file.
 `python helpers.py doctor` checks the toolchain.
 """
@@ -13,10 +15,11 @@ execution model (kernels/common/cuda_cpu.h), which runs the same `.cu` file.
 import sys
 
 from kp.bench import bench
+from kp.check import KernelCheckError
 from kp.diagnostics import KernelBuildError
 from kp.display import install_error_view, progress, setup, show_graph, show_kernel, show_kernel_resources
 from kp.doctor import main as doctor_cli
-from kp.files import KERNELS
+from kp.files import KERNELS, kernel_variant
 from kp.load import load_kernel
 from kp.report import record
 from kp.toolchain import ToolchainError
@@ -36,7 +39,9 @@ __all__ = [
     "bench",
     "record",
     "KERNELS",
+    "kernel_variant",
     "KernelBuildError",
+    "KernelCheckError",
     "ToolchainError",
 ]
 

@@ -17,7 +17,7 @@ kp::Tensor add2(kp::Tensor a, kp::Tensor b) {
   kp::Tensor c = kp::empty_like(a);
   KP_DISPATCH_FLOATING(a.scalar_type(), op, [&] {
     auto launch = version == 2 ? add2_fwd<scalar_t> : add2_fwd_v1<scalar_t>;
-    launch(a.const_data_ptr<scalar_t>(), b.const_data_ptr<scalar_t>(), c.mutable_data_ptr<scalar_t>(), a.numel(),
+    launch(kp::data<const scalar_t>(a, "a"), kp::data<const scalar_t>(b, "b"), kp::data<scalar_t>(c, "c"), a.numel(),
            kp::stream_of(a));
   });
   return c;

@@ -12,7 +12,7 @@ kp::Tensor exp_forward(kp::Tensor x) {
   x = kp::contiguous(x);
   kp::Tensor y = kp::empty_like(x);
   KP_DISPATCH_FLOATING(x.scalar_type(), "exp", [&] {
-    exp_fwd<scalar_t>(x.const_data_ptr<scalar_t>(), y.mutable_data_ptr<scalar_t>(), x.numel(), kp::stream_of(x));
+    exp_fwd<scalar_t>(kp::data<const scalar_t>(x, "x"), kp::data<scalar_t>(y, "y"), x.numel(), kp::stream_of(x));
   });
   return y;
 }
@@ -24,8 +24,8 @@ kp::Tensor exp_backward(kp::Tensor grad_y, kp::Tensor y) {
   y = kp::contiguous(y);
   kp::Tensor grad_x = kp::empty_like(y);
   KP_DISPATCH_FLOATING(y.scalar_type(), "exp_backward", [&] {
-    exp_bwd<scalar_t>(grad_y.const_data_ptr<scalar_t>(), y.const_data_ptr<scalar_t>(),
-                      grad_x.mutable_data_ptr<scalar_t>(), y.numel(), kp::stream_of(y));
+    exp_bwd<scalar_t>(kp::data<const scalar_t>(grad_y, "grad_y"), kp::data<const scalar_t>(y, "y"),
+                      kp::data<scalar_t>(grad_x, "grad_x"), y.numel(), kp::stream_of(y));
   });
   return grad_x;
 }

@@ -105,8 +105,8 @@ kp::Tensor involution(kp::Tensor input, kp::Tensor weight, int64_t stride, int64
   weight = kp::contiguous(weight);
   kp::Tensor out = torch::stable::new_empty(input, std::vector<int64_t>{N, C, weight.size(4), weight.size(5)});
   KP_DISPATCH_FLOATING(input.scalar_type(), "involution", [&] {
-    involution_fwd<scalar_t>(input.const_data_ptr<scalar_t>(), weight.const_data_ptr<scalar_t>(),
-                             out.mutable_data_ptr<scalar_t>(), N, C, H, W, G, KH, KW, stride, padding, dilation,
+    involution_fwd<scalar_t>(kp::data<const scalar_t>(input, "input"), kp::data<const scalar_t>(weight, "weight"),
+                             kp::data<scalar_t>(out, "out"), N, C, H, W, G, KH, KW, stride, padding, dilation,
                              kp::stream_of(input));
   });
   return out;
@@ -133,8 +133,9 @@ kp::Tensor involution_grad_input(kp::Tensor grad_out, kp::Tensor weight, int64_t
   weight = kp::contiguous(weight);
   kp::Tensor grad_input = torch::stable::new_empty(grad_out, std::vector<int64_t>{N, C, height, width});
   KP_DISPATCH_FLOATING(grad_out.scalar_type(), "involution_grad_input", [&] {
-    involution_bwd_input<scalar_t>(grad_out.const_data_ptr<scalar_t>(), weight.const_data_ptr<scalar_t>(),
-                                   grad_input.mutable_data_ptr<scalar_t>(), N, C, height, width, G, KH, KW, stride,
+    involution_bwd_input<scalar_t>(kp::data<const scalar_t>(grad_out, "grad_out"),
+                                   kp::data<const scalar_t>(weight, "weight"),
+                                   kp::data<scalar_t>(grad_input, "grad_input"), N, C, height, width, G, KH, KW, stride,
                                    padding, dilation, kp::stream_of(grad_out));
   });
   return grad_input;
@@ -158,9 +159,10 @@ kp::Tensor involution_grad_weight(kp::Tensor grad_out, kp::Tensor input, int64_t
   kp::Tensor grad_weight = torch::stable::new_empty(
       input, std::vector<int64_t>{N, groups, kernel_h, kernel_w, grad_out.size(2), grad_out.size(3)});
   KP_DISPATCH_FLOATING(input.scalar_type(), "involution_grad_weight", [&] {
-    involution_bwd_weight<scalar_t>(grad_out.const_data_ptr<scalar_t>(), input.const_data_ptr<scalar_t>(),
-                                    grad_weight.mutable_data_ptr<scalar_t>(), N, C, H, W, groups, kernel_h, kernel_w,
-                                    stride, padding, dilation, kp::stream_of(input));
+    involution_bwd_weight<scalar_t>(kp::data<const scalar_t>(grad_out, "grad_out"),
+                                    kp::data<const scalar_t>(input, "input"),
+                                    kp::data<scalar_t>(grad_weight, "grad_weight"), N, C, H, W, groups, kernel_h,
+                                    kernel_w, stride, padding, dilation, kp::stream_of(input));
   });
   return grad_weight;
 }

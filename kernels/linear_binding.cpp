@@ -60,8 +60,8 @@ kp::Tensor linear(kp::Tensor input, kp::Tensor weight, kp::Tensor bias) {
   bias = kp::contiguous(bias);
   kp::Tensor output = torch::stable::new_empty(input, {B, N});
   KP_DISPATCH_FLOATING(input.scalar_type(), "linear", [&] {
-    linear_fwd<scalar_t>(input.const_data_ptr<scalar_t>(), weight.const_data_ptr<scalar_t>(),
-                         bias.const_data_ptr<scalar_t>(), output.mutable_data_ptr<scalar_t>(), B, M, N,
+    linear_fwd<scalar_t>(kp::data<const scalar_t>(input, "input"), kp::data<const scalar_t>(weight, "weight"),
+                         kp::data<const scalar_t>(bias, "bias"), kp::data<scalar_t>(output, "output"), B, M, N,
                          kp::stream_of(input));
   });
   return output;
@@ -79,8 +79,9 @@ kp::Tensor linear_grad_input(kp::Tensor grad_output, kp::Tensor weight) {
   weight = kp::contiguous(weight);
   kp::Tensor grad_input = torch::stable::new_empty(grad_output, {B, M});
   KP_DISPATCH_FLOATING(grad_output.scalar_type(), "linear_grad_input", [&] {
-    linear_bwd_input<scalar_t>(grad_output.const_data_ptr<scalar_t>(), weight.const_data_ptr<scalar_t>(),
-                               grad_input.mutable_data_ptr<scalar_t>(), B, M, N, kp::stream_of(grad_output));
+    linear_bwd_input<scalar_t>(kp::data<const scalar_t>(grad_output, "grad_output"),
+                               kp::data<const scalar_t>(weight, "weight"), kp::data<scalar_t>(grad_input, "grad_input"),
+                               B, M, N, kp::stream_of(grad_output));
   });
   return grad_input;
 }
@@ -97,8 +98,9 @@ kp::Tensor linear_grad_weight(kp::Tensor grad_output, kp::Tensor input) {
   input = kp::contiguous(input);
   kp::Tensor grad_weight = torch::stable::new_empty(grad_output, {N, M});
   KP_DISPATCH_FLOATING(grad_output.scalar_type(), "linear_grad_weight", [&] {
-    linear_bwd_weight<scalar_t>(grad_output.const_data_ptr<scalar_t>(), input.const_data_ptr<scalar_t>(),
-                                grad_weight.mutable_data_ptr<scalar_t>(), B, M, N, kp::stream_of(grad_output));
+    linear_bwd_weight<scalar_t>(kp::data<const scalar_t>(grad_output, "grad_output"),
+                                kp::data<const scalar_t>(input, "input"),
+                                kp::data<scalar_t>(grad_weight, "grad_weight"), B, M, N, kp::stream_of(grad_output));
   });
   return grad_weight;
 }
@@ -109,8 +111,8 @@ kp::Tensor linear_grad_bias(kp::Tensor grad_output) {
   grad_output = kp::contiguous(grad_output);
   kp::Tensor grad_bias = torch::stable::new_empty(grad_output, {N});
   KP_DISPATCH_FLOATING(grad_output.scalar_type(), "linear_grad_bias", [&] {
-    linear_bwd_bias<scalar_t>(grad_output.const_data_ptr<scalar_t>(), grad_bias.mutable_data_ptr<scalar_t>(), B, N,
-                              kp::stream_of(grad_output));
+    linear_bwd_bias<scalar_t>(kp::data<const scalar_t>(grad_output, "grad_output"),
+                              kp::data<scalar_t>(grad_bias, "grad_bias"), B, N, kp::stream_of(grad_output));
   });
   return grad_bias;
 }

@@ -110,9 +110,9 @@ kp::Tensor mul(kp::Tensor w, kp::Tensor x) {
   Layout l = broadcast_layout("mul", "w", w, "x", x, shape);
   kp::Tensor out = torch::stable::new_empty(w, IntHeaderOnlyArrayRef(shape));
   KP_DISPATCH_FLOATING(w.scalar_type(), "mul", [&] {
-    mul_fwd<scalar_t>(w.const_data_ptr<scalar_t>(), x.const_data_ptr<scalar_t>(), out.mutable_data_ptr<scalar_t>(),
-                      out.numel(), static_cast<int>(l.size.size()), l.size.data(), l.stride_a.data(), l.stride_b.data(),
-                      kp::stream_of(w));
+    mul_fwd<scalar_t>(kp::data<const scalar_t>(w, "w"), kp::data<const scalar_t>(x, "x"),
+                      kp::data<scalar_t>(out, "out"), out.numel(), static_cast<int>(l.size.size()), l.size.data(),
+                      l.stride_a.data(), l.stride_b.data(), kp::stream_of(w));
   });
   return out;
 }
@@ -135,9 +135,9 @@ std::tuple<kp::Tensor, kp::Tensor> mul_backward(kp::Tensor grad_out, kp::Tensor 
   if (need_x) grad_x = torch::stable::new_empty(w, IntHeaderOnlyArrayRef(shape));
   if (need_w || need_x) {
     KP_DISPATCH_FLOATING(w.scalar_type(), "mul_backward", [&] {
-      mul_bwd<scalar_t>(grad_out.const_data_ptr<scalar_t>(), w.const_data_ptr<scalar_t>(), x.const_data_ptr<scalar_t>(),
-                        need_w ? grad_w.mutable_data_ptr<scalar_t>() : nullptr,
-                        need_x ? grad_x.mutable_data_ptr<scalar_t>() : nullptr, grad_out.numel(),
+      mul_bwd<scalar_t>(kp::data<const scalar_t>(grad_out, "grad_out"), kp::data<const scalar_t>(w, "w"),
+                        kp::data<const scalar_t>(x, "x"), need_w ? kp::data<scalar_t>(grad_w, "grad_w") : nullptr,
+                        need_x ? kp::data<scalar_t>(grad_x, "grad_x") : nullptr, grad_out.numel(),
                         static_cast<int>(l.size.size()), l.size.data(), l.stride_a.data(), l.stride_b.data(),
                         kp::stream_of(w));
     });
@@ -154,9 +154,9 @@ kp::Tensor add(kp::Tensor x, kp::Tensor b) {
   Layout l = broadcast_layout("add", "x", x, "b", b, shape);
   kp::Tensor out = torch::stable::new_empty(x, IntHeaderOnlyArrayRef(shape));
   KP_DISPATCH_FLOATING(x.scalar_type(), "add", [&] {
-    add_fwd<scalar_t>(x.const_data_ptr<scalar_t>(), b.const_data_ptr<scalar_t>(), out.mutable_data_ptr<scalar_t>(),
-                      out.numel(), static_cast<int>(l.size.size()), l.size.data(), l.stride_a.data(), l.stride_b.data(),
-                      kp::stream_of(x));
+    add_fwd<scalar_t>(kp::data<const scalar_t>(x, "x"), kp::data<const scalar_t>(b, "b"),
+                      kp::data<scalar_t>(out, "out"), out.numel(), static_cast<int>(l.size.size()), l.size.data(),
+                      l.stride_a.data(), l.stride_b.data(), kp::stream_of(x));
   });
   return out;
 }

@@ -11,7 +11,7 @@ kp::Tensor poly2(kp::Tensor x) {
   x = kp::contiguous(x);
   kp::Tensor y = kp::empty_like(x);
   KP_DISPATCH_FLOATING_AND_HALF(x.scalar_type(), "poly2", [&] {
-    poly2_fwd<scalar_t>(kp::data<scalar_t>(x), kp::data<scalar_t>(y), x.numel(), kp::stream_of(x));
+    poly2_fwd<scalar_t>(kp::data<scalar_t>(x, "x"), kp::data<scalar_t>(y, "y"), x.numel(), kp::stream_of(x));
   });
   return y;
 }
@@ -23,8 +23,8 @@ kp::Tensor poly2_backward(kp::Tensor grad_y, kp::Tensor x) {
   x = kp::contiguous(x);
   kp::Tensor grad_x = kp::empty_like(x);
   KP_DISPATCH_FLOATING_AND_HALF(x.scalar_type(), "poly2_backward", [&] {
-    poly2_bwd<scalar_t>(kp::data<scalar_t>(grad_y), kp::data<scalar_t>(x), kp::data<scalar_t>(grad_x), x.numel(),
-                        kp::stream_of(x));
+    poly2_bwd<scalar_t>(kp::data<scalar_t>(grad_y, "grad_y"), kp::data<scalar_t>(x, "x"),
+                        kp::data<scalar_t>(grad_x, "grad_x"), x.numel(), kp::stream_of(x));
   });
   return grad_x;
 }

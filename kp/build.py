@@ -74,7 +74,7 @@ def cpu_runtime():
     global _runtime
     if _runtime is None:
         source = COMMON / "cuda_cpu_runtime.cpp"
-        headers = sorted(project_headers(source, [COMMON]))
+        headers = sorted(project_headers(source, [COMMON]))  # cuda_cpu_check.h among them
         digest = hashlib.sha256(b"".join(p.read_bytes() for p in [source, *headers])).hexdigest()[:12]
         out_dir = BUILD_ROOT / "cpu" / f"runtime-{digest}"
         lib = out_dir / "libkp_cuda_cpu.so"
@@ -137,10 +137,11 @@ class Build:
     rebuilt: int = 0  # objects compiled (by that build)
     objects: int = 0  # objects in the library
     built_at: float = 0.0  # when this version was built (time.time())
+    check: bool = False  # a check-mode build (kp.check): every memory access of its kernels is checked
 
     def describe(self):
         """One line on what this load did, about this version only: built now, or reused (and since when)."""
-        where = {"cpu": "cpu stand-in", "cuda": "nvcc"}[self.target]
+        where = {"cpu": "cpu stand-in", "cuda": "nvcc"}[self.target] + (", check mode" if self.check else "")
         if self.status == "built":
             return f"{self.name}: {where}, built in {self.seconds:.1f} s ({self.rebuilt} of {self.objects} objects)"
         when = time.localtime(self.built_at)
@@ -150,9 +151,17 @@ class Build:
         return f"{self.name}: loaded ({where}; already in this process, built at {at})"
 
 
-def _build_flags(target, cu):
+# Check mode: g++ instruments every load, store and atomic with a call (its ThreadSanitizer ABI, whose entry
+# points the stand-in's runtime defines: kernels/common/cuda_cpu_check.h); -O1 compiles faster, and what it
+# does not optimise away is checked either way.
+CHECK_CFLAGS = ["-O1", "-DKP_CHECK", "-fsanitize=thread", "--param=tsan-instrument-func-entry-exit=0"]
+
+
+def _build_flags(target, cu, check=False):
     includes = [str(COMMON), str(KERNELS), str(cu.parent)]
     cflags = ["-O2", "-fvisibility=hidden"]
+    if check:
+        cflags = [*CHECK_CFLAGS[:1], "-fvisibility=hidden", *CHECK_CFLAGS[1:]]
     ldflags = linker_flags()
     if target == "cpu":
         # The default TLS model: initial-exec breaks after a few dlopens, and gnu2 descriptors lost
@@ -174,15 +183,21 @@ def _build_flags(target, cu):
     return includes, cflags, cuda_cflags, ldflags
 
 
-def build_kernel(name_or_path, target=None, verbose=False):
+def build_kernel(name_or_path, target=None, verbose=False, check=False):
     """Build a kernel file and its binding for `target` ("cpu" or "cuda"); return a Build.
 
     The CUDA build needs nvcc and a CUDA build of torch, not a GPU: on a machine without one it
     compiles and links (for TORCH_CUDA_ARCH_LIST, default 9.0), which is how the tests check it.
+    `check`: the check-mode build (CPU stand-in only), in a folder of its own.
     """
-    target = target or default_target()
+    target = target or ("cpu" if check else default_target())
     if target not in TARGETS:
         raise ValueError(f"target must be one of {TARGETS}, got {target!r}")
+    if check and target != "cpu":
+        raise ValueError(
+            "check mode runs on the CPU stand-in: load_kernel(..., target='cpu', check=True); on a GPU, run the "
+            "notebook or script under compute-sanitizer (--tool memcheck, racecheck or synccheck) instead"
+        )
     cu, binding = resolve_kernel(name_or_path)
     name = re.sub(r"\W", "_", cu.stem)
     if target == "cuda":
@@ -193,7 +208,7 @@ def build_kernel(name_or_path, target=None, verbose=False):
             raise ToolchainError.of(problems)
         cpp_extension.CUDA_HOME = os.environ["CUDA_HOME"]  # in case it was imported before CUDA_HOME was set
 
-    includes, cflags, cuda_cflags, ldflags = _build_flags(target, cu)
+    includes, cflags, cuda_cflags, ldflags = _build_flags(target, cu, check)
     inputs = sorted({cu, binding, *project_headers(cu, includes), *project_headers(binding, includes)})
     if python_side_of(cu).is_file():  # part of the version: an edit of it loads like an edit of the kernel
         inputs.append(python_side_of(cu))
@@ -203,7 +218,8 @@ def build_kernel(name_or_path, target=None, verbose=False):
         inputs += [COMMON / "cuda_cpu_fp16.h", COMMON / "cuda_names.txt"]  # half types; what the translator refuses
     key = content_key((target, torch.__version__, cflags, cuda_cflags, ldflags, includes), inputs)
 
-    build_dir = BUILD_ROOT / target / f"{name}-{hashlib.sha256(str(cu).encode()).hexdigest()[:8]}"
+    suffix = "-check" if check else ""
+    build_dir = BUILD_ROOT / target / f"{name}-{hashlib.sha256(str(cu).encode()).hexdigest()[:8]}{suffix}"
     library = build_dir / f"{name}.so"
     stamp = build_dir / "built.json"
     with locked(build_dir / ".kp-lock"):
@@ -213,11 +229,11 @@ def build_kernel(name_or_path, target=None, verbose=False):
                 objects = len(list(build_dir.glob("*.o")))
                 seconds, rebuilt = built.get("seconds", 0.0), built.get("rebuilt", 0)
                 at = stamp.stat().st_mtime  # written as that build ended
-                return Build(name, target, cu, library, key, "cached", seconds, rebuilt, objects, at)
+                return Build(name, target, cu, library, key, "cached", seconds, rebuilt, objects, at, check)
         start = time.perf_counter()
         if target == "cpu":
             try:
-                text = translate(cu.read_text(), str(cu), display_path(cu))
+                text = translate(cu.read_text(), str(cu), display_path(cu), check=check)
             except UnsupportedConstruct as e:
                 raise KernelBuildError(f"{e}\n{source_excerpt(cu, e.line)}") from None
             (build_dir / "src").mkdir(parents=True, exist_ok=True)
@@ -267,4 +283,4 @@ def build_kernel(name_or_path, target=None, verbose=False):
         stamp.write_text(
             json.dumps({"key": key, "seconds": seconds, "rebuilt": rebuilt, "inputs": [str(p) for p in inputs]})
         )
-        return Build(name, target, cu, library, key, "built", seconds, rebuilt, len(after), time.time())
+        return Build(name, target, cu, library, key, "built", seconds, rebuilt, len(after), time.time(), check)

@@ -18,6 +18,7 @@ import types
 import torch
 
 from kp.build import resolve_kernel
+from kp.check import KernelCheckError
 from kp.diagnostics import KernelBuildError
 from kp.files import ROOT, display_path
 from kp.ptxas import resources_table
@@ -169,7 +170,8 @@ def user_frames(tb):
 
 def install_error_view():
     """In IPython, show our errors as people read them: a KernelBuildError as its message (the .cu line, the
-    source, the caret) with the build log collapsed under it; an error raised by one of our ops (a bad
+    source, the caret) with the build log collapsed under it, a KernelCheckError likewise (its findings at
+    their .cu lines, the traceback collapsed); an error raised by one of our ops (a bad
     argument, a failed launch) as the notebook's own lines and the message, torch's and our frames collapsed
     under it. Every other error shows as IPython shows it."""
     if "IPython" not in sys.modules:  # not in a notebook: nothing to do, and no import to pay for
@@ -187,6 +189,12 @@ def install_error_view():
                 stb = [f"KernelBuildError: {value}"]  # no traceback, no colour codes
                 shell._showtraceback(etype, value, stb)
                 display(HTML(value._render_html()))
+                return stb
+            if isinstance(value, KernelCheckError):  # the findings at their .cu lines first, as a build error
+                stb = [f"KernelCheckError: {value}"]
+                shell._showtraceback(etype, value, stb)
+                full = html.escape("".join(traceback.format_exception(etype, value, tb)))
+                display(HTML(f"<details><summary>full traceback</summary><pre>{full}</pre></details>"))
                 return stb
             if not getattr(value, "kp_op", None):
                 shell.showtraceback((etype, value, tb), tb_offset=tb_offset)

@@ -65,3 +65,19 @@ def copy_atomically(src, dst):
     tmp = Path(f"{dst}.tmp{os.getpid()}")
     shutil.copyfile(src, tmp)
     os.replace(tmp, dst)
+
+
+def kernel_variant(op, name, old, new):
+    """A copy of kernels/<op>.cu, its binding and its <op>_ops.py in build/variants/<name>/, with the one place
+    where the `.cu` says `old` changed to `new`: a bug to try in a notebook without touching the real file.
+    Returns the copy's `.cu` path, for load_kernel. Raises ValueError if `old` is not in the file once."""
+    source = (KERNELS / f"{op}.cu").read_text()
+    if source.count(old) != 1:
+        raise ValueError(f"kernels/{op}.cu says {old!r} {source.count(old)} times, not once")
+    folder = ROOT / "build" / "variants" / name
+    folder.mkdir(parents=True, exist_ok=True)
+    for suffix in ("_binding.cpp", "_ops.py"):
+        if (KERNELS / f"{op}{suffix}").exists():
+            write_if_changed(folder / f"{op}{suffix}", (KERNELS / f"{op}{suffix}").read_text())
+    write_if_changed(folder / f"{op}.cu", source.replace(old, new))
+    return folder / f"{op}.cu"

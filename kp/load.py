@@ -12,12 +12,13 @@ import os
 import torch
 
 from kp.build import build_kernel, python_side_of
+from kp.check import check_from_env, raise_findings
 from kp.diagnostics import KernelBuildError, explain_launch_failure
 from kp.files import ROOT, copy_atomically, display_path
 from kp.report import record
 
 
-def op_caller(packet):
+def op_caller(packet, checked=None):
     """What `mod.<op>` is: a call of the custom op `packet` (torch.ops.<namespace>.<op>) that skips the
     autograd layer when nothing needs a gradient.
 
@@ -27,6 +28,7 @@ def op_caller(packet):
     requires grad, that kernel does nothing but call the op below autograd; this does the same from
     here, without the hop. Under torch.compile or torch.export, and whenever a gradient is needed, the
     op is called as it is. `call.op` is the op itself, `call.default` its overload (what opcheck takes).
+    `checked`: the `.cu` file of a check-mode build, whose findings each call raises (kp.check).
     """
     overload = packet.default
     any_requires_grad, below_autograd = torch._C._any_requires_grad, torch._C._AutoDispatchBelowAutograd
@@ -34,11 +36,17 @@ def op_caller(packet):
     def call(*args, **kwargs):
         try:
             if torch.compiler.is_compiling() or (torch.is_grad_enabled() and any_requires_grad(*args, **kwargs)):
-                return overload(*args, **kwargs)
-            with below_autograd():
-                return overload(*args, **kwargs)
+                out = overload(*args, **kwargs)
+            else:
+                with below_autograd():
+                    out = overload(*args, **kwargs)
         except RuntimeError as error:  # a bad argument (the binding's check) or a failed launch
+            if checked:
+                raise_findings(packet.__name__, checked, failure=error)
             raise op_error(error, packet.__name__) from None
+        if checked:
+            raise_findings(packet.__name__, checked)
+        return out
 
     call.__name__ = call.__qualname__ = packet.__name__
     call.__doc__ = str(overload._schema)  # e.g. kp_add2_<version>::add2(Tensor a, Tensor b) -> Tensor
@@ -76,7 +84,7 @@ class LoadedKernel:
         for op in self._op_names:  # plain attributes: what torch.compile traces through without guards on code
             if op in vars(type(self)) or op in vars(self):
                 raise KernelBuildError(f"{build.name}: an op may not be named {op!r} (a LoadedKernel attribute)")
-            setattr(self, op, op_caller(getattr(packets, op)))
+            setattr(self, op, op_caller(getattr(packets, op), build.source if build.check else None))
 
     @property
     def ops(self):
@@ -134,7 +142,7 @@ _native = {}  # build key -> (namespace, library copy): C++ registrations made i
 _loaded = {}  # build key -> LoadedKernel: one load per kernel version per process
 
 
-def load_kernel(name_or_path, target=None, verbose=False, quiet=False):
+def load_kernel(name_or_path, target=None, verbose=False, quiet=False, check=None):
     """Build (if needed) and load a kernel; return its ops as a LoadedKernel.
 
     `name_or_path`: an op name ("add2" -> kernels/add2.cu + kernels/add2_binding.cpp, and
@@ -142,8 +150,13 @@ def load_kernel(name_or_path, target=None, verbose=False, quiet=False):
     it. Prints one line saying what happened, unless `quiet`. Raises KernelBuildError (compile
     errors, pointing at the `.cu` line) or ToolchainError (a missing or misconfigured tool, with
     the fix); an error in `<op>_ops.py` is raised as it is.
+
+    `check=True` (default: the KP_CHECK environment variable) loads the check-mode build, on the CPU stand-in:
+    its op calls raise KernelCheckError for out-of-bounds accesses, shared-memory races and divergent
+    barriers, at the `.cu` line (kp.check). Slower; the normal build stays as it is.
     """
-    build = build_kernel(name_or_path, target, verbose)
+    check = check_from_env() if check is None else check
+    build = build_kernel(name_or_path, target, verbose, check=check)
     module = _loaded.get(build.key)
     if module is not None:
         build.status = "loaded"

@@ -8,17 +8,44 @@ of a kernel's ops a block of code runs.
 import time
 
 import torch
+from torch.testing._comparison import get_tolerances
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from kp.check import last_write
 from kp.report import record
 
 
 def check_against_reference(name, got, expected, atol=None, rtol=None):
-    """Print the max abs error of `got` vs `expected`, then assert they are close."""
+    """Print the max abs error of `got` vs `expected`, then assert they are close. On a mismatch the error names
+    the first wrong element, and, when a check-mode build wrote it (kp.check), the block, thread and `.cu` line
+    of its last write."""
     err = (got.detach() - expected.detach()).abs().max().item() if got.numel() else 0.0
     print(f"{name:<12} max abs error {err:.3e}  ({got.dtype}, shape {tuple(got.shape)})")
-    torch.testing.assert_close(got, expected, atol=atol, rtol=rtol)
+    try:
+        torch.testing.assert_close(got, expected, atol=atol, rtol=rtol)
+    except AssertionError as mismatch:
+        if culprit := first_wrong_element(got, expected, atol, rtol):
+            raise AssertionError(f"{name}: {culprit}\n{mismatch}") from None
+        raise
     return err
+
+
+def first_wrong_element(got, expected, atol=None, rtol=None):
+    """ "the first wrong element is [i, j]: expected E, got G; last written by kernel 'k' block (x,y,z) thread
+    (x,y,z), at kernels/x.cu:LINE" (the writer only for a check-mode build's output), or None when `got` and
+    `expected` cannot be compared element by element."""
+    if got.shape != expected.shape or got.dtype != expected.dtype or got.is_complex() or not got.numel():
+        return None
+    rtol, atol = get_tolerances(got, expected, rtol=rtol, atol=atol)
+    g, e = got.detach(), expected.detach().to(got.device)
+    wrong = ~torch.isclose(g, e, rtol=rtol, atol=atol, equal_nan=True)
+    if not wrong.any():
+        return None
+    index = tuple(int(i) for i in wrong.nonzero()[0])
+    text = f"the first wrong element is {list(index)}: expected {e[index].item():.6g}, got {g[index].item():.6g}"
+    if writer := last_write(g, index):
+        text += f"; last written by {writer}"
+    return text
 
 
 def gradcheck(fn, inputs, name=None, **kwargs):

@@ -181,6 +181,17 @@ def test_the_standin_section_measures_elementwise_barriers_and_compiles(quick_re
     assert all(v > 0 for v in measures.values()), measures
 
 
+def test_the_check_mode_section_times_every_op_in_both_builds(quick_report):
+    body = sections(quick_report, 2)[report.SCRIPTS["check_mode"]]
+    (table,) = markdown_tables(body)
+    assert [r["op"].strip("`") for r in table] == [spec.op for spec in ops.all_ops()]
+    for row in table:
+        normal, checked = number(row["normal (ms)"]), number(row["check mode (ms)"])
+        # the ratio of the unrounded times: the cells' 3 digits put it within 1%, and it is shown to 0.1
+        assert normal > 0 and checked > 0, row
+        assert abs(number(row["check / normal"]) - checked / normal) <= 0.01 * checked / normal + 0.05, row
+
+
 def test_the_ops_section_has_a_table_per_op_and_a_summary(quick_report):
     body = sections(quick_report, 2)[report.SCRIPTS["ops"]]
     where = f"on {torch.cuda.get_device_name()} (CUDA tensors" if torch.cuda.is_available() else "(CPU stand-in)"

@@ -53,13 +53,41 @@ def test_extern_shared_in_function_and_at_file_scope():
         "}\n"
     )
     out = body(translate(src, "/k.cu"))
-    assert "double* const smem = reinterpret_cast<double*>(::kp::dynamic_shared_memory());" in out
-    assert "#define file_smem (reinterpret_cast<float*>(::kp::dynamic_shared_memory()))" in out
+    assert 'double* const smem = reinterpret_cast<double*>(::kp::dynamic_shared_memory("smem"));' in out
+    assert '#define file_smem (reinterpret_cast<float*>(::kp::dynamic_shared_memory("file_smem")))' in out
     # After the macro the numbering is restored: `smem[0] = ...` is still line 4 of /k.cu.
     lines = out.splitlines()
     directive = next(i for i, ln in enumerate(lines) if ln.startswith("#line"))
     m = re.match(r'#line (\d+) "/k.cu"', lines[directive])
     assert int(m.group(1)) + lines[directive + 1 :].index("  smem[0] = file_smem[0];") == 4
+
+
+def test_check_mode_guards_and_registers_every_shared_variable_on_the_same_lines():
+    """Check mode (kp.check): a guard array before and after each `__shared__` declaration, and its variables
+    registered as it runs; a file-scope one as each kernel starts. Every line keeps its number; the plain
+    translation has none of it."""
+    src = (
+        "__shared__ int counter;\n"
+        "__global__ void k(float* out) {\n"
+        "  __shared__ __align__(16) float tile[32][33], row[8];\n"
+        "  extern __shared__ float dyn[];\n"
+        "  out[0] = tile[0][0] + row[0] + dyn[0] + counter;\n"
+        "}\n"
+    )
+    out = body(translate(src, "/k.cu", check=True)).splitlines()
+    assert len(out) == len(src.splitlines())
+    assert out[0] == (
+        "static thread_local char kp_guard_0_lo[256]; __shared__ int counter; "
+        "static thread_local char kp_guard_0_hi[256];"
+    )
+    assert out[1].endswith('{ ::kp::check_shared(counter, "counter", kp_guard_0_lo, kp_guard_0_hi);')
+    assert out[2] == (
+        "  static thread_local char kp_guard_1_lo[256]; __shared__ __align__(16) float tile[32][33], row[8]; "
+        'static thread_local char kp_guard_1_hi[256]; ::kp::check_shared(tile, "tile", kp_guard_1_lo, kp_guard_1_hi);'
+        ' ::kp::check_shared(row, "row", kp_guard_1_lo, kp_guard_1_hi);'
+    )
+    assert "kp_guard" not in out[3] and out[4] == src.splitlines()[4]
+    assert "check_shared" not in translate(src, "/k.cu") and "kp_guard" not in translate(src, "/k.cu")
 
 
 def test_noinline_becomes_an_attribute():

@@ -41,6 +41,10 @@ typedef struct CUstream_st* cudaStream_t;
 #ifdef KP_CPU_STANDIN
 extern "C" void kp_set_num_threads(int n);  // the stand-in's pool, kernels/common/cuda_cpu_runtime.cpp
 #endif
+#ifdef KP_CHECK  // check mode's registry of the tensors an op call passes to its kernels (cuda_cpu_check.h)
+extern "C" void kp_check_begin_call(void);
+extern "C" void kp_check_tensor(const char* name, const void* data, size_t bytes, size_t elem);
+#endif
 
 namespace kp {
 
@@ -138,9 +142,16 @@ inline void check_like(const char* op, const char* name, const Tensor& t, const 
           std::string(op) + ": " + name + " has shape " + shape_of(t) + " but " + ref_name + " has " + shape_of(ref));
 }
 
-// The tensor's data as T*: torch's typed accessors know its scalar types, not CUDA's __half and __nv_bfloat16.
+// The tensor's data as T* (const T* for an input), for a launcher: `kp::data<const scalar_t>(x, "x")`. torch's
+// typed accessors know its scalar types, not CUDA's __half and __nv_bfloat16. `name` is how check mode
+// (load_kernel(..., check=True)) names the tensor when a kernel reads or writes outside it.
 template <typename T>
-inline T* data(const Tensor& t) {
+inline T* data(const Tensor& t, const char* name = nullptr) {
+#ifdef KP_CHECK
+  kp_check_tensor(name, t.data_ptr(), t.numel() * sizeof(T), sizeof(T));
+#else
+  (void)name;
+#endif
   return static_cast<T*>(t.data_ptr());
 }
 
@@ -157,10 +168,13 @@ inline cudaStream_t stream_of(const Tensor& t) {
 }
 
 // Called by KP_DISPATCH_FLOATING before every launch: the stand-in's pool follows
-// torch.get_num_threads().
+// torch.get_num_threads(); in check mode, the tensors of earlier op calls are no longer arguments.
 inline void before_launch() {
 #ifdef KP_CPU_STANDIN
   kp_set_num_threads(static_cast<int>(torch::stable::get_num_threads()));
+#endif
+#ifdef KP_CHECK
+  kp_check_begin_call();
 #endif
 }
 

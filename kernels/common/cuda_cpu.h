@@ -43,11 +43,12 @@
 //     (cudaErrorAssert) and __trap() (cudaErrorLaunchFailure) name the kernel, thread, block and
 //     .cu line (kernel libraries have line tables, -g1). On a GPU such an error ends the CUDA
 //     context: every later launch of the process fails. Here later launches work.
-//   - Not detected: an access that lands in mapped memory (just past a tensor, in another
-//     tensor, past a __shared__ array), which reads or writes whatever is there, as on a GPU
-//     without compute-sanitizer; races and reads of uninitialised memory; static __shared__ beyond
-//     CUDA's 48 KiB per block. Integer division by zero is detected here; a GPU goes on with an
-//     unspecified value.
+//   - Not detected in the normal build: an access that lands in mapped memory (just past a tensor,
+//     in another tensor, past a __shared__ array), which reads or writes whatever is there, as on a
+//     GPU without compute-sanitizer; races and reads of uninitialised memory; static __shared__
+//     beyond CUDA's 48 KiB per block. Check mode (KP_CHECK, cuda_cpu_check.h) detects the first
+//     two, out-of-bounds shared accesses and divergent barriers, at the .cu line. Integer division
+//     by zero is detected here; a GPU goes on with an unspecified value.
 //   - The fast intrinsics (__expf, __sinf, __fdividef, ...) are the accurate functions here; a
 //     GPU's are approximate and differ in the last bits. clock64() counts the CPU's time-stamp
 //     ticks, and clock() is the C library's (process CPU time), not GPU cycles.
@@ -79,6 +80,7 @@
 #include <cstring>  // memcpy, memset in kernels, as in CUDA
 #include <ctime>    // clock() in kernels
 #include <limits>
+#include <type_traits>
 
 // Declared here, defined by the runtime library: exported whatever the visibility flags.
 #define KP_API __attribute__((visibility("default")))
@@ -259,6 +261,9 @@ struct Kernel {
   void (*run_blocks)(const void* body, uint64_t begin, uint64_t end);  // blocks [begin, end)
   void (*run_thread)(const void* body);                                // the CUDA thread that tls.thread_idx names
   const void* body;
+  bool checked;                 // built in check mode (KP_CHECK): the runtime checks every access
+  const void* const* pointers;  // check mode: the launch's pointer arguments (nullptr for the others)
+  unsigned n_pointers;
 };
 
 // The warp collectives, for warp_collective() and its messages.
@@ -291,6 +296,12 @@ KP_API unsigned active_mask(Worker* w);
 // Fails the running launch with `code`: "<what> in kernel 'k' thread (x,y,z) block (x,y,z), at file:line".
 // Outside a kernel (host code of a .cu), prints "file:line: what" and aborts, as the host's assert does.
 [[noreturn]] KP_API void device_fault(cudaError_t code, const char* what, const char* file, int line);
+// Check mode (cuda_cpu_check.h): a block starts; a __shared__ variable (with a guard array on either side)
+// or the name of the dynamic shared memory is declared.
+KP_API void check_block_start(Worker* w);
+KP_API void check_shared(const void* var, size_t bytes, size_t elem, const unsigned* dims, int rank, const char* name,
+                         const void* guard_lo, const void* guard_hi);
+KP_API void check_dynamic_name(const char* name);
 
 // Runs the blocks [begin, end) of a launch, each block's CUDA threads as plain calls of `body`,
 // which g++ inlines here. When a thread reaches a barrier the runtime moves the block to fibers and
@@ -303,6 +314,9 @@ void run_blocks(const void* body_ptr, uint64_t begin, uint64_t end) {
   uint3 b = {unsigned(begin % grid.x), unsigned(begin / grid.x % grid.y), unsigned(begin / grid.x / grid.y)};
   for (uint64_t i = begin; i < end; ++i) {
     st.block_idx = b;
+#ifdef KP_CHECK
+    check_block_start(st.worker);
+#endif
     for (unsigned z = 0; z < block.z; ++z) {
       st.thread_idx.z = z;
       for (unsigned y = 0; y < block.y; ++y) {
@@ -332,6 +346,15 @@ void run_thread(const void* body_ptr) {
 }
 
 template <class T>
+inline const void* pointer_or_null(T* p) {
+  return p;
+}
+template <class T>
+inline const void* pointer_or_null(const T&) {
+  return nullptr;
+}
+
+template <class T>
 inline uint64_t to_bits(T v) {
   static_assert(sizeof(T) <= 8, "warp shuffles move values of at most 8 bytes");
   uint64_t bits = 0;
@@ -356,12 +379,43 @@ inline void launch(const char* name, dim3 grid, dim3 block, size_t shmem, cudaSt
                    A... args) {
   auto body = [thread_fn, args...] { thread_fn(args...); };
   using Body = decltype(body);
-  const detail::Kernel kernel = {name, &detail::run_blocks<Body>, &detail::run_thread<Body>, &body};
+#ifdef KP_CHECK
+  const void* pointers[] = {nullptr, detail::pointer_or_null(args)...};
+  const detail::Kernel kernel = {
+      name, &detail::run_blocks<Body>, &detail::run_thread<Body>, &body, true, pointers + 1, sizeof...(A)};
+#else
+  const detail::Kernel kernel = {name, &detail::run_blocks<Body>, &detail::run_thread<Body>, &body, false, nullptr, 0};
+#endif
   detail::launch(kernel, grid, block, shmem);
 }
 
 // The running block's dynamic shared memory (the size given at launch, at most 48 KiB).
 inline void* dynamic_shared_memory() { return detail::state()->dynamic_smem; }
+// The same, for `extern __shared__ T name[]` (the source step passes the name, which check mode reports).
+inline void* dynamic_shared_memory(const char* name) {
+#ifdef KP_CHECK
+  detail::check_dynamic_name(name);
+#else
+  (void)name;
+#endif
+  return detail::state()->dynamic_smem;
+}
+
+#ifdef KP_CHECK
+// Check mode: the source step follows every __shared__ declaration with this call, and surrounds the
+// variable with two guard arrays of 256 bytes (whichever order g++ lays them out in, one lies between
+// any two variables), so that an index past the variable lands in a guard.
+template <class T>
+inline void check_shared(T& var, const char* name, const char (&guard_lo)[256], const char (&guard_hi)[256]) {
+  unsigned dims[4] = {};
+  int rank = 0;
+  if constexpr (std::rank_v<T> > 0) dims[rank++] = std::extent_v<T, 0>;
+  if constexpr (std::rank_v<T> > 1) dims[rank++] = std::extent_v<T, 1>;
+  if constexpr (std::rank_v<T> > 2) dims[rank++] = std::extent_v<T, 2>;
+  if constexpr (std::rank_v<T> > 3) dims[rank++] = std::extent_v<T, 3>;
+  detail::check_shared(&var, sizeof(T), sizeof(std::remove_all_extents_t<T>), dims, rank, name, guard_lo, guard_hi);
+}
+#endif
 
 }  // namespace kp
 

@@ -26,7 +26,10 @@
 #include <cstdarg>
 #include <memory>
 #include <mutex>
+#include <set>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "cuda_cpu.h"
 
@@ -206,13 +209,15 @@ static_assert(sizeof(Slot) == 64, "a Slot is one cache line");
 #endif
 
 struct Launch;
+struct CheckState;  // check mode (cuda_cpu_check.h)
 
 struct Worker {
   ThreadState* st;  // this OS thread's tls
   Launch* launch = nullptr;
-  void* abort_point[5];  // __builtin_setjmp buffer: where an abandoned block returns to
-  bool running = false;  // abort_point is set: blocks of `launch` run on this OS thread
-  Context home;          // the OS thread's stack while fibers finish a block
+  CheckState* check = nullptr;  // the running launch's, if it is a check launch
+  void* abort_point[5];         // __builtin_setjmp buffer: where an abandoned block returns to
+  bool running = false;         // abort_point is set: blocks of `launch` run on this OS thread
+  Context home;                 // the OS thread's stack while fibers finish a block
   // The running block, while st->fiber_mode:
   unsigned cur, head;  // the running thread; the lowest live thread
   unsigned n_live, n_wait, n_block_wait;
@@ -249,6 +254,11 @@ struct Launch {
 
   Launch(const Kernel& k, dim3 g, dim3 b) : kernel(k), grid(g), block(b), blocks(uint64_t(g.x) * g.y * g.z) {}
 };
+
+// Check mode's hooks in the scheduler (cuda_cpu_check.h).
+void check_barrier(Worker& w, int line);
+[[noreturn]] void check_deadlock(Worker& w, const char* detail, int line);
+void check_collective(Worker& w, unsigned warp, uint32_t group, unsigned mask, Collective kind, int line);
 
 namespace {
 
@@ -373,6 +383,7 @@ const char* collective_name(Collective kind) {
                     groups[g].where, groups[g].line);
   }
   if (others && len < sizeof detail) snprintf(detail + len, sizeof detail - len, ", %u elsewhere", others);
+  if (w.check) check_deadlock(w, detail, groups[0].line);
   abandon_block(w, "deadlock", detail);
 }
 
@@ -404,6 +415,7 @@ __attribute__((always_inline)) inline void switch_to(Worker& w, unsigned id, Con
 // first; otherwise the block is deadlocked.
 unsigned release_barrier(Worker& w) {
   if (w.n_block_wait != w.n_live || w.barrier_mismatch) deadlock(w);
+  if (__builtin_expect(w.check != nullptr, 0)) check_barrier(w, w.barrier_line);
   ++w.epoch;
   w.votes[w.epoch & 1] = w.voters[w.epoch & 1] = 0;  // the next barrier's; this one's stay for its threads
   w.n_wait = w.n_block_wait = 0;
@@ -520,6 +532,8 @@ bool try_complete(Worker& w, unsigned warp, unsigned mask, Collective kind) {
     }
     s.status = kReady;
   }
+  if (__builtin_expect(w.check != nullptr, 0))
+    check_collective(w, warp, group, mask, kind, lane[__builtin_ctz(group)].line);
   w.waiting[warp] &= ~group;
   w.n_wait -= __builtin_popcount(group);
   return true;
@@ -739,6 +753,13 @@ void device_fault(cudaError_t code, const char* what, const char* file, int line
   abandon_block(*w, what, detail, true, code);
 }
 
+}  // namespace detail
+}  // namespace kp
+
+#include "cuda_cpu_check.h"  // check mode: the instrumentation's entry points and the findings
+
+namespace kp {
+namespace detail {
 namespace {
 
 // ---------------------------------------------------------------------------------------------
@@ -766,7 +787,9 @@ void work_on(Launch& launch) {
   while (!launch.failed.load(std::memory_order_relaxed)) {
     const uint64_t begin = launch.next.fetch_add(launch.chunk, std::memory_order_relaxed);
     if (begin >= launch.blocks) break;
-    if (!run_blocks_guarded(w, begin, std::min(begin + launch.chunk, launch.blocks))) break;
+    // A check launch goes on after a block it abandoned (a finding), until it has enough findings.
+    if (!run_blocks_guarded(w, begin, std::min(begin + launch.chunk, launch.blocks)) && !w.check) break;
+    if (w.check && check_stopped(*w.check)) break;
   }
 }
 
@@ -909,6 +932,16 @@ bool valid_configuration(const Kernel& kernel, dim3 g, dim3 b, size_t shmem) {
 void launch(const Kernel& kernel, dim3 grid, dim3 block, size_t shmem) {
   if (!valid_configuration(kernel, grid, block, shmem)) return;
   Launch launch(kernel, grid, block);
+  if (kernel.checked) {  // on this thread alone, a block at a time, in order: findings come out the same each time
+    pool();              // the fault handler
+    Worker& w = this_worker();
+    check_launch_begin(w, kernel, block, shmem);
+    launch.chunk = 1;
+    work_on(launch);
+    w.check = nullptr;
+    if (launch.failed) record_error(launch.code, "%s", launch.message);
+    return;
+  }
   Pool& p = pool();
   const unsigned workers = unsigned(std::min<uint64_t>(p.size.load(std::memory_order_relaxed), launch.blocks));
   // Another host thread's launch holds the pool: this one runs on its own thread alone.
@@ -949,4 +982,18 @@ void kp_set_num_threads(int n) { kp::detail::pool().size = std::clamp(n, 1, 1024
 
 // OS threads the pool has created so far: reloading kernel libraries must not add any.
 int kp_pool_os_threads(void) { return kp::detail::pool().os_threads; }
+
+// Check mode, for bindings (binding.h): an op call starts; a tensor it passes to kernels, by name.
+void kp_check_begin_call(void) { kp::detail::check_begin_call(); }
+void kp_check_tensor(const char* name, const void* data, size_t bytes, size_t elem) {
+  kp::detail::check_tensor(name, data, bytes, elem);
+}
+
+// Check mode, for Python (kp.check): the findings of this host thread since the last call, one per line
+// (cuda_cpu_check.h), then none; who last wrote the element at `address` of a registered tensor, as
+// "kernel 'k' block (x,y,z) thread (x,y,z) <library>+0x<offset>" (0: nobody in a check launch).
+const char* kp_check_take_report(void) { return kp::detail::check_take_report(); }
+int kp_check_last_write(const void* address, char* out, size_t size) {
+  return kp::detail::check_last_write(address, out, size);
+}
 }

@@ -9,7 +9,10 @@ The `.cu` on disk stays ordinary CUDA. `translate()` returns a copy that
   * rewrites `extern __shared__ T name[];` into a pointer to the running block's dynamic shared
     memory (a local inside a function, a macro at file scope);
   * drops the CUDA runtime includes that `cuda_cpu.h` stands in for, and spells `__noinline__`
-    and `#pragma unroll` the way g++ understands them.
+    and `#pragma unroll` the way g++ understands them;
+  * for check mode (`check=True`), surrounds every `__shared__` declaration with two guard arrays and
+    registers its variables with the runtime (`::kp::check_shared`): as the declaration runs, or, for
+    file-scope ones, as each kernel starts.
 Constructs the stand-in cannot honour are rejected here, before g++ runs, with
 `file.cu:LINE: <construct> is not supported on the CPU stand-in`: the ones in UNSUPPORTED, and every
 name of CUDA's device API (cuda_names.txt) that neither cuda_cpu.h defines nor the C math library has.
@@ -217,10 +220,55 @@ def function_bodies(code):
     return bodies
 
 
-def translate(src, path, display_path=None):
+SHARED_DECLARATION = re.compile(r"(?<!extern)(?<!\w)(\s*)__shared__\b")
+
+
+def shared_declarations(code):
+    """[(start, end, [names])] of every `__shared__ T a[N], b;` statement (not `extern __shared__`) in `code`:
+    from `__shared__` to its `;` included, with the variables it declares."""
+    found = []
+    for m in re.finditer(r"\b__shared__\b", code):
+        if re.search(r"\bextern\s+$", code[: m.start()]):
+            continue
+        end = code.find(";", m.end())
+        if end < 0:
+            continue
+        declarators = split_top_level(code[m.end() : end], code[m.end() : end])
+        names = []
+        for d in declarators:
+            head = d.split("[", 1)[0].split("=", 1)[0]
+            ids = re.findall(r"[A-Za-z_]\w*", re.sub(r"__align__\s*\([^)]*\)|alignas\s*\([^)]*\)", "", head))
+            if ids:
+                names.append(ids[-1])
+        found.append((m.start(), end + 1, names))
+    return found
+
+
+def check_mode_edits(code, bodies):
+    """The edits that register `__shared__` variables with check mode's runtime (see the module's docstring).
+    Each declaration gets guards before and after it, on its own lines, so line numbers do not change."""
+    edits, file_scope = [], []
+    for k, (start, end, names) in enumerate(shared_declarations(code)):
+        lo, hi = f"kp_guard_{k}_lo", f"kp_guard_{k}_hi"
+        register = "".join(f' ::kp::check_shared({n}, "{n}", {lo}, {hi});' for n in names)
+        inside = any(b_start < start < b_end for b_start, b_end, _ in bodies)
+        edits.append((start, start, f"static thread_local char {lo}[256]; "))
+        edits.append((end, end, f" static thread_local char {hi}[256];" + (register if inside else "")))
+        if not inside:
+            file_scope.append((end, register))
+    for b_start, _, _ in bodies:
+        decl = code[code.rfind(";", 0, b_start) + 1 : b_start]
+        if "__global__" in decl:
+            register = "".join(r for end, r in file_scope if end < b_start)
+            if register:
+                edits.append((b_start + 1, b_start + 1, register))
+    return edits
+
+
+def translate(src, path, display_path=None, check=False):
     """Return the g++-ready copy of the CUDA source `src` read from `path`.
 
-    `display_path` is how errors name the file (defaults to `path`).
+    `display_path` is how errors name the file (defaults to `path`); `check`: for a check-mode build.
     """
     shown = display_path or path
     code = blank_comments_and_strings(src)
@@ -278,10 +326,13 @@ def translate(src, path, display_path=None):
         ctype = ALIGN.sub("", src[m.start("type") : m.end("type")]).strip()
         name = m.group("name")
         if enclosing_body(m.start()) is None:
-            replacement = f"\n#define {name} (reinterpret_cast<{ctype}*>(::kp::dynamic_shared_memory()))\n"
+            replacement = f'\n#define {name} (reinterpret_cast<{ctype}*>(::kp::dynamic_shared_memory("{name}")))\n'
         else:
-            replacement = f"{ctype}* const {name} = reinterpret_cast<{ctype}*>(::kp::dynamic_shared_memory());"
+            replacement = f'{ctype}* const {name} = reinterpret_cast<{ctype}*>(::kp::dynamic_shared_memory("{name}"));'
         edits.append((m.start(), m.end(), replacement))
+
+    if check:
+        edits += check_mode_edits(preprocessor_free, bodies)
 
     # g++ ignores nvcc's `#pragma unroll [N]`; its own spelling takes a count (8 when none is given).
     for m in re.finditer(r"(?m)^[ \t]*#[ \t]*pragma[ \t]+unroll\b[ \t]*\(?[ \t]*(\d*)[ \t]*\)?", code):

@@ -1,0 +1,605 @@
+// cuda_cpu_check.h: check mode's engine, part of the CPU stand-in's runtime (cuda_cpu_runtime.cpp includes
+// it once; nothing else does).
+//
+// A kernel file built in check mode (kp.build, check=True) is compiled with g++'s -fsanitize=thread
+// instrumentation but without its runtime: every load, store and atomic of the kernel's code calls a
+// __tsan_* function, and this file defines them (as the Linux kernel's KCSAN does). Each access is
+// classified by its address:
+//   - inside a tensor the binding registered for this op call (kp::data<T>(t, "name")): fine, and a
+//     write is remembered per element (who wrote it: kernel, block, thread, code address);
+//   - inside a __shared__ variable (the source step registers each one as its declaration runs, with a
+//     guard array on either side) or the launch's dynamic shared memory: race and uninitialised-read
+//     tracking, per byte, for the running block;
+//   - in a guard array, or in the dynamic shared memory past the launch's size: out-of-bounds shared
+//     access;
+//   - on the running thread's stack, in the runtime's thread state, in a loaded library's data: fine;
+//   - anything else within kNear bytes of a registered tensor: out-of-bounds global access.
+// An out-of-bounds access abandons its block before it happens (the instrumentation call comes first),
+// so nothing outside the tensors is written. Barriers and warp collectives are the runtime's own;
+// their hooks below keep the happens-before that race detection needs: a __syncthreads orders every
+// thread of the block, a warp collective the lanes that took part in it.
+//
+// Check launches run on the launching thread alone, blocks in order, so findings come out the same
+// every time. Findings go to a per-host-thread report that Python takes after each op call
+// (kp_check_take_report): one line per finding, fields separated by tabs:
+//   severity  kind  kernel  block  thread  here  there  other_thread  text
+// where here/there are code addresses (`library+0xOFFSET`) or `@LINE` (a line of the kernel file) or
+// empty, and the text says {here} and {there} where Python puts `at file.cu:LINE`.
+
+#include <set>
+#include <string>
+#include <vector>
+
+namespace kp {
+namespace detail {
+
+constexpr size_t kGuardBytes = 256;   // each side of a __shared__ variable in check builds (cuda_cpu.h)
+constexpr uintptr_t kNear = 1 << 20;  // how far past a tensor an access still counts as an out-of-bounds one
+constexpr unsigned kMaxErrors = 5;    // findings per op call; then its launches stop
+constexpr unsigned kMaxWarnings = 5;
+
+// Who last wrote one element of a registered tensor.
+struct LastWrite {
+  const char* kernel = nullptr;
+  uintptr_t pc = 0;
+  uint3 block, thread;
+};
+
+struct CheckedTensor {
+  uintptr_t begin, end;
+  size_t elem;
+  uint64_t call;  // the op call that registered it
+  std::string name;
+  std::vector<LastWrite> writes;  // per element, filled by check launches
+};
+
+// One access to a shared byte, for race detection.
+struct Access {
+  uint32_t block = 0;  // CheckState::block of the block that made it; 0: none
+  uint32_t epoch;      // barriers the block had passed
+  uint32_t wsync;      // warp collectives the thread had completed
+  uint16_t tid;        // linear thread id
+  bool atomic;
+  uintptr_t pc;
+};
+
+struct ShadowByte {
+  Access write, read1, read2;  // the last write; two reads since it, from different threads
+};
+
+struct SharedVar {
+  uintptr_t begin, end;
+  size_t elem;
+  unsigned dims[4];
+  int rank;
+  const char* name;
+  bool guard;  // a guard array: any access is out of bounds
+  std::vector<ShadowByte> shadow;
+};
+
+namespace {
+
+std::mutex g_check_mutex;  // the tensor registry (Python reads it from any thread)
+std::vector<std::unique_ptr<CheckedTensor>> g_tensors;
+std::atomic<uint64_t> g_calls{0};
+thread_local uint64_t t_call = 0;    // this host thread's op call
+thread_local std::string t_report;   // findings since Python last took them
+thread_local unsigned t_errors = 0;  // error findings of this op call
+thread_local unsigned t_warnings = 0;
+
+}  // namespace
+
+struct CheckState {
+  const Kernel* kernel;
+  uint3 block_dim;
+  unsigned threads;
+  uint32_t block = 0, epoch = 0;  // blocks run so far (the running one's number), barriers it passed
+  std::vector<CheckedTensor*> tensors;
+  bool tensors_known = true;  // every pointer argument lies in a registered tensor
+  std::vector<SharedVar> shared;
+  SharedVar dynamic = {0, 0, 1, {}, 0, nullptr, false, {}};
+  uintptr_t stack_lo = 0, stack_hi = 0;  // the OS thread's stack
+  bool warps_used = false;
+  uint32_t wsync[kMaxBlockThreads] = {};
+  uint32_t sync_with[kMaxBlockThreads][32] = {};  // wsync[t] when t last completed a collective with lane l
+  std::set<std::string> seen;                     // findings already reported (by kind and code addresses)
+  bool stop = false;                              // enough findings: take no more blocks
+};
+
+namespace {
+
+std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+std::string format(const char* fmt, ...) {
+  char buf[1024];
+  va_list args;
+  va_start(args, fmt);
+  vsnprintf(buf, sizeof buf, fmt, args);
+  va_end(args);
+  return buf;
+}
+
+std::string triple(uint3 v) { return format("(%u,%u,%u)", v.x, v.y, v.z); }
+
+uint3 thread_of(const CheckState& c, unsigned tid) {
+  return {tid % c.block_dim.x, tid / c.block_dim.x % c.block_dim.y, tid / c.block_dim.x / c.block_dim.y};
+}
+
+// `library+0xOFFSET` of the instruction before `pc` (a return address), or "".
+std::string where(uintptr_t pc) {
+  Dl_info info;
+  if (!pc || !dladdr(reinterpret_cast<void*>(pc - 1), &info) || !info.dli_fname) return "";
+  return format("%s+0x%zx", info.dli_fname, size_t(pc - 1 - reinterpret_cast<uintptr_t>(info.dli_fbase)));
+}
+
+unsigned running_tid(const Worker& w) {
+  const uint3 t = w.st->thread_idx, b = w.st->block_dim;
+  return t.x + b.x * (t.y + b.y * t.z);
+}
+
+// Records a finding once per `key` (its kind and code addresses); false if it was not new.
+bool report(Worker& w, bool error, const char* kind, const std::string& key, uint3 thread, const std::string& here,
+            const std::string& there, const std::string& other, const std::string& text) {
+  CheckState& c = *w.check;
+  if (!c.seen.insert(std::string(kind) + key).second) return false;
+  if (error ? t_errors >= kMaxErrors : t_warnings >= kMaxWarnings) return false;
+  (error ? t_errors : t_warnings) += 1;
+  if (t_errors >= kMaxErrors) c.stop = true;
+  t_report += format("%s\t%s\t%s\t%s\t%s\t", error ? "error" : "warning", kind, c.kernel->name,
+                     triple(w.st->block_idx).c_str(), triple(thread).c_str());
+  t_report += here + "\t" + there + "\t" + other + "\t" + text + "\n";
+  return true;
+}
+
+// Abandons the running block (its remaining threads do not run): after an access that must not happen.
+[[noreturn]] void skip_block(Worker& w) {
+  w.st->fiber_mode = 0;
+  w.running = false;
+  __builtin_longjmp(w.abort_point, 1);
+}
+
+// "tile[3][5]" for byte `offset` of a shared variable.
+std::string element_name(const SharedVar& v, uintptr_t offset) {
+  std::string s = v.name;
+  size_t index = offset / v.elem;
+  if (v.rank == 0) return offset ? s + format("+%zu bytes", offset) : s;
+  size_t stride = (v.end - v.begin) / v.elem;
+  for (int d = 0; d < v.rank; ++d) {
+    stride /= v.dims[d];
+    s += format("[%zu]", index / stride);
+    index %= stride;
+  }
+  return s;
+}
+
+std::string shape_of(const SharedVar& v) {
+  std::string s;
+  for (int d = 0; d < v.rank; ++d) s += format("[%u]", v.dims[d]);
+  return s;
+}
+
+bool ordered(const CheckState& c, const Access& a, unsigned tid) {
+  if (a.tid == tid || a.epoch != c.epoch) return true;  // the same thread, or a __syncthreads between
+  return a.tid / 32 == tid / 32 && c.sync_with[a.tid][tid % 32] > a.wsync;  // a warp collective of both between
+}
+
+const char* verb(const Access& a, bool write) { return a.atomic ? "atomically updates" : write ? "writes" : "reads"; }
+
+void race(Worker& w, const SharedVar& v, uintptr_t offset, const Access& now, bool now_write, const Access& then,
+          bool then_write) {
+  const CheckState& c = *w.check;
+  const std::string element = element_name(v, offset - offset % v.elem);
+  const char* past = then.atomic ? "atomically updated" : then_write ? "wrote" : "read";
+  const std::string text = format(
+      "shared-memory race on '%s' in block %s: thread %s %s it {here}, and thread %s %s it {there}, with no "
+      "__syncthreads() (or, within a warp, __syncwarp()) between",
+      element.c_str(), triple(w.st->block_idx).c_str(), triple(thread_of(c, now.tid)).c_str(), verb(now, now_write),
+      triple(thread_of(c, then.tid)).c_str(), past);
+  report(w, true, "race", format("%zx", now.pc), thread_of(c, now.tid), where(now.pc), where(then.pc),
+         triple(thread_of(c, then.tid)), text);
+}
+
+void shared_access(Worker& w, SharedVar& v, uintptr_t addr, size_t n, bool write, bool atomic, uintptr_t pc) {
+  CheckState& c = *w.check;
+  const unsigned tid = running_tid(w);
+  const Access now = {c.block, c.epoch, c.wsync[tid], uint16_t(tid), atomic, pc};
+  const size_t first = addr - v.begin;
+  for (size_t k = first; k < first + n; ++k) {
+    ShadowByte& b = v.shadow[k];
+    const bool written = b.write.block == c.block;
+    if (written && !ordered(c, b.write, tid) && !(atomic && b.write.atomic)) {
+      race(w, v, k, now, write || atomic, b.write, true);
+      break;
+    }
+    if (write || atomic) {
+      for (const Access* r : {&b.read1, &b.read2})
+        if (r->block == c.block && !ordered(c, *r, tid)) {
+          race(w, v, k, now, true, *r, false);
+          break;
+        }
+    }
+    if (!written && (!write || atomic)) {
+      const std::string element = element_name(v, k - k % v.elem);
+      report(w, false, "uninitialized", format("%zx", pc), thread_of(c, tid), where(pc), "", "",
+             format("thread %s reads '%s' {here} before any thread of block %s wrote it: shared memory starts "
+                    "undefined in every block",
+                    triple(thread_of(c, tid)).c_str(), element.c_str(), triple(w.st->block_idx).c_str()));
+    }
+  }
+  for (size_t k = first; k < first + n; ++k) {
+    ShadowByte& b = v.shadow[k];
+    if (write || atomic) {
+      b.write = now;
+      b.read1.block = b.read2.block = 0;
+    } else if (b.read1.block != c.block || b.read1.tid == tid || ordered(c, b.read1, tid)) {
+      b.read1 = now;
+    } else {
+      b.read2 = now;
+    }
+  }
+}
+
+[[noreturn]] void out_of_bounds_shared(Worker& w, uintptr_t addr, size_t n, bool write, uintptr_t pc) {
+  CheckState& c = *w.check;
+  const SharedVar* below = nullptr;  // the variable that ends nearest below addr, and that starts nearest above
+  const SharedVar* above = nullptr;
+  for (const SharedVar& v : c.shared) {
+    if (v.guard) continue;
+    if (v.end <= addr && (!below || v.end > below->end)) below = &v;
+    if (v.begin > addr && (!above || v.begin < above->begin)) above = &v;
+  }
+  std::string text;
+  const char* access = write ? "write" : "read";
+  if (below && (!above || addr - below->end <= above->begin - addr)) {
+    const size_t index = (addr - below->begin) / below->elem;
+    text = format(
+        "out-of-bounds shared-memory %s {here}: '%s%s' has %zu elements, and this %zu-byte %s is at "
+        "element %zu (%zu bytes past its end)",
+        access, below->name, shape_of(*below).c_str(), (below->end - below->begin) / below->elem, n, access, index,
+        size_t(addr - below->end));
+  } else if (above) {
+    text = format("out-of-bounds shared-memory %s {here}: %zu bytes before the start of '%s%s'", access,
+                  size_t(above->begin - addr), above->name, shape_of(*above).c_str());
+  } else {
+    text = format("out-of-bounds shared-memory %s {here}", access);
+  }
+  report(w, true, "shared-bounds", format("%zx", pc), thread_of(c, running_tid(w)), where(pc), "", "", text);
+  skip_block(w);
+}
+
+[[noreturn]] void out_of_bounds_dynamic(Worker& w, uintptr_t addr, size_t n, bool write, uintptr_t pc) {
+  CheckState& c = *w.check;
+  const char* access = write ? "write" : "read";
+  const size_t size = c.dynamic.end - c.dynamic.begin;
+  report(w, true, "shared-bounds", format("%zx", pc), thread_of(c, running_tid(w)), where(pc), "", "",
+         format("out-of-bounds shared-memory %s {here}: a %zu-byte %s at byte %zu of the dynamic shared memory%s%s, "
+                "but the launch gave it %zu bytes",
+                access, n, access, size_t(addr - c.dynamic.begin), c.dynamic.name ? " '" : "",
+                c.dynamic.name ? (std::string(c.dynamic.name) + "'").c_str() : "", size));
+  skip_block(w);
+}
+
+[[noreturn]] void out_of_bounds_global(Worker& w, const CheckedTensor& t, uintptr_t addr, size_t n, bool write,
+                                       uintptr_t pc) {
+  const char* access = write ? "write" : "read";
+  const long long index =
+      addr >= t.begin ? (long long)((addr - t.begin) / t.elem) : -(long long)((t.begin - addr + t.elem - 1) / t.elem);
+  const size_t count = (t.end - t.begin) / t.elem;
+  const std::string text = format(
+      "%s of '%s'[%lld] {here} by thread %s: '%s' has %zu elements of %zu bytes, so [%lld] is %s; the block "
+      "stopped before the %s, so nothing outside the tensor was touched",
+      access, t.name.c_str(), index, triple(w.st->thread_idx).c_str(), t.name.c_str(), count, t.elem, index,
+      addr >= t.end ? "past its end" : "before its start", access);
+  report(w, true, "global-bounds", format("%zx", pc), thread_of(*w.check, running_tid(w)), where(pc), "", "", text);
+  skip_block(w);
+}
+
+bool on_own_stack(const Worker& w, const CheckState& c, uintptr_t a) {
+  if (a >= c.stack_lo && a < c.stack_hi) return true;
+  if (!w.st->fiber_mode) return false;
+  const uintptr_t bottom = reinterpret_cast<uintptr_t>(w.stacks[w.cur]);
+  return a >= bottom && a < bottom + kFiberStackBytes;
+}
+
+void record_write(Worker& w, CheckedTensor& t, uintptr_t addr, size_t n, uintptr_t pc) {
+  if (t.writes.empty()) t.writes.resize((t.end - t.begin) / t.elem);
+  const size_t last = std::min((addr + n - 1 - t.begin) / t.elem, t.writes.size() - 1);
+  for (size_t i = (addr - t.begin) / t.elem; i <= last; ++i)
+    t.writes[i] = {w.check->kernel->name, pc, w.st->block_idx, w.st->thread_idx};
+}
+
+// Every instrumented access of a check build comes here; `pc` is the kernel's return address.
+void on_access(uintptr_t a, size_t n, bool write, bool atomic, uintptr_t pc) {
+  Worker* w = tls.worker;
+  if (!w || !w->check || !w->running) return;
+  CheckState& c = *w->check;
+  if (a >= reinterpret_cast<uintptr_t>(&tls) && a < reinterpret_cast<uintptr_t>(&tls + 1)) return;
+  for (CheckedTensor* t : c.tensors)
+    if (a >= t->begin && a < t->end) {
+      if (a + n > t->end) out_of_bounds_global(*w, *t, a + n > t->end ? t->end : a, n, write, pc);
+      if (write || atomic) record_write(*w, *t, a, n, pc);
+      return;
+    }
+  for (SharedVar& v : c.shared)
+    if (a < v.end && a + n > v.begin) {
+      if (v.guard || a < v.begin || a + n > v.end) out_of_bounds_shared(*w, a < v.begin ? v.begin : a, n, write, pc);
+      return shared_access(*w, v, a, n, write, atomic, pc);
+    }
+  const uintptr_t dyn = reinterpret_cast<uintptr_t>(w->dynamic_smem);
+  if (a + n > dyn && a < dyn + kMaxDynamicShared) {
+    if (a < c.dynamic.begin || a + n > c.dynamic.end) out_of_bounds_dynamic(*w, a, n, write, pc);
+    return shared_access(*w, c.dynamic, a, n, write, atomic, pc);
+  }
+  if (!c.tensors_known || on_own_stack(*w, c, a)) return;
+  const CheckedTensor* near = nullptr;
+  uintptr_t distance = kNear;
+  for (const CheckedTensor* t : c.tensors) {
+    const uintptr_t d = a >= t->end ? a - t->end : t->begin - a;
+    if (d < distance) near = t, distance = d;
+  }
+  Dl_info info;
+  if (near && !dladdr(reinterpret_cast<void*>(a), &info)) out_of_bounds_global(*w, *near, a, n, write, pc);
+}
+
+}  // namespace
+
+// Hooks of the block scheduler (cuda_cpu_runtime.cpp), for check launches only.
+
+bool check_stopped(const CheckState& c) { return c.stop; }
+
+void check_block_start(Worker* w) {
+  CheckState& c = *w->check;
+  ++c.block;
+  ++c.epoch;
+  if (c.warps_used) {
+    std::fill_n(c.wsync, kMaxBlockThreads, 0u);
+    std::fill_n(&c.sync_with[0][0], kMaxBlockThreads * 32, 0u);
+    c.warps_used = false;
+  }
+}
+
+// A __syncthreads is released: threads of the block that exited before reaching it diverged.
+void check_barrier(Worker& w, int line) {
+  CheckState& c = *w.check;
+  ++c.epoch;
+  const unsigned exited = c.threads - w.n_live;
+  if (!exited) return;
+  unsigned first = 0;  // the first thread that exited: not live
+  while (first < c.threads && (w.live[first / 32] >> (first % 32) & 1)) ++first;
+  report(w, true, "barrier", format("@%d", line), thread_of(c, first), format("@%d", line), "", "",
+         format("divergent __syncthreads() {here} in block %s: %u of its %u threads reached it, %u exited without "
+                "reaching it (the first: thread %s); every thread of a block must reach the same __syncthreads",
+                triple(w.st->block_idx).c_str(), w.n_live, c.threads, exited, triple(thread_of(c, first)).c_str()));
+}
+
+// The block is deadlocked (threads wait at different barriers or collectives): a finding, and the block ends.
+[[noreturn]] void check_deadlock(Worker& w, const char* detail, int line) {
+  report(w, true, "barrier", format("deadlock@%d", line), w.st->thread_idx, format("@%d", line), "", "",
+         format("the threads of block %s wait at different barriers {here}%s, so none can go on (every thread "
+                "of a block must reach the same __syncthreads)",
+                triple(w.st->block_idx).c_str(), detail));
+  skip_block(w);
+}
+
+// A warp collective completed for the lanes `group` of `warp`; `mask` named them.
+void check_collective(Worker& w, unsigned warp, uint32_t group, unsigned mask, Collective kind, int line) {
+  CheckState& c = *w.check;
+  c.warps_used = true;
+  for (uint32_t m = group; m; m &= m - 1) ++c.wsync[warp * 32 + __builtin_ctz(m)];
+  for (uint32_t m = group; m; m &= m - 1) {
+    const unsigned t = warp * 32 + __builtin_ctz(m);
+    for (uint32_t o = group; o; o &= o - 1) c.sync_with[t][__builtin_ctz(o)] = c.wsync[t];
+  }
+  const unsigned exist = c.threads - warp * 32 >= 32 ? 32 : c.threads - warp * 32;
+  const uint32_t missing = mask & (exist >= 32 ? ~0u : (1u << exist) - 1) & ~group;
+  if (!missing) return;
+  const unsigned lane = __builtin_ctz(missing), t = warp * 32 + lane;
+  report(w, true, "barrier", format("mask@%d", line), thread_of(c, warp * 32 + __builtin_ctz(group)),
+         format("@%d", line), "", "",
+         format("%s(0x%08x) {here} in block %s: its mask names %d lanes of warp %u that exited without taking part "
+                "(the first: lane %u, thread %s); every lane a mask names must reach the same call",
+                collective_name(kind), mask, triple(w.st->block_idx).c_str(), __builtin_popcount(missing), warp, lane,
+                triple(thread_of(c, t)).c_str()));
+}
+
+void check_shared(const void* var, size_t bytes, size_t elem, const unsigned* dims, int rank, const char* name,
+                  const void* guard_lo, const void* guard_hi) {
+  Worker* w = tls.worker;
+  if (!w || !w->check) return;
+  CheckState& c = *w->check;
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(var);
+  for (const SharedVar& v : c.shared)
+    if (v.begin == begin && !v.guard) return;
+  SharedVar v = {begin, begin + bytes, elem ? elem : 1, {}, rank, name, false, {}};
+  std::copy_n(dims, std::min(rank, 4), v.dims);
+  v.shadow.resize(bytes);
+  c.shared.push_back(std::move(v));
+  for (const void* g : {guard_lo, guard_hi}) {
+    const uintptr_t gb = reinterpret_cast<uintptr_t>(g);
+    c.shared.push_back({gb, gb + kGuardBytes, 1, {}, 0, name, true, {}});
+  }
+}
+
+void check_dynamic_name(const char* name) {
+  Worker* w = tls.worker;
+  if (w && w->check) w->check->dynamic.name = name;
+}
+
+// Sets up this thread's check state for a launch of `kernel` on its worker `w`, and returns it. One per OS
+// thread, kept between launches: what a launch leaves is reset here, or lazily (the warp clocks, by
+// check_block_start), so that a launch of a tiny kernel does not pay for clearing them.
+CheckState& check_launch_begin(Worker& w, const Kernel& kernel, dim3 block, size_t shmem) {
+  static thread_local std::unique_ptr<CheckState> state;
+  if (!state) {
+    state.reset(new CheckState());
+    pthread_attr_t attr;  // the OS thread's stack (for the main thread, glibc reads /proc: once)
+    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+      void* addr;
+      size_t size;
+      pthread_attr_getstack(&attr, &addr, &size);
+      state->stack_lo = reinterpret_cast<uintptr_t>(addr);
+      state->stack_hi = state->stack_lo + size;
+      pthread_attr_destroy(&attr);
+    }
+  }
+  CheckState& c = *state;
+  c.kernel = &kernel;
+  c.block_dim = block;
+  c.threads = block.x * block.y * block.z;
+  c.tensors.clear();
+  c.tensors_known = true;
+  c.shared.clear();
+  c.seen.clear();
+  c.stop = t_errors >= kMaxErrors;
+  {
+    std::lock_guard<std::mutex> lock(g_check_mutex);
+    for (auto& t : g_tensors)
+      if (t->call == t_call) c.tensors.push_back(t.get());
+  }
+  for (unsigned i = 0; i < kernel.n_pointers; ++i) {
+    const uintptr_t p = reinterpret_cast<uintptr_t>(kernel.pointers[i]);
+    bool known = !p;
+    for (const CheckedTensor* t : c.tensors) known |= p >= t->begin && p <= t->end;
+    c.tensors_known &= known;
+  }
+  const uintptr_t dyn = reinterpret_cast<uintptr_t>(w.dynamic_smem);
+  c.dynamic.begin = dyn;
+  c.dynamic.end = dyn + shmem;
+  c.dynamic.name = nullptr;
+  c.dynamic.shadow.assign(shmem, ShadowByte());
+  w.check = &c;
+  return c;
+}
+
+// The registry, for bindings and Python (the exported kp_check_* functions of cuda_cpu_runtime.cpp).
+
+void check_begin_call() {
+  t_call = ++g_calls;
+  t_errors = t_warnings = 0;
+}
+
+// A tensor of this op call. Registrations of earlier calls that overlap it are stale (their memory was freed
+// and reused): dropped, as are the oldest beyond 64.
+void check_tensor(const char* name, const void* data, size_t bytes, size_t elem) {
+  if (!data || !bytes) return;
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(data), end = begin + bytes;
+  std::lock_guard<std::mutex> lock(g_check_mutex);
+  for (auto& t : g_tensors)
+    if (t->begin == begin && t->end == end && t->call == t_call) return;  // the same tensor twice
+  auto stale = [&](const std::unique_ptr<CheckedTensor>& t) { return t->begin < end && begin < t->end; };
+  g_tensors.erase(std::remove_if(g_tensors.begin(), g_tensors.end(), stale), g_tensors.end());
+  if (g_tensors.size() >= 64) g_tensors.erase(g_tensors.begin());
+  g_tensors.emplace_back(new CheckedTensor{begin, end, elem ? elem : 1, t_call, name ? name : "?", {}});
+}
+
+const char* check_take_report() {
+  static thread_local std::string taken;
+  taken.swap(t_report);
+  t_report.clear();
+  return taken.c_str();
+}
+
+int check_last_write(const void* address, char* out, size_t size) {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(address);
+  std::lock_guard<std::mutex> lock(g_check_mutex);
+  for (auto& t : g_tensors) {
+    if (a < t->begin || a >= t->end || t->writes.empty()) continue;
+    const LastWrite& last = t->writes[(a - t->begin) / t->elem];
+    if (!last.kernel) return 0;
+    snprintf(out, size, "kernel '%s' block %s thread %s %s", last.kernel, triple(last.block).c_str(),
+             triple(last.thread).c_str(), where(last.pc).c_str());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace detail
+}  // namespace kp
+
+// ---------------------------------------------------------------------------------------------
+// The instrumentation's entry points (GCC's -fsanitize=thread ABI). Exported: check builds of kernel
+// files call them. Outside a check launch (a check build's binding code, host code) they only do what
+// the access or atomic itself does.
+
+#define KP_RA reinterpret_cast<uintptr_t>(__builtin_return_address(0))
+#define KP_TSAN_ACCESS(n)                                                                                         \
+  void __tsan_read##n(void* p) { kp::detail::on_access(reinterpret_cast<uintptr_t>(p), n, false, false, KP_RA); } \
+  void __tsan_write##n(void* p) { kp::detail::on_access(reinterpret_cast<uintptr_t>(p), n, true, false, KP_RA); } \
+  void __tsan_unaligned_read##n(void* p) {                                                                        \
+    kp::detail::on_access(reinterpret_cast<uintptr_t>(p), n, false, false, KP_RA);                                \
+  }                                                                                                               \
+  void __tsan_unaligned_write##n(void* p) {                                                                       \
+    kp::detail::on_access(reinterpret_cast<uintptr_t>(p), n, true, false, KP_RA);                                 \
+  }                                                                                                               \
+  void __tsan_volatile_read##n(void* p) {                                                                         \
+    kp::detail::on_access(reinterpret_cast<uintptr_t>(p), n, false, false, KP_RA);                                \
+  }                                                                                                               \
+  void __tsan_volatile_write##n(void* p) {                                                                        \
+    kp::detail::on_access(reinterpret_cast<uintptr_t>(p), n, true, false, KP_RA);                                 \
+  }
+
+// Atomics: the operation itself (sequentially consistent: stronger than asked, never weaker), after the check.
+#define KP_TSAN_ATOMIC(n, T)                                                                             \
+  T __tsan_atomic##n##_load(const volatile T* p, int) {                                                  \
+    kp::detail::on_access(reinterpret_cast<uintptr_t>(p), n / 8, false, true, KP_RA);                    \
+    return __atomic_load_n(p, __ATOMIC_SEQ_CST);                                                         \
+  }                                                                                                      \
+  void __tsan_atomic##n##_store(volatile T* p, T v, int) {                                               \
+    kp::detail::on_access(reinterpret_cast<uintptr_t>(p), n / 8, true, true, KP_RA);                     \
+    __atomic_store_n(p, v, __ATOMIC_SEQ_CST);                                                            \
+  }                                                                                                      \
+  KP_TSAN_RMW(n, T, exchange, __atomic_exchange_n)                                                       \
+  KP_TSAN_RMW(n, T, fetch_add, __atomic_fetch_add)                                                       \
+  KP_TSAN_RMW(n, T, fetch_sub, __atomic_fetch_sub)                                                       \
+  KP_TSAN_RMW(n, T, fetch_and, __atomic_fetch_and)                                                       \
+  KP_TSAN_RMW(n, T, fetch_or, __atomic_fetch_or)                                                         \
+  KP_TSAN_RMW(n, T, fetch_xor, __atomic_fetch_xor)                                                       \
+  KP_TSAN_RMW(n, T, fetch_nand, __atomic_fetch_nand)                                                     \
+  int __tsan_atomic##n##_compare_exchange_strong(volatile T* p, T* expected, T desired, int, int) {      \
+    kp::detail::on_access(reinterpret_cast<uintptr_t>(p), n / 8, true, true, KP_RA);                     \
+    return __atomic_compare_exchange_n(p, expected, desired, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); \
+  }                                                                                                      \
+  int __tsan_atomic##n##_compare_exchange_weak(volatile T* p, T* expected, T desired, int, int) {        \
+    kp::detail::on_access(reinterpret_cast<uintptr_t>(p), n / 8, true, true, KP_RA);                     \
+    return __atomic_compare_exchange_n(p, expected, desired, true, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);  \
+  }                                                                                                      \
+  T __tsan_atomic##n##_compare_exchange_val(volatile T* p, T expected, T desired, int, int) {            \
+    kp::detail::on_access(reinterpret_cast<uintptr_t>(p), n / 8, true, true, KP_RA);                     \
+    __atomic_compare_exchange_n(p, &expected, desired, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);       \
+    return expected;                                                                                     \
+  }
+#define KP_TSAN_RMW(n, T, name, builtin)                                             \
+  T __tsan_atomic##n##_##name(volatile T* p, T v, int) {                             \
+    kp::detail::on_access(reinterpret_cast<uintptr_t>(p), n / 8, true, true, KP_RA); \
+    return builtin(p, v, __ATOMIC_SEQ_CST);                                          \
+  }
+
+extern "C" {
+__attribute__((visibility("default"))) void __tsan_init() {}
+__attribute__((visibility("default"))) void __tsan_func_entry(void*) {}
+__attribute__((visibility("default"))) void __tsan_func_exit() {}
+__attribute__((visibility("default"))) void __tsan_vptr_update(void**, void*) {}
+__attribute__((visibility("default"))) void __tsan_vptr_read(void**) {}
+__attribute__((visibility("default"))) void __tsan_read_range(void* p, unsigned long n) {
+  kp::detail::on_access(reinterpret_cast<uintptr_t>(p), n, false, false, KP_RA);
+}
+__attribute__((visibility("default"))) void __tsan_write_range(void* p, unsigned long n) {
+  kp::detail::on_access(reinterpret_cast<uintptr_t>(p), n, true, false, KP_RA);
+}
+__attribute__((visibility("default"))) void __tsan_atomic_thread_fence(int) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+__attribute__((visibility("default"))) void __tsan_atomic_signal_fence(int) { __atomic_signal_fence(__ATOMIC_SEQ_CST); }
+#pragma GCC visibility push(default)
+KP_TSAN_ACCESS(1)
+KP_TSAN_ACCESS(2)
+KP_TSAN_ACCESS(4)
+KP_TSAN_ACCESS(8)
+KP_TSAN_ACCESS(16)
+KP_TSAN_ATOMIC(8, uint8_t)
+KP_TSAN_ATOMIC(16, uint16_t)
+KP_TSAN_ATOMIC(32, uint32_t)
+KP_TSAN_ATOMIC(64, uint64_t)
+#pragma GCC visibility pop
+}
+#undef KP_TSAN_ACCESS
+#undef KP_TSAN_ATOMIC
+#undef KP_TSAN_RMW
+#undef KP_RA

@@ -1,0 +1,200 @@
+"""Check mode: what the CPU stand-in's checked builds found, as Python errors and warnings at the `.cu` line.
+
+`load_kernel(name, check=True)` (or KP_CHECK=1 in the environment) builds a kernel file in check mode
+(kp.build): every memory access of its kernels goes through the runtime's checks
+(kernels/common/cuda_cpu_check.h). After each op call of such a build, `raise_findings` takes the
+runtime's report: errors (out-of-bounds accesses, shared-memory races, divergent barriers) raise a
+KernelCheckError; uninitialised shared-memory reads are a KernelCheckWarning. `last_write` says which
+block, thread and line last wrote an element of a tensor (check_against_reference uses it).
+"""
+
+import contextlib
+import ctypes
+import os
+import re
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from kp.diagnostics import code_line, source_excerpt
+from kp.files import ROOT
+
+ENV = "KP_CHECK"  # KP_CHECK=1: every load_kernel of the process builds in check mode unless told otherwise
+
+KINDS = {
+    "global-bounds": "out-of-bounds global access",
+    "shared-bounds": "out-of-bounds shared access",
+    "race": "shared-memory race",
+    "barrier": "divergent barrier",
+    "uninitialized": "uninitialised shared read",
+}
+
+
+def check_from_env():
+    """True when KP_CHECK asks for check mode (1, true, yes, on)."""
+    return os.environ.get(ENV, "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+class KernelCheckError(RuntimeError):
+    """Check mode found bugs in a kernel: `findings` (a list of Finding), the first ones of one op call."""
+
+    def __init__(self, message, findings):
+        super().__init__(message)
+        self.findings = findings
+
+
+class KernelCheckWarning(UserWarning):
+    """Check mode found something suspicious that is not always a bug (a read of uninitialised shared memory)."""
+
+
+@dataclass
+class Finding:
+    """One thing check mode found. `file`/`line`: where (the `.cu` line); `other_line`: the other access of a race."""
+
+    severity: str  # "error" or "warning"
+    kind: str  # a key of KINDS
+    kernel: str
+    block: tuple
+    thread: tuple
+    file: str | None
+    line: int | None
+    other_thread: tuple | None
+    other_file: str | None
+    other_line: int | None
+    message: str
+
+    def __str__(self):
+        return self.message
+
+
+def _triple(text):
+    return tuple(int(v) for v in re.findall(r"\d+", text)) if text else None
+
+
+def _location(field, source):
+    """(file, line) of a report's location field: `library+0xOFFSET` (addr2line) or `@LINE` of `source`."""
+    if not field:
+        return None, None
+    if m := re.fullmatch(r"(?:\w+)?@(\d+)", field):
+        return str(source) if source else None, int(m[1])
+    if m := re.fullmatch(r"(/\S+?\.so)\+0x([0-9a-f]+)", field):
+        found = code_line(m[1], m[2])
+        if found:
+            file, line = found.rsplit(":", 1)
+            return file, int(line)
+    return None, None
+
+
+def _shown(file):
+    """`kernels/x.cu` for a file of the project, else the path as it is."""
+    return file.replace(f"{ROOT}{os.sep}", "") if file else file
+
+
+def parse_report(report, source=None):
+    """The runtime's report (tab-separated lines, cuda_cpu_check.h) as Findings, with `.cu` lines."""
+    findings = []
+    for row in report.splitlines():
+        fields = row.split("\t")
+        if len(fields) != 9:
+            continue
+        severity, kind, kernel, block, thread, here, there, other, text = fields
+        file, line = _location(here, source)
+        other_file, other_line = _location(there, source)
+        text = text.replace("{here}", f"at {_shown(file)}:{line}" if line else "")
+        text = text.replace("{there}", f"at {_shown(other_file)}:{other_line}" if other_line else "")
+        text = re.sub(r" +([,;:])", r"\1", text)
+        findings.append(
+            Finding(
+                severity,
+                kind,
+                kernel,
+                _triple(block),
+                _triple(thread),
+                _shown(file),
+                line,
+                _triple(other),
+                _shown(other_file),
+                other_line,
+                f"{KINDS.get(kind, kind)}: {text}",
+            )
+        )
+    return findings
+
+
+def _excerpt(file, line, symbol):
+    """The source line, with a caret under the first `symbol[` (or `symbol(`) on it, if any."""
+    path = Path(ROOT, file) if not os.path.isabs(file) else Path(file)
+    col = None
+    with contextlib.suppress(OSError, IndexError):
+        text = path.read_text().splitlines()[line - 1]
+        if symbol and (m := re.search(rf"\b{re.escape(symbol)}\s*[\[(]", text)):
+            col = m.start() + 1
+    return source_excerpt(path, line, col)
+
+
+def describe(findings):
+    """The findings as people read them: each with its `.cu` line(s) shown, a caret under what it is about."""
+    parts = []
+    for f in findings:
+        text = f.message
+        named = re.search(r"'(\w+)", f.message) if f.kind != "barrier" else re.search(r"\b(__\w+)\(", f.message)
+        for file, line in dict.fromkeys([(f.file, f.line), (f.other_file, f.other_line)]):
+            if file and line:
+                excerpt = _excerpt(file, line, named[1] if named else None)
+                if excerpt:
+                    text += f"\n  {file}:{line}:\n" + "\n".join(f"  {ln}" for ln in excerpt.splitlines())
+        parts.append(text)
+    return "\n".join(parts)
+
+
+def _runtime():
+    from kp.build import cpu_runtime  # the stand-in's runtime: loaded by any check build's load
+
+    lib = cpu_runtime()
+    lib.kp_check_take_report.restype = ctypes.c_char_p
+    return lib
+
+
+def take_findings(source=None):
+    """The findings of this thread's check launches since the last call (and forget them)."""
+    return parse_report((_runtime().kp_check_take_report() or b"").decode(errors="replace"), source)
+
+
+def raise_findings(op, source, failure=None):
+    """After a call of op `op` of a check build of `source`: raise KernelCheckError for its errors, warn for its
+    warnings. `failure`: the RuntimeError the call raised, if it did (kept as the cause)."""
+    findings = take_findings(source)
+    errors = [f for f in findings if f.severity == "error"]
+    for w in (f for f in findings if f.severity == "warning"):
+        warnings.warn(KernelCheckWarning(describe([w])), stacklevel=3)
+    if errors:
+        count = f"{len(errors)} problem{'s' if len(errors) > 1 else ''}"
+        kernels = ", ".join(dict.fromkeys(f"'{f.kernel}'" for f in errors))
+        error = KernelCheckError(f"{op}: check mode found {count} in kernel {kernels}:\n{describe(errors)}", errors)
+        error.kp_op = op
+        raise error from failure
+
+
+def last_write(tensor, index):
+    """Who last wrote `tensor`'s element at `index` (a tuple, or a flat index of a contiguous tensor) in a launch
+    of a check build: "kernel 'k' block (x,y,z) thread (x,y,z), at kernels/x.cu:LINE", or None if no check
+    launch wrote it (or the runtime is not loaded, or the tensor is not on the CPU)."""
+    from kp import build
+
+    if build._runtime is None or not torch.is_tensor(tensor) or tensor.device.type != "cpu":
+        return None
+    if isinstance(index, int):
+        index = tuple(int(i) for i in torch.unravel_index(torch.tensor(index), tensor.shape))
+    address = (
+        tensor.data_ptr() + sum(i * s for i, s in zip(index, tensor.stride(), strict=True)) * tensor.element_size()
+    )
+    out = ctypes.create_string_buffer(1024)
+    if not build._runtime.kp_check_last_write(ctypes.c_void_p(address), out, len(out)):
+        return None
+    text = out.value.decode(errors="replace")
+    if m := re.search(r" (/\S+?\.so)\+0x([0-9a-f]+)$", text):
+        found = code_line(m[1], m[2])
+        text = text[: m.start()] + (f", at {_shown(found)}" if found else "")
+    return text

@@ -1,0 +1,285 @@
+// Kernels for check mode's tests (tests/test_check_mode.py): small bugs of each kind check mode finds, each
+// on a line marked `// BUG: <case>`, and correct kernels that look risky, which must report nothing.
+// One launcher runs case `which` on x (input, n floats) into out (n floats).
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#ifdef __CUDACC__
+#include <cuda_runtime.h>
+#endif
+
+constexpr int kBlock = 64;
+
+// ---- out-of-bounds global accesses
+
+__global__ void read_past_end(const float* x, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = x[i] + x[i + 1];  // BUG: read_past_end
+}
+
+__global__ void write_without_bound(const float* x, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  out[i] = 2 * x[i < n ? i : 0];  // BUG: write_without_bound
+}
+
+__device__ float load(const float* p, int i) { return p[i]; }
+
+__global__ void read_before_start(const float* x, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = load(x, i - 1);  // BUG: read_before_start (through a __device__ function)
+}
+
+// ---- shared-memory races
+
+// A tree reduction that forgot the __syncthreads() between filling shared memory and reading it.
+__global__ void reduce_missing_sync(const float* x, float* out, int n) {
+  __shared__ float s[kBlock];
+  int t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
+  s[t] = i < n ? x[i] : 0.0f;  // BUG: reduce_missing_sync (the write)
+  for (int stride = blockDim.x / 2; stride > 0; stride /= 2) {
+    if (t < stride) s[t] += s[t + stride];  // BUG: reduce_missing_sync (the read)
+    __syncthreads();
+  }
+  if (t == 0) out[blockIdx.x] = s[0];
+}
+
+// The legacy warp-synchronous tail (volatile, no __syncwarp): a race since Volta.
+__global__ void warp_tail_without_syncwarp(const float* x, float* out, int n) {
+  __shared__ float s[kBlock];
+  int t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
+  s[t] = i < n ? x[i] : 0.0f;
+  __syncthreads();
+  if (t < 32) {
+    volatile float* v = s;
+    v[t] += v[t + 32];  // BUG: warp_tail_without_syncwarp (the read)
+    v[t] += v[t + 16];  // BUG: warp_tail_without_syncwarp (the write)
+    v[t] += v[t + 8];
+    v[t] += v[t + 4];
+    v[t] += v[t + 2];
+    v[t] += v[t + 1];
+  }
+  if (t == 0) out[blockIdx.x] = s[0];
+}
+
+// ---- out-of-bounds shared accesses
+
+__global__ void shift_left_in_shared(const float* x, float* out, int n) {
+  __shared__ float tile[kBlock];
+  __shared__ float other[kBlock];
+  int t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
+  tile[t] = i < n ? x[i] : 0.0f;
+  other[t] = 0.0f;
+  __syncthreads();
+  if (i < n) out[i] = tile[t + 1] + other[t];  // BUG: shift_left_in_shared
+}
+
+__global__ void dynamic_past_launch_size(const float* x, float* out, int n) {
+  extern __shared__ float buf[];
+  int t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
+  buf[t] = i < n ? x[i] : 0.0f;  // BUG: dynamic_past_launch_size
+  __syncthreads();
+  if (i < n) out[i] = buf[t];
+}
+
+// ---- divergent barriers
+
+__global__ void barrier_after_return(const float* x, float* out, int n) {
+  __shared__ float s[kBlock];
+  int t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
+  if (i >= n) return;
+  s[t] = x[i];
+  __syncthreads();  // BUG: barrier_after_return
+  out[i] = s[t];
+}
+
+__global__ void barrier_in_branch(const float* x, float* out, int n) {
+  __shared__ float s[kBlock];
+  int t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
+  s[t] = i < n ? x[i] : 0.0f;
+  if (t < 32) {
+    __syncthreads();  // BUG: barrier_in_branch
+  } else {
+    __syncthreads();  // the other one
+  }
+  if (i < n) out[i] = s[t];
+}
+
+__global__ void shuffle_mask_names_absent_lanes(const float* x, float* out, int n) {
+  int t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
+  float v = i < n ? x[i] : 0.0f;
+  if (t % 32 < 16) v += __shfl_down_sync(0xffffffffu, v, 1);  // BUG: shuffle_mask_names_absent_lanes
+  if (i < n) out[i] = v;
+}
+
+// ---- uninitialised shared reads (a warning)
+
+__global__ void read_before_write(const float* x, float* out, int n) {
+  __shared__ float s[kBlock];
+  int t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
+  float stale = s[t];  // BUG: read_before_write
+  s[t] = i < n ? x[i] : 0.0f;
+  __syncthreads();
+  if (i < n) out[i] = s[t] + 0.0f * stale;
+}
+
+// ---- a wrong answer: who wrote it (check_against_reference)
+
+__global__ void copy_with_one_wrong(const float* x, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = i == 37 ? -x[i] : x[i];  // BUG: copy_with_one_wrong
+}
+
+// ---- correct kernels that look risky: no findings
+
+__global__ void tree_reduction(const float* x, float* out, int n) {
+  __shared__ float s[kBlock];
+  int t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
+  s[t] = i < n ? x[i] : 0.0f;
+  __syncthreads();
+  for (int stride = blockDim.x / 2; stride > 0; stride /= 2) {
+    if (t < stride) s[t] += s[t + stride];
+    __syncthreads();
+  }
+  if (t == 0) out[blockIdx.x] = s[0];
+}
+
+__global__ void warp_shuffle_reduction(const float* x, float* out, int n) {
+  __shared__ float warp_sums[kBlock / 32];
+  int t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
+  float v = i < n ? x[i] : 0.0f;
+  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
+  if (t % 32 == 0) warp_sums[t / 32] = v;
+  __syncthreads();
+  if (t < 32) {
+    v = t < kBlock / 32 ? warp_sums[t] : 0.0f;
+    for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
+    if (t == 0) out[blockIdx.x] = v;
+  }
+}
+
+// The warp-synchronous tail done right: __syncwarp between the steps.
+__global__ void warp_tail_with_syncwarp(const float* x, float* out, int n) {
+  __shared__ float s[kBlock];
+  int t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
+  s[t] = i < n ? x[i] : 0.0f;
+  __syncthreads();
+  if (t < 32) {
+    float v = s[t] + s[t + 32];
+    for (int offset = 16; offset > 0; offset /= 2) {
+      __syncwarp();
+      s[t] = v;
+      __syncwarp();
+      v += s[t + offset];
+    }
+    if (t == 0) out[blockIdx.x] = v;
+  }
+}
+
+__global__ void grid_stride_scale(const float* x, float* out, int n) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) out[i] = 3 * x[i];
+}
+
+// A histogram of the signs of x in shared memory, by atomics.
+__global__ void shared_histogram(const float* x, float* out, int n) {
+  __shared__ int bins[2];
+  int t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
+  if (t < 2) bins[t] = 0;
+  __syncthreads();
+  if (i < n) atomicAdd(&bins[x[i] < 0 ? 0 : 1], 1);
+  __syncthreads();
+  if (t < 2) atomicAdd(&out[t], static_cast<float>(bins[t]));
+}
+
+// A 3-point stencil with halo cells loaded by the first and last threads of the block.
+__global__ void stencil_with_halo(const float* x, float* out, int n) {
+  __shared__ float tile[kBlock + 2];
+  int t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
+  tile[t + 1] = i < n ? x[i] : 0.0f;
+  if (t == 0) tile[0] = i > 0 && i - 1 < n ? x[i - 1] : 0.0f;
+  if (t == blockDim.x - 1) tile[t + 2] = i + 1 < n ? x[i + 1] : 0.0f;
+  __syncthreads();
+  if (i < n) out[i] = tile[t] + tile[t + 1] + tile[t + 2];
+}
+
+// Dynamic shared memory used within the launch's size, through pointer arithmetic.
+__global__ void dynamic_reverse(const float* x, float* out, int n) {
+  extern __shared__ float buf[];
+  int t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
+  float* mine = buf + t;
+  *mine = i < n ? x[i] : 0.0f;
+  __syncthreads();
+  if (i < n) out[i] = buf[blockDim.x - 1 - t];
+}
+
+// ---- the launcher
+
+// The cases, by number (the op's `which`).
+const char* const kCases[] = {
+    "read_past_end",
+    "write_without_bound",
+    "read_before_start",
+    "reduce_missing_sync",
+    "warp_tail_without_syncwarp",
+    "shift_left_in_shared",
+    "dynamic_past_launch_size",
+    "barrier_after_return",
+    "barrier_in_branch",
+    "shuffle_mask_names_absent_lanes",
+    "read_before_write",
+    "copy_with_one_wrong",
+    "tree_reduction",
+    "warp_shuffle_reduction",
+    "warp_tail_with_syncwarp",
+    "grid_stride_scale",
+    "shared_histogram",
+    "stencil_with_halo",
+    "dynamic_reverse",
+};
+
+void run_case(int64_t index, const float* x, float* out, int n) {
+  if (index < 0 || index >= int64_t(sizeof kCases / sizeof kCases[0])) throw std::invalid_argument("no such case");
+  const std::string which = kCases[index];
+  const int blocks = (n + kBlock - 1) / kBlock;
+  const size_t dyn = kBlock * sizeof(float);
+  if (which == "read_past_end")
+    read_past_end<<<blocks, kBlock>>>(x, out, n);
+  else if (which == "write_without_bound")
+    write_without_bound<<<blocks, kBlock>>>(x, out, n);
+  else if (which == "read_before_start")
+    read_before_start<<<blocks, kBlock>>>(x, out, n);
+  else if (which == "reduce_missing_sync")
+    reduce_missing_sync<<<blocks, kBlock>>>(x, out, n);
+  else if (which == "warp_tail_without_syncwarp")
+    warp_tail_without_syncwarp<<<blocks, kBlock>>>(x, out, n);
+  else if (which == "shift_left_in_shared")
+    shift_left_in_shared<<<blocks, kBlock>>>(x, out, n);
+  else if (which == "dynamic_past_launch_size")
+    dynamic_past_launch_size<<<blocks, kBlock, dyn / 2>>>(x, out, n);
+  else if (which == "barrier_after_return")
+    barrier_after_return<<<blocks, kBlock>>>(x, out, n);
+  else if (which == "barrier_in_branch")
+    barrier_in_branch<<<blocks, kBlock>>>(x, out, n);
+  else if (which == "shuffle_mask_names_absent_lanes")
+    shuffle_mask_names_absent_lanes<<<blocks, kBlock>>>(x, out, n);
+  else if (which == "read_before_write")
+    read_before_write<<<blocks, kBlock>>>(x, out, n);
+  else if (which == "copy_with_one_wrong")
+    copy_with_one_wrong<<<blocks, kBlock>>>(x, out, n);
+  else if (which == "tree_reduction")
+    tree_reduction<<<blocks, kBlock>>>(x, out, n);
+  else if (which == "warp_shuffle_reduction")
+    warp_shuffle_reduction<<<blocks, kBlock>>>(x, out, n);
+  else if (which == "warp_tail_with_syncwarp")
+    warp_tail_with_syncwarp<<<blocks, kBlock>>>(x, out, n);
+  else if (which == "grid_stride_scale")
+    grid_stride_scale<<<2, 32>>>(x, out, n);
+  else if (which == "shared_histogram")
+    shared_histogram<<<blocks, kBlock>>>(x, out, n);
+  else if (which == "stencil_with_halo")
+    stencil_with_halo<<<blocks, kBlock>>>(x, out, n);
+  else if (which == "dynamic_reverse")
+    dynamic_reverse<<<blocks, kBlock, dyn>>>(x, out, n);
+  cudaError_t err = cudaGetLastError();
+  if (err != cudaSuccess) throw std::runtime_error(std::string(which) + ": " + cudaGetErrorString(err));
+}

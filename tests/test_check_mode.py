@@ -1,0 +1,255 @@
+"""Check mode (load_kernel(..., check=True), kp.check): the CPU stand-in finds out-of-bounds global and shared
+accesses, shared-memory races, divergent barriers and uninitialised shared reads, at the `.cu` line, with the
+block and threads involved (tests/cuda_cpu/check.cu: each bug on a line marked `// BUG: <case>`); correct kernels
+that look risky, and every op of kernels/ forward and backward, report nothing.
+
+CPU only by design: check mode is the stand-in's (on a GPU, compute-sanitizer does this job)."""
+
+import re
+import warnings
+
+import pytest
+import torch
+from conftest import edit
+from op_samples import HALF, SAMPLES
+
+import helpers
+import kp.files
+from kp.build import build_kernel
+from kp.check import KernelCheckError, KernelCheckWarning
+from kp.verify import check_against_reference
+
+CHECK = kp.files.ROOT / "tests" / "cuda_cpu" / "check.cu"
+SOURCE = CHECK.read_text()
+LINES = SOURCE.splitlines()
+CASES = re.findall(r'^    "(\w+)",$', SOURCE, re.M)  # kCases, in order
+AT = "tests/cuda_cpu/check.cu"
+N = 100  # two blocks of 64: the second is partly past the end
+
+
+def line_of(text):
+    return next(i for i, line in enumerate(LINES, 1) if text in line)
+
+
+@pytest.fixture(scope="module")
+def k():
+    return helpers.load_kernel(CHECK, check=True, quiet=True)
+
+
+@pytest.fixture(scope="module")
+def plain():
+    return helpers.load_kernel(CHECK, target="cpu", quiet=True)
+
+
+def run(k, case, x=None, out=None):
+    x = torch.randn(N, generator=torch.Generator().manual_seed(0)) if x is None else x
+    out = torch.zeros(N) if out is None else out
+    k.run(CASES.index(case), x, out)
+    return x, out
+
+
+def findings_of(k, case, **kwargs):
+    """The KernelCheckError of running `case` (warnings that come with it, such as the uninitialised reads a
+    missing barrier causes, are let go)."""
+    with pytest.raises(KernelCheckError) as raised, warnings.catch_warnings(record=True):
+        run(k, case, **kwargs)
+    return raised.value
+
+
+# (case, kind, line marker, thread, block, the other access's line marker and thread)
+BUGS = [
+    ("read_past_end", "global-bounds", "BUG: read_past_end", (35, 0, 0), (1, 0, 0), None, None),
+    ("write_without_bound", "global-bounds", "BUG: write_without_bound", (36, 0, 0), (1, 0, 0), None, None),
+    ("read_before_start", "global-bounds", "float load(", (0, 0, 0), (0, 0, 0), None, None),
+    ("reduce_missing_sync", "race", "(the write)", (32, 0, 0), (0, 0, 0), "(the read)", (0, 0, 0)),
+    ("warp_tail_without_syncwarp", "race", "v[t] += v[t + 32]", (1, 0, 0), (0, 0, 0), "v[t] += v[t + 1]", (0, 0, 0)),
+    ("shift_left_in_shared", "shared-bounds", "BUG: shift_left_in_shared", (63, 0, 0), (0, 0, 0), None, None),
+    ("dynamic_past_launch_size", "shared-bounds", "BUG: dynamic_past", (32, 0, 0), (0, 0, 0), None, None),
+    ("barrier_after_return", "barrier", "BUG: barrier_after_return", (36, 0, 0), (1, 0, 0), None, None),
+    ("barrier_in_branch", "barrier", "BUG: barrier_in_branch", None, (0, 0, 0), None, None),
+    ("shuffle_mask_names_absent_lanes", "barrier", "BUG: shuffle_mask", (0, 0, 0), (0, 0, 0), None, None),
+]
+
+
+@pytest.mark.parametrize(("case", "kind", "marker", "thread", "block", "other_marker", "other"), BUGS)
+def test_each_bug_is_found_at_its_line_with_its_threads(k, case, kind, marker, thread, block, other_marker, other):
+    error = findings_of(k, case)
+    first = error.findings[0]
+    assert isinstance(error, RuntimeError) and error.kp_op == "run"
+    assert (first.severity, first.kind, first.kernel) == ("error", kind, case)
+    assert (first.file, first.line, first.block) == (AT, line_of(marker), block), first
+    if thread is not None:
+        assert first.thread == thread, first
+    if other_marker:
+        assert (first.other_file, first.other_line, first.other_thread) == (AT, line_of(other_marker), other)
+    # The message: the kind, the line as build errors name it, and the source line itself.
+    n = first.line
+    assert f"at {AT}:{n}" in str(error) and f"{n:5d} | {LINES[n - 1]}" in str(error), str(error)
+
+
+def test_out_of_bounds_messages_name_the_tensor_and_the_index(k):
+    past = findings_of(k, "write_without_bound").findings[0].message
+    assert "write of 'out'[100]" in past and "'out' has 100 elements of 4 bytes, so [100] is past its end" in past
+    before = findings_of(k, "read_before_start").findings[0].message
+    assert "read of 'x'[-1]" in before and "before its start" in before
+    shared = findings_of(k, "shift_left_in_shared").findings[0].message
+    assert "'tile[64]' has 64 elements" in shared and "at element 64" in shared
+    dynamic = findings_of(k, "dynamic_past_launch_size").findings[0].message
+    assert "byte 128 of the dynamic shared memory 'buf', but the launch gave it 128 bytes" in dynamic
+
+
+def test_an_out_of_bounds_write_is_stopped_before_it_happens(k):
+    """The block stops at the bad access: memory just past the tensor (here the rest of a larger buffer) keeps
+    its contents, and the process goes on."""
+    buffer = torch.full((N + 64,), 7.0)
+    findings_of(k, "write_without_bound", out=buffer[:N])
+    assert (buffer[N:] == 7.0).all()
+    x, out = run(k, "grid_stride_scale")
+    torch.testing.assert_close(out, 3 * x)
+
+
+def test_a_race_is_reported_once_per_access_and_a_launch_stops_after_a_few(k):
+    error = findings_of(k, "warp_tail_without_syncwarp")
+    sites = [f.line for f in error.findings]
+    assert len(sites) == len(set(sites)) and 1 <= len(error.findings) <= 5
+    assert all(f.kind == "race" for f in error.findings)
+
+
+def test_an_uninitialised_shared_read_is_a_warning_and_the_op_returns(k):
+    with pytest.warns(KernelCheckWarning) as caught:
+        x, out = run(k, "read_before_write")
+    torch.testing.assert_close(out, x)
+    text = str(caught[0].message)
+    n = line_of("BUG: read_before_write")
+    assert f"reads 's[0]' at {AT}:{n} before any thread of block (0,0,0) wrote it" in text, text
+
+
+def block_sums(x, block=64):
+    return torch.stack([c.sum() for c in x.split(block)])
+
+
+# Correct kernels that look risky, with what they compute.
+CLEAN = {
+    "tree_reduction": lambda x: block_sums(x),
+    "warp_shuffle_reduction": lambda x: block_sums(x),
+    "warp_tail_with_syncwarp": lambda x: block_sums(x),
+    "grid_stride_scale": lambda x: 3 * x,
+    "shared_histogram": lambda x: torch.tensor([(x < 0).sum(), (x >= 0).sum()], dtype=x.dtype),
+    "stencil_with_halo": lambda x: x + torch.nn.functional.pad(x[1:], (0, 1)) + torch.nn.functional.pad(x[:-1], (1, 0)),
+    "dynamic_reverse": None,  # checked against the plain build
+}
+
+
+@pytest.mark.parametrize("case", CLEAN)
+def test_correct_kernels_that_look_risky_report_nothing(k, plain, case):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a KernelCheckWarning fails the test
+        x, out = run(k, case)
+    _, expected = run(plain, case, x=x)
+    if CLEAN[case]:
+        n = len(CLEAN[case](x))
+        torch.testing.assert_close(out[:n], CLEAN[case](x))
+    torch.testing.assert_close(out, expected)
+
+
+def test_the_plain_build_misses_what_check_mode_finds(plain):
+    """Why check mode exists: the plain build runs these bugs without a word. A missing barrier gives a wrong sum
+    (thread 0 reads what thread 32 has not written yet), a read past the end reads whatever lies there."""
+    x, out = run(plain, "reduce_missing_sync")
+    assert not torch.allclose(out[:2], block_sums(x))
+    run(plain, "read_past_end")
+
+
+def test_the_wrong_element_is_named_with_the_write_that_made_it(k):
+    x, out = run(k, "copy_with_one_wrong")
+    with pytest.raises(AssertionError) as failed:
+        check_against_reference("copy", out, x)
+    n = line_of("BUG: copy_with_one_wrong")
+    message = str(failed.value)
+    expected = f"the first wrong element is [37]: expected {x[37].item():.6g}, got {out[37].item():.6g}"
+    assert expected in message, message
+    assert f"last written by kernel 'copy_with_one_wrong' block (0,0,0) thread (37,0,0), at {AT}:{n}" in message
+
+
+def ops_of(kernel):
+    return [key.split(".")[1] for key in SAMPLES if key.split(".")[0] == kernel]
+
+
+@pytest.mark.parametrize("kernel", sorted({key.split(".")[0] for key in SAMPLES}))
+def test_every_op_of_the_collection_reports_nothing_in_check_mode(kernel):
+    """No false positives: every op (forward and backward kernels) of kernels/ on op_samples' irregular sizes, in
+    every dtype it takes, gives the plain build's answer with no finding and no warning."""
+    checked = helpers.load_kernel(kernel, check=True, quiet=True)
+    normal = helpers.load_kernel(kernel, target="cpu", quiet=True)
+    assert checked.build.check and not normal.build.check
+    for op in ops_of(kernel):
+        dtypes = [torch.float32, torch.float64] + ([torch.float16, torch.bfloat16] if f"{kernel}.{op}" in HALF else [])
+        for dtype in dtypes:
+            for args in SAMPLES[f"{kernel}.{op}"](dtype):
+                args = tuple(a.detach() if torch.is_tensor(a) else a for a in args)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("error")
+                    got = getattr(checked, op)(*args)
+                torch.testing.assert_close(got, getattr(normal, op)(*args))
+
+
+def test_check_mode_finds_a_removed_syncthreads_in_linear(kernel_copy):
+    """The notebook's exercise on a copy of kernels/linear.cu: without the barrier after the tile loads, the
+    stand-in's answer is silently wrong, and check mode names the race: a tile's write and read, at their lines."""
+    cu = kernel_copy("linear")
+    barrier = "__syncthreads();  // the tiles are complete"
+    assert barrier in cu.read_text()
+    edit(cu, barrier, "// (removed)")
+    lines = cu.read_text().splitlines()
+    x, w, b = torch.randn(37, 53), torch.randn(29, 53), torch.randn(29)
+    assert not torch.allclose(helpers.load_kernel(cu, target="cpu", quiet=True).linear(x, w, b), x @ w.T + b)
+    with pytest.raises(KernelCheckError) as raised, warnings.catch_warnings(record=True):
+        helpers.load_kernel(cu, check=True, quiet=True).linear(x, w, b)
+    first = raised.value.findings[0]
+    assert first.kind == "race" and first.kernel.startswith("linear_fwd_kernel"), first
+    assert re.search(r"race on '[AB]s\[\d+\]\[\d+\]'", first.message), first.message
+    for line in (first.line, first.other_line):
+        assert re.search(r"[AB]s\[", lines[line - 1]), (line, lines[line - 1])
+
+
+def test_check_mode_is_a_build_of_its_own_and_the_normal_one_stays(tmp_path):
+    normal = build_kernel("add2", "cpu")
+    checked = build_kernel("add2", check=True)
+    assert checked.target == "cpu" and checked.check and checked.key != normal.key
+    assert checked.library.parent != normal.library.parent
+    assert build_kernel("add2", "cpu").status == "cached"
+    assert "check mode" in checked.describe() and "check mode" not in normal.describe()
+
+
+def test_check_mode_is_cpu_only_and_says_what_to_use_on_a_gpu():
+    with pytest.raises(ValueError, match="check mode runs on the CPU stand-in.*compute-sanitizer"):
+        build_kernel("add2", "cuda", check=True)
+
+
+def test_the_environment_variable_turns_check_mode_on(monkeypatch):
+    monkeypatch.setenv("KP_CHECK", "1")
+    assert helpers.load_kernel("add2", quiet=True).build.check
+    monkeypatch.setenv("KP_CHECK", "0")
+    assert not helpers.load_kernel("add2", target="cpu", quiet=True).build.check
+
+
+def test_in_jupyter_a_check_error_shows_its_findings_first_and_the_traceback_collapsed(tmp_path):
+    import nbformat
+
+    from kp.diagnostics import plain
+    from kp.notebooks import execute
+
+    cells = [
+        f"import torch\nfrom helpers import load_kernel\nk = load_kernel({str(CHECK)!r}, check=True, quiet=True)",
+        f"k.run({CASES.index('barrier_after_return')}, torch.randn({N}), torch.zeros({N}))",
+    ]
+    path = tmp_path / "check_error.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells]), path)
+    error, full = execute(path, allow_errors=True).notebook.cells[1].outputs
+    n = line_of("BUG: barrier_after_return")
+    assert error["ename"] == "KernelCheckError", error
+    text = plain("\n".join(error["traceback"]))
+    assert text.startswith("KernelCheckError: run: check mode found 1 problem in kernel 'barrier_after_return':")
+    assert f"divergent __syncthreads() at {AT}:{n}" in text and f"{n:5d} | {LINES[n - 1]}" in text, text
+    assert "Traceback" not in text and "kp/" not in text, text
+    assert full["data"]["text/html"].startswith("<details><summary>full traceback")
