@@ -18,7 +18,7 @@ import types
 import torch
 
 from kp.build import resolve_kernel
-from kp.check import KernelCheckError
+from kp.check import KernelCheckError, check_from_env
 from kp.diagnostics import KernelBuildError
 from kp.files import ROOT, display_path
 from kp.ptxas import resources_table
@@ -32,9 +32,13 @@ def environment_line():
 
 
 def setup(seed=0):
-    """Seed everything and print the environment line; returns the device to use."""
+    """Seed everything and print the environment line; returns the device to use: the GPU if there is one,
+    unless KP_CHECK asks for check mode, which runs on the CPU stand-in (kp.check)."""
     torch.manual_seed(seed)
     print(environment_line())
+    if check_from_env():
+        print("KP_CHECK is set: kernels load in check mode, on the CPU stand-in")
+        return torch.device("cpu")
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 

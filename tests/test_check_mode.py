@@ -226,9 +226,10 @@ def test_check_mode_is_cpu_only_and_says_what_to_use_on_a_gpu():
         build_kernel("add2", "cuda", check=True)
 
 
-def test_the_environment_variable_turns_check_mode_on(monkeypatch):
+def test_the_environment_variable_turns_check_mode_on(monkeypatch, capsys):
     monkeypatch.setenv("KP_CHECK", "1")
     assert helpers.load_kernel("add2", quiet=True).build.check
+    assert helpers.setup() == torch.device("cpu") and "check mode" in capsys.readouterr().out
     monkeypatch.setenv("KP_CHECK", "0")
     assert not helpers.load_kernel("add2", target="cpu", quiet=True).build.check
 

@@ -315,7 +315,7 @@ void on_access(uintptr_t a, size_t n, bool write, bool atomic, uintptr_t pc) {
   if (a >= reinterpret_cast<uintptr_t>(&tls) && a < reinterpret_cast<uintptr_t>(&tls + 1)) return;
   for (CheckedTensor* t : c.tensors)
     if (a >= t->begin && a < t->end) {
-      if (a + n > t->end) out_of_bounds_global(*w, *t, a + n > t->end ? t->end : a, n, write, pc);
+      if (a + n > t->end) out_of_bounds_global(*w, *t, t->end, n, write, pc);  // runs past the end
       if (write || atomic) record_write(*w, *t, a, n, pc);
       return;
     }
