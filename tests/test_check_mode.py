@@ -124,6 +124,16 @@ def test_an_uninitialised_shared_read_is_a_warning_and_the_op_returns(k):
     assert f"reads 's[0]' at {AT}:{n} before any thread of block (0,0,0) wrote it" in text, text
 
 
+def test_a_missing_barrier_also_shows_as_a_read_of_shared_memory_nobody_wrote_yet(k):
+    """The second uninitialised read: without the barrier, thread 0 adds s[32] before thread 32 has stored it."""
+    with pytest.warns(KernelCheckWarning) as caught, pytest.raises(KernelCheckError):
+        run(k, "reduce_missing_sync")
+    n = line_of("(the read)")
+    assert any(
+        f"reads 's[32]' at {AT}:{n} before any thread of block (0,0,0) wrote it" in str(w.message) for w in caught
+    )
+
+
 def block_sums(x, block=64):
     return torch.stack([c.sum() for c in x.split(block)])
 
