@@ -12,11 +12,12 @@ A module imports only modules on floors below its own (no circles, nothing impor
              kp.notebooks    execute a notebook in a fresh kernel; tagged_code (imports Jupyter's packages)
     floor 3  kp.doctor       every check a target's build needs, and `python helpers.py doctor`
     floor 4  kp.build        build key, flags per target, ninja, the stand-in's runtime -> Build
-    floor 5  kp.load         a built library registered under a fresh namespace -> LoadedKernel (hot reload)
+    floor 5  kp.check        check mode's findings (KernelCheckError, KernelCheckWarning) and last writers
              kp.ptxas        ptxas's registers, shared memory and spills per kernel, without a GPU
-             kp.verify       check_against_reference, gradcheck, check_compiled: print, then assert
              kp.bench        median_ms, bench -> BenchResult
-    floor 6  kp.display      setup, show_kernel, show_graph, show_kernel_resources, the notebook's error view
+    floor 6  kp.load         a built library registered under a fresh namespace -> LoadedKernel (hot reload)
+             kp.verify       check_against_reference, gradcheck, check_compiled: print, then assert
+    floor 7  kp.display      setup, show_kernel, show_graph, show_kernel_resources, the notebook's error view
 
 tests/test_layout.py holds the package to this.
 

@@ -19,11 +19,12 @@ FLOORS = {
     "notebooks": 2,
     "doctor": 3,
     "build": 4,
-    "load": 5,
+    "check": 5,
+    "load": 6,
     "ptxas": 5,
-    "verify": 5,
+    "verify": 6,
     "bench": 5,
-    "display": 6,
+    "display": 7,
 }
 PACKAGE = kp.files.ROOT / "kp"
 
