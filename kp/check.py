@@ -77,7 +77,7 @@ def _location(field, source):
     """(file, line) of a report's location field: `library+0xOFFSET` (addr2line) or `@LINE` of `source`."""
     if not field:
         return None, None
-    if m := re.fullmatch(r"(?:\w+)?@(\d+)", field):
+    if m := re.fullmatch(r"@(\d+)", field):
         return str(source) if source else None, int(m[1])
     if m := re.fullmatch(r"(/\S+?\.so)\+0x([0-9a-f]+)", field):
         found = code_line(m[1], m[2])

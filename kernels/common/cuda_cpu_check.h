@@ -424,10 +424,10 @@ void check_dynamic_name(const char* name) {
   if (w && w->check) w->check->dynamic.name = name;
 }
 
-// Sets up this thread's check state for a launch of `kernel` on its worker `w`, and returns it. One per OS
+// Sets up this thread's check state for a launch of `kernel` on its worker `w` (w.check). One per OS
 // thread, kept between launches: what a launch leaves is reset here, or lazily (the warp clocks, by
 // check_block_start), so that a launch of a tiny kernel does not pay for clearing them.
-CheckState& check_launch_begin(Worker& w, const Kernel& kernel, dim3 block, size_t shmem) {
+void check_launch_begin(Worker& w, const Kernel& kernel, dim3 block, size_t shmem) {
   static thread_local std::unique_ptr<CheckState> state;
   if (!state) {
     state.reset(new CheckState());
@@ -467,7 +467,6 @@ CheckState& check_launch_begin(Worker& w, const Kernel& kernel, dim3 block, size
   c.dynamic.name = nullptr;
   c.dynamic.shadow.assign(shmem, ShadowByte());
   w.check = &c;
-  return c;
 }
 
 // The registry, for bindings and Python (the exported kp_check_* functions of cuda_cpu_runtime.cpp).
