@@ -70,14 +70,19 @@ _runtime = None
 
 
 def cpu_runtime():
-    """The CPU stand-in's runtime library (thread pool, fibers), built once and loaded once per process."""
+    """The CPU stand-in's runtime library (thread pool, fibers, the redzones around CPU tensors), built once and
+    loaded once per process. Loading it installs the redzones' allocator as torch's CPU allocator: tensors made
+    from then on have redzones (kernels/common/cuda_cpu_redzones.cpp)."""
     global _runtime
     if _runtime is None:
-        source = COMMON / "cuda_cpu_runtime.cpp"
-        headers = sorted(project_headers(source, [COMMON]))  # cuda_cpu_check.h among them
-        digest = hashlib.sha256(b"".join(p.read_bytes() for p in [source, *headers])).hexdigest()[:12]
+        sources = [COMMON / "cuda_cpu_runtime.cpp", COMMON / "cuda_cpu_redzones.cpp"]
+        headers = sorted(set().union(*(project_headers(s, [COMMON]) for s in sources)))  # cuda_cpu_check.h among them
+        digest = hashlib.sha256(
+            b"".join(p.read_bytes() for p in [*sources, *headers]) + torch.__version__.encode()  # it links torch's c10
+        ).hexdigest()[:12]
         out_dir = BUILD_ROOT / "cpu" / f"runtime-{digest}"
         lib = out_dir / "libkp_cuda_cpu.so"
+        torch_lib = Path(torch.__file__).parent / "lib"
         with locked(out_dir / ".kp-lock"):
             if not lib.exists():
                 tmp = out_dir / f"libkp_cuda_cpu.so.tmp{os.getpid()}"
@@ -88,18 +93,25 @@ def cpu_runtime():
                     "-fPIC",
                     "-shared",
                     "-pthread",
+                    f"-D_GLIBCXX_USE_CXX11_ABI={int(torch.compiled_with_cxx11_abi())}",
                     f"-I{COMMON}",
+                    *(f"-I{d}" for d in cpp_extension.include_paths()),
                     "-Wl,-soname,libkp_cuda_cpu.so",
-                    str(source),
+                    *map(str, sources),
+                    f"-L{torch_lib}",
+                    "-lc10",
+                    f"-Wl,-rpath,{torch_lib}",
                     "-o",
                     str(tmp),
                 ]
                 done = subprocess.run(cmd, capture_output=True, text=True)
                 if done.returncode:
-                    raise KernelBuildError.from_log(done.stdout + done.stderr, [source])
+                    raise KernelBuildError.from_log(done.stdout + done.stderr, sources)
                 os.replace(tmp, lib)
-        _runtime = ctypes.CDLL(str(lib))
-        _runtime.kp_set_num_threads(torch.get_num_threads())
+        runtime = ctypes.CDLL(str(lib))
+        runtime.kp_set_num_threads(torch.get_num_threads())
+        runtime.kp_redzones_install()
+        _runtime = runtime
     return _runtime
 
 

@@ -2,6 +2,10 @@
 thread, block and `.cu` line, and the process goes on: the notebook's kernel and its variables survive, and the next
 launch works (tests/cuda_cpu/faults.cu). Per-thread stacks are CUDA's 512 KiB of local memory.
 
+A write just outside a tensor (the off-by-one) lands in the tensor's redzone, which the stand-in checks after every
+launch (kernels/common/cuda_cpu_redzones.cpp): the launch fails naming the op, the kernel, the tensor and the side,
+and nothing outside the tensors is touched; before the redzones, glibc aborted the process later.
+
 CPU only: on a GPU, a fault leaves the CUDA context unusable for the rest of the process."""
 
 import re
@@ -97,19 +101,29 @@ def test_integer_division_by_zero_is_named_where_a_gpu_would_go_on_silently(k):
     still_works(k)
 
 
-def test_in_a_notebook_a_fault_is_an_error_output_and_the_kernel_and_its_variables_live_on(tmp_path, kernel_copy):
-    """The notebook's kernel process survives a wild write; its variables are intact; a corrected kernel loads and
-    runs in the same process."""
+@pytest.mark.parametrize(
+    "bug, said",
+    [
+        ("c[i + (1ll << 40)]", "a read or write of address 0x"),  # a wild write, far out of c
+        ("c[i + 1]", "op 'add2_v1': kernel 'add2_fwd_kernel<T>' wrote past the end of 'c' (3 elements of 4 bytes)"),
+    ],
+    ids=["wild", "off-by-one"],
+)
+def test_in_a_notebook_a_fault_is_an_error_output_and_the_kernel_and_its_variables_live_on(
+    tmp_path, kernel_copy, bug, said
+):
+    """The notebook's kernel process survives a wild write and an off-by-one; its variables are intact; a corrected
+    kernel loads and runs in the same process."""
     import nbformat
 
     cu = kernel_copy()
-    edit(cu, "c[i] = a[i] + b[i];", "c[i + (1ll << 40)] = a[i] + b[i];")  # a wild write, far out of c
+    edit(cu, "c[i] = a[i] + b[i];", f"{bug} = a[i] + b[i];")
     cells = [
-        f"import os, torch\nfrom helpers import load_kernel\npid = os.getpid()\nkept = torch.arange(5.0)\n"
-        f"ext = load_kernel({str(cu)!r}, target='cpu', quiet=True)",
+        f"import os, torch\nfrom helpers import load_kernel\npid = os.getpid()\n"
+        f"ext = load_kernel({str(cu)!r}, target='cpu', quiet=True)\nkept = torch.arange(5.0)",
         "ext.add2_v1(torch.ones(3), torch.ones(3))",
         f"from pathlib import Path\ncu = Path({str(cu)!r})\n"
-        "cu.write_text(cu.read_text().replace('c[i + (1ll << 40)]', 'c[i]'))\n"
+        f"cu.write_text(cu.read_text().replace({bug!r}, 'c[i]'))\n"
         "ext = load_kernel(cu, target='cpu', quiet=True)\n"
         "print(pid == os.getpid(), kept.tolist(), ext.add2_v1(torch.ones(3), torch.ones(3)).tolist())",
     ]
@@ -118,8 +132,57 @@ def test_in_a_notebook_a_fault_is_an_error_output_and_the_kernel_and_its_variabl
     run = execute(path, allow_errors=True)
     error = run.notebook.cells[1].outputs[0]
     assert error["output_type"] == "error" and "an illegal memory access was encountered" in error["evalue"]
-    assert "in kernel 'add2_fwd_kernel<T>' thread (0,0,0) block (0,0,0)" in error["evalue"], error["evalue"]
+    assert said in error["evalue"], error["evalue"]
+    if bug == "c[i + 1]":
+        assert "Load the kernel with check=True to find the line" in error["evalue"]
+    else:
+        assert "in kernel 'add2_fwd_kernel<T>' thread (0,0,0) block (0,0,0)" in error["evalue"], error["evalue"]
     assert run.notebook.cells[2].outputs[-1]["text"] == "True [0.0, 1.0, 2.0, 3.0, 4.0] [2.0, 2.0, 2.0]\n"
+
+
+@pytest.mark.parametrize(
+    "offset, side, element",
+    [(64, "past the end of", 64), (191, "past the end of", 191), (-1, "before the start of", -1), (-128, "before the start of", -128)],
+)
+def test_a_write_just_outside_a_tensor_fails_the_launch_and_touches_nothing(k, offset, side, element):
+    """Up to the redzone's 512 bytes on either side (191 floats past the end of 64 is byte 508 past it)."""
+    x = torch.zeros(64)
+    neighbours = [torch.full((n,), float(n)) for n in range(1, 40)]  # allocated around x
+    message = fails(lambda: k.wild_write(x, offset))
+    assert (
+        "kernel launch failed: an illegal memory access was encountered: op 'wild_write': kernel 'wild_write_kernel' "
+        f"wrote {side} 'x' (64 elements of 4 bytes): element [{element}]. Nothing else was touched"
+    ) in message, message
+    assert "Load the kernel with check=True to find the line: load_kernel(..., check=True)" in message
+    assert (x == 0).all()
+    assert all((t == n).all() for n, t in enumerate(neighbours, 1))
+    k.wild_write(x, 63)  # inside the tensor: fine, and the redzone was made whole again, so no error comes back
+    assert x[63] == 1 and (x[:63] == 0).all()
+    still_works(k)
+
+
+def test_the_off_by_one_that_aborted_the_process_fails_every_call_and_the_process_ends_well(tmp_path, kernel_copy):
+    """`c[i + 1] = ...` over many sizes: before the redzones glibc aborted the process ('free(): invalid next
+    size', exit -6) within the first few thousand calls; now each call fails with the redzone's message."""
+    import subprocess
+    import sys
+
+    cu = kernel_copy()
+    edit(cu, "c[i] = a[i] + b[i];", "c[i + 1] = a[i] + b[i];")
+    code = (
+        "import gc, torch, helpers\n"
+        f"ext = helpers.load_kernel({str(cu)!r}, target='cpu', quiet=True)\n"
+        "failed = 0\n"
+        "for n in range(1, 3001):\n"
+        "    try:\n"
+        "        ext.add2_v1(torch.randn(n), torch.randn(n))\n"
+        "    except RuntimeError as e:\n"
+        "        failed += f\"wrote past the end of 'c' ({n} elements of 4 bytes): element [{n}]\" in str(e)\n"
+        "gc.collect()\n"
+        "print(failed)\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0 and run.stdout == "3000\n", (run.returncode, run.stdout, run.stderr[-2000:])
 
 
 @pytest.mark.parametrize("faulthandler", [False, True], ids=["plain", "faulthandler"])

@@ -40,6 +40,9 @@ typedef struct CUstream_st* cudaStream_t;
 
 #ifdef KP_CPU_STANDIN
 extern "C" void kp_set_num_threads(int n);  // the stand-in's pool, kernels/common/cuda_cpu_runtime.cpp
+// The redzones around CPU tensors (kernels/common/cuda_cpu_redzones.cpp): an op call starts; a tensor it passes.
+extern "C" void kp_guard_begin_call(const char* op);
+extern "C" void kp_guard_tensor(const char* name, const void* data, size_t bytes, size_t elem);
 #endif
 #ifdef KP_CHECK  // check mode's registry of the tensors an op call passes to its kernels (cuda_cpu_check.h)
 extern "C" void kp_check_begin_call(void);
@@ -143,15 +146,18 @@ inline void check_like(const char* op, const char* name, const Tensor& t, const 
 }
 
 // The tensor's data as T* (const T* for an input), for a launcher: `kp::data<const scalar_t>(x, "x")`. torch's
-// typed accessors know its scalar types, not CUDA's __half and __nv_bfloat16. `name` is how check mode
-// (load_kernel(..., check=True)) names the tensor when a kernel reads or writes outside it.
+// typed accessors know its scalar types, not CUDA's __half and __nv_bfloat16. `name` is how the stand-in names
+// the tensor when a kernel writes just outside it (its redzones, checked after every launch) and how check
+// mode (load_kernel(..., check=True)) names it when a kernel reads or writes outside it.
 template <typename T>
 inline T* data(const Tensor& t, const char* name = nullptr) {
+#ifdef KP_CPU_STANDIN
+  kp_guard_tensor(name, t.data_ptr(), t.numel() * sizeof(T), sizeof(T));
+#endif
 #ifdef KP_CHECK
   kp_check_tensor(name, t.data_ptr(), t.numel() * sizeof(T), sizeof(T));
-#else
-  (void)name;
 #endif
+  (void)name;
   return static_cast<T*>(t.data_ptr());
 }
 
@@ -167,11 +173,14 @@ inline cudaStream_t stream_of(const Tensor& t) {
 #endif
 }
 
-// Called by KP_DISPATCH_FLOATING before every launch: the stand-in's pool follows
-// torch.get_num_threads(); in check mode, the tensors of earlier op calls are no longer arguments.
-inline void before_launch() {
+// Called by KP_DISPATCH_FLOATING before every launch, with the op's name: the stand-in's pool follows
+// torch.get_num_threads(); the tensors of earlier op calls are no longer arguments (redzones, check mode).
+inline void before_launch(const char* op = nullptr) {
 #ifdef KP_CPU_STANDIN
   kp_set_num_threads(static_cast<int>(torch::stable::get_num_threads()));
+  kp_guard_begin_call(op);
+#else
+  (void)op;
 #endif
 #ifdef KP_CHECK
   kp_check_begin_call();
@@ -214,7 +223,7 @@ class Ops {
 
 #define KP_DISPATCH_FLOATING(TYPE, OP, ...)         \
   [&] {                                             \
-    ::kp::before_launch();                          \
+    ::kp::before_launch(OP);                        \
     switch (TYPE) {                                 \
       KP_DISPATCH_CASE(Float, float, __VA_ARGS__)   \
       KP_DISPATCH_CASE(Double, double, __VA_ARGS__) \
@@ -224,7 +233,7 @@ class Ops {
 
 #define KP_DISPATCH_FLOATING_AND_HALF(TYPE, OP, ...)         \
   [&] {                                                      \
-    ::kp::before_launch();                                   \
+    ::kp::before_launch(OP);                                 \
     switch (TYPE) {                                          \
       KP_DISPATCH_CASE(Float, float, __VA_ARGS__)            \
       KP_DISPATCH_CASE(Double, double, __VA_ARGS__)          \

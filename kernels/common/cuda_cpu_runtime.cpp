@@ -5,8 +5,10 @@
 //
 // Built once per process, and every kernel library links against it, so that one pool and one set
 // of fiber stacks serve all the kernel libraries (and edited versions of them) a process loads:
-//   g++ -std=c++17 -O2 -fPIC -shared -pthread cuda_cpu_runtime.cpp -o libkp_cuda_cpu.so
-// For Python (ctypes): kp_get_num_threads, kp_set_num_threads, kp_pool_os_threads.
+//   g++ -std=c++17 -O2 -fPIC -shared -pthread cuda_cpu_runtime.cpp cuda_cpu_redzones.cpp -I<torch's include>
+//       -L<torch's lib> -lc10 -o libkp_cuda_cpu.so
+// For Python (ctypes): kp_get_num_threads, kp_set_num_threads, kp_pool_os_threads. Built with
+// cuda_cpu_redzones.cpp (the redzones around CPU tensors, which need torch's c10 headers and library).
 //
 // In order: errors, contexts (the fiber switch), the block scheduler (fibers, barriers, warp
 // collectives, deadlocks), faults (signals, device assert, __trap), launches and the pool, the
@@ -765,6 +767,10 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 // Launches and the pool.
 
+}  // namespace
+bool redzones_damaged(const char* kernel, char* out, size_t size);  // cuda_cpu_redzones.cpp
+namespace {
+
 // Runs blocks [begin, end) of the worker's launch; false if a block was abandoned.
 __attribute__((noinline)) bool run_blocks_guarded(Worker& w, uint64_t begin, uint64_t end) {
   if (__builtin_setjmp(w.abort_point)) return false;
@@ -929,6 +935,17 @@ bool valid_configuration(const Kernel& kernel, dim3 g, dim3 b, size_t shmem) {
 
 }  // namespace
 
+// After a launch: a write just outside a tensor its op call named (cuda_cpu_redzones.cpp) fails it, unless it
+// failed already; either way the redzones are whole again.
+void finish(Launch& launch) {
+  char outside[640];
+  const bool damaged = redzones_damaged(launch.kernel.name, outside, sizeof outside);
+  if (launch.failed)
+    record_error(launch.code, "%s", launch.message);
+  else if (damaged)
+    record_error(cudaErrorIllegalAddress, "%s", outside);
+}
+
 void launch(const Kernel& kernel, dim3 grid, dim3 block, size_t shmem) {
   if (!valid_configuration(kernel, grid, block, shmem)) return;
   Launch launch(kernel, grid, block);
@@ -939,7 +956,7 @@ void launch(const Kernel& kernel, dim3 grid, dim3 block, size_t shmem) {
     launch.chunk = 1;
     work_on(launch);
     w.check = nullptr;
-    if (launch.failed) record_error(launch.code, "%s", launch.message);
+    finish(launch);
     return;
   }
   Pool& p = pool();
@@ -953,7 +970,7 @@ void launch(const Kernel& kernel, dim3 grid, dim3 block, size_t shmem) {
     launch.chunk = launch.blocks;
     work_on(launch);
   }
-  if (launch.failed) record_error(launch.code, "%s", launch.message);
+  finish(launch);
 }
 
 cudaError_t last_error(bool clear) {

@@ -39,7 +39,7 @@ Tensor tiled_matmul_op(Tensor A, Tensor B) {
   kp::check(A.dim() == 2 && B.dim() == 2 && A.size(1) == B.size(0), "tiled_matmul: shapes do not match");
   Tensor C = torch::stable::new_empty(A, {A.size(0), B.size(1)});
   KP_DISPATCH_FLOATING(A.scalar_type(), "tiled_matmul", [&] {
-    tiled_matmul<scalar_t>(A.const_data_ptr<scalar_t>(), B.const_data_ptr<scalar_t>(), C.mutable_data_ptr<scalar_t>(),
+    tiled_matmul<scalar_t>(kp::data<const scalar_t>(A, "A"), kp::data<const scalar_t>(B, "B"), kp::data<scalar_t>(C, "C"),
                            A.size(0), A.size(1), B.size(1));
   });
   return C;
@@ -50,7 +50,7 @@ Tensor block_sum_op(Tensor x, bool dynamic) {
   int n = x.numel();
   Tensor out = torch::stable::new_empty(x, {(n + 255) / 256});
   KP_DISPATCH_FLOATING(x.scalar_type(), "block_sum", [&] {
-    block_sum<scalar_t>(x.const_data_ptr<scalar_t>(), out.mutable_data_ptr<scalar_t>(), n, dynamic);
+    block_sum<scalar_t>(kp::data<const scalar_t>(x, "x"), kp::data<scalar_t>(out, "out"), n, dynamic);
   });
   return out;
 }
@@ -60,7 +60,7 @@ Tensor warp_sum_op(Tensor x) {
   int n = x.numel();
   Tensor out = torch::stable::new_empty(x, {(n + 127) / 128 * 4});
   KP_DISPATCH_FLOATING(x.scalar_type(), "warp_sum",
-                       [&] { warp_sum<scalar_t>(x.const_data_ptr<scalar_t>(), out.mutable_data_ptr<scalar_t>(), n); });
+                       [&] { warp_sum<scalar_t>(kp::data<const scalar_t>(x, "x"), kp::data<scalar_t>(out, "out"), n); });
   return out;
 }
 
@@ -69,7 +69,7 @@ Tensor first_warp_sum_op(Tensor x) {
   kp::check(x.numel() % 32 == 0, "first_warp_sum: x needs a multiple of 32 elements");
   Tensor out = torch::stable::new_empty(x, {x.numel()});
   KP_DISPATCH_FLOATING(x.scalar_type(), "first_warp_sum", [&] {
-    first_warp_sum<scalar_t>(x.const_data_ptr<scalar_t>(), out.mutable_data_ptr<scalar_t>(), x.numel() / 32);
+    first_warp_sum<scalar_t>(kp::data<const scalar_t>(x, "x"), kp::data<scalar_t>(out, "out"), x.numel() / 32);
   });
   return out;
 }
@@ -78,7 +78,7 @@ Tensor warp_scan_op(Tensor x) {
   x = input("warp_scan", x);
   Tensor out = torch::stable::empty_like(x);
   KP_DISPATCH_FLOATING(x.scalar_type(), "warp_scan", [&] {
-    warp_scan<scalar_t>(x.const_data_ptr<scalar_t>(), out.mutable_data_ptr<scalar_t>(), x.numel());
+    warp_scan<scalar_t>(kp::data<const scalar_t>(x, "x"), kp::data<scalar_t>(out, "out"), x.numel());
   });
   return out;
 }
@@ -87,16 +87,16 @@ Tensor votes_op(Tensor x) {
   x = input("votes", x);
   kp::check(x.scalar_type() == ScalarType::Float && x.numel() % 64 == 0, "votes: x: float32, a multiple of 64");
   Tensor out = torch::stable::new_zeros(x, {x.numel() / 32, 5}, ScalarType::Long);
-  kp::before_launch();
-  votes(x.const_data_ptr<float>(), reinterpret_cast<long long*>(out.mutable_data_ptr<int64_t>()), x.numel());
+  kp::before_launch("votes");
+  votes(kp::data<const float>(x, "x"), reinterpret_cast<long long*>(kp::data<int64_t>(out, "out")), x.numel());
   return out;
 }
 
 Tensor histogram_op(Tensor values, int64_t bins) {
   kp::check_tensor("histogram", "values", values, ScalarType::Int);
   Tensor counts = torch::stable::new_zeros(values, {bins});
-  kp::before_launch();
-  histogram(values.const_data_ptr<int32_t>(), counts.mutable_data_ptr<int32_t>(), values.numel(), bins);
+  kp::before_launch("histogram");
+  histogram(kp::data<const int32_t>(values, "values"), kp::data<int32_t>(counts, "counts"), values.numel(), bins);
   return counts;
 }
 
@@ -104,7 +104,7 @@ Tensor atomic_sum_op(Tensor x) {
   x = input("atomic_sum", x);
   Tensor total = torch::stable::new_zeros(x, {1});
   KP_DISPATCH_FLOATING(x.scalar_type(), "atomic_sum", [&] {
-    atomic_sum<scalar_t>(x.const_data_ptr<scalar_t>(), total.mutable_data_ptr<scalar_t>(), x.numel());
+    atomic_sum<scalar_t>(kp::data<const scalar_t>(x, "x"), kp::data<scalar_t>(total, "total"), x.numel());
   });
   return total;
 }
@@ -112,18 +112,18 @@ Tensor atomic_sum_op(Tensor x) {
 Tensor atomic_minmax_op(Tensor x) {
   kp::check_tensor("atomic_minmax", "x", x, ScalarType::Int);
   Tensor out = torch::stable::new_zeros(x, {5});
-  int* o = out.mutable_data_ptr<int32_t>();
+  int* o = kp::data<int32_t>(out, "out");
   o[0] = -2147483647 - 1;  // the identities of max and min
   o[1] = 2147483647;
-  kp::before_launch();
-  atomic_minmax(x.const_data_ptr<int32_t>(), o, x.numel());
+  kp::before_launch("atomic_minmax");
+  atomic_minmax(kp::data<const int32_t>(x, "x"), kp::data<int32_t>(out, "out"), x.numel());
   return out;
 }
 
 Tensor index3d_op(Tensor like, int64_t gx, int64_t gy, int64_t gz, int64_t bx, int64_t by, int64_t bz) {
   Tensor out = torch::stable::new_zeros(like, {gz * bz, gy * by, gx * bx}, ScalarType::Long);
-  kp::before_launch();
-  index3d(reinterpret_cast<long long*>(out.mutable_data_ptr<int64_t>()), gx, gy, gz, bx, by, bz);
+  kp::before_launch("index3d");
+  index3d(reinterpret_cast<long long*>(kp::data<int64_t>(out, "out")), gx, gy, gz, bx, by, bz);
   return out;
 }
 
@@ -131,21 +131,21 @@ Tensor grid_stride_op(Tensor x, double scale, int64_t blocks) {
   x = input("grid_stride", x);
   Tensor y = torch::stable::empty_like(x);
   KP_DISPATCH_FLOATING(x.scalar_type(), "grid_stride", [&] {
-    grid_stride<scalar_t>(x.const_data_ptr<scalar_t>(), y.mutable_data_ptr<scalar_t>(), x.numel(), scalar_t(scale),
+    grid_stride<scalar_t>(kp::data<const scalar_t>(x, "x"), kp::data<scalar_t>(y, "y"), x.numel(), scalar_t(scale),
                           blocks);
   });
   return y;
 }
 
 void launch_empty_op(int64_t gx, int64_t gy, int64_t gz, int64_t bx, int64_t by, int64_t bz, int64_t shmem) {
-  kp::before_launch();
+  kp::before_launch("launch_empty");
   launch_empty(gx, gy, gz, bx, by, bz, shmem);
 }
 
 Tensor deadlock_op(Tensor out) {
   kp::check_tensor("deadlock", "out", out, ScalarType::Int);
-  kp::before_launch();
-  deadlock(out.mutable_data_ptr<int32_t>());
+  kp::before_launch("deadlock");
+  deadlock(kp::data<int32_t>(out, "out"));
   return out;
 }
 
@@ -153,8 +153,8 @@ Tensor rotate_op(Tensor x) {
   x = input("rotate", x);
   kp::check(x.scalar_type() == ScalarType::Float && x.numel() % 256 == 0, "rotate: x: float32, a multiple of 256");
   Tensor out = torch::stable::new_empty(x, {x.numel(), 2});
-  kp::before_launch();
-  rotate(x.const_data_ptr<float>(), out.mutable_data_ptr<float>(), x.numel() / 256);
+  kp::before_launch("rotate");
+  rotate(kp::data<const float>(x, "x"), kp::data<float>(out, "out"), x.numel() / 256);
   return out;
 }
 
@@ -162,15 +162,15 @@ Tensor math_op(Tensor x) {
   x = input("math", x);
   kp::check(x.scalar_type() == ScalarType::Float, "math: x must be float32");
   Tensor out = torch::stable::new_empty(x, {x.numel(), 8});
-  kp::before_launch();
-  math(x.const_data_ptr<float>(), out.mutable_data_ptr<float>(), x.numel());
+  kp::before_launch("math");
+  math(kp::data<const float>(x, "x"), kp::data<float>(out, "out"), x.numel());
   return out;
 }
 
 Tensor last_error_codes_op(Tensor like) {
   Tensor codes = torch::stable::new_zeros(like, {4}, ScalarType::Int);
-  kp::before_launch();
-  last_error_codes(codes.mutable_data_ptr<int32_t>());
+  kp::before_launch("last_error_codes");
+  last_error_codes(kp::data<int32_t>(codes, "codes"));
   return codes;
 }
 

@@ -15,16 +15,11 @@ void rounding(const float* a, const float* b, const float* c, float* out, int* i
 void integer(const int* x, const int* y, int* out, int n);
 void half_arithmetic(const float* a, const float* b, const float* c, int* out, float* pairs, int n);
 
-template <typename T>
-static T* as(const Tensor& t) {
-  return reinterpret_cast<T*>(t.data_ptr());
-}
-
 Tensor vote_barrier_op(Tensor pred) {
   kp::check_tensor("vote_barrier", "pred", pred, ScalarType::Int);
   Tensor out = torch::stable::new_zeros(pred, {pred.numel(), 4});
-  kp::before_launch();
-  vote_barrier(as<int>(pred), as<int>(out), pred.numel());
+  kp::before_launch("vote_barrier");
+  vote_barrier(kp::data<int>(pred, "pred"), kp::data<int>(out, "out"), pred.numel());
   return out;
 }
 
@@ -33,22 +28,22 @@ Tensor bits_op(Tensor x, Tensor y, Tensor s) {
   kp::check_tensor("bits", "y", y, ScalarType::Int);
   kp::check_tensor("bits", "s", s, ScalarType::Int);
   Tensor out = torch::stable::new_zeros(x, {x.numel(), 8});
-  kp::before_launch();
-  bits(as<unsigned>(x), as<unsigned>(y), as<unsigned>(s), as<unsigned>(out), x.numel());
+  kp::before_launch("bits");
+  bits(kp::data<unsigned>(x, "x"), kp::data<unsigned>(y, "y"), kp::data<unsigned>(s, "s"), kp::data<unsigned>(out, "out"), x.numel());
   return out;
 }
 
 Tensor inc_dec_op(Tensor counters, int64_t limit, int64_t blocks, int64_t threads) {
   kp::check_tensor("inc_dec", "counters", counters, ScalarType::Int);
-  kp::before_launch();
-  inc_dec(as<unsigned>(counters), unsigned(limit), blocks, threads);
+  kp::before_launch("inc_dec");
+  inc_dec(kp::data<unsigned>(counters, "counters"), unsigned(limit), blocks, threads);
   return counters;
 }
 
 Tensor clock_op(Tensor like, int64_t threads) {
   Tensor out = torch::stable::new_zeros(like, {threads}, ScalarType::Long);
-  kp::before_launch();
-  clock_ticks(as<long long>(out), threads);
+  kp::before_launch("clock");
+  clock_ticks(kp::data<long long>(out, "out"), threads);
   return out;
 }
 
@@ -56,8 +51,8 @@ Tensor match_reduce_op(Tensor keys) {
   kp::check_tensor("match_reduce", "keys", keys, ScalarType::Int);
   kp::check(keys.numel() == 32, "match_reduce: one warp of keys");
   Tensor out = torch::stable::new_zeros(keys, {32, 10});
-  kp::before_launch();
-  match_reduce(as<int>(keys), as<unsigned>(out));
+  kp::before_launch("match_reduce");
+  match_reduce(kp::data<int>(keys, "keys"), kp::data<unsigned>(out, "out"));
   return out;
 }
 
@@ -67,8 +62,8 @@ std::tuple<Tensor, Tensor, Tensor> groups_op(Tensor x) {
   Tensor sums = torch::stable::new_zeros(x, {(n + 127) / 128});
   Tensor next = torch::stable::new_zeros(x, {n});
   Tensor ballots = torch::stable::new_zeros(x, {n}, ScalarType::Int);
-  kp::before_launch();
-  groups(as<float>(x), as<float>(sums), as<float>(next), as<unsigned>(ballots), n);
+  kp::before_launch("groups");
+  groups(kp::data<float>(x, "x"), kp::data<float>(sums, "sums"), kp::data<float>(next, "next"), kp::data<unsigned>(ballots, "ballots"), n);
   return {sums, next, ballots};
 }
 
@@ -78,8 +73,8 @@ std::tuple<Tensor, Tensor> rounding_op(Tensor a, Tensor b, Tensor c) {
   kp::check_tensor("rounding", "c", c, ScalarType::Float);
   Tensor out = torch::stable::new_zeros(a, {a.numel(), 16});
   Tensor ints = torch::stable::new_zeros(a, {a.numel(), 4}, ScalarType::Int);
-  kp::before_launch();
-  rounding(as<float>(a), as<float>(b), as<float>(c), as<float>(out), as<int>(ints), a.numel());
+  kp::before_launch("rounding");
+  rounding(kp::data<float>(a, "a"), kp::data<float>(b, "b"), kp::data<float>(c, "c"), kp::data<float>(out, "out"), kp::data<int>(ints, "ints"), a.numel());
   return {out, ints};
 }
 
@@ -87,8 +82,8 @@ Tensor integer_op(Tensor x, Tensor y) {
   kp::check_tensor("integer", "x", x, ScalarType::Int);
   kp::check_tensor("integer", "y", y, ScalarType::Int);
   Tensor out = torch::stable::new_zeros(x, {x.numel(), 14});
-  kp::before_launch();
-  integer(as<int>(x), as<int>(y), as<int>(out), x.numel());
+  kp::before_launch("integer");
+  integer(kp::data<int>(x, "x"), kp::data<int>(y, "y"), kp::data<int>(out, "out"), x.numel());
   return out;
 }
 
@@ -98,8 +93,8 @@ std::tuple<Tensor, Tensor> half_op(Tensor a, Tensor b, Tensor c) {
   kp::check_tensor("half", "c", c, ScalarType::Float);
   Tensor out = torch::stable::new_zeros(a, {a.numel(), 18}, ScalarType::Int);
   Tensor pairs = torch::stable::new_zeros(a, {a.numel(), 2});
-  kp::before_launch();
-  half_arithmetic(as<float>(a), as<float>(b), as<float>(c), as<int>(out), as<float>(pairs), a.numel());
+  kp::before_launch("half");
+  half_arithmetic(kp::data<float>(a, "a"), kp::data<float>(b, "b"), kp::data<float>(c, "c"), kp::data<int>(out, "out"), kp::data<float>(pairs, "pairs"), a.numel());
   return {out, pairs};
 }
 

@@ -12,8 +12,8 @@ void divide(const int* a, const int* b, int* out, int n);
 
 Tensor wild_write_op(Tensor x, int64_t offset) {
   kp::check_tensor("wild_write", "x", x, ScalarType::Float);
-  kp::before_launch();
-  wild_write(x.mutable_data_ptr<float>(), offset);
+  kp::before_launch("wild_write");
+  wild_write(kp::data<float>(x, "x"), offset);
   return x;
 }
 
@@ -21,19 +21,19 @@ Tensor stack_op(Tensor like, int64_t kib, int64_t blocks, int64_t threads) {
   kp::check_tensor("stack", "like", like, ScalarType::Int);
   kp::check(kib == 256 || kib == 600, "stack: kib is 256 or 600");
   Tensor out = torch::stable::new_zeros(like, {blocks * threads});
-  kp::before_launch();
-  stack(out.mutable_data_ptr<int32_t>(), kib, blocks, threads);
+  kp::before_launch("stack");
+  stack(kp::data<int32_t>(out, "out"), kib, blocks, threads);
   return out;
 }
 
 void assert_nonnegative_op(Tensor x) {
   kp::check_tensor("assert_nonnegative", "x", x, ScalarType::Float);
-  kp::before_launch();
-  assert_nonnegative(x.const_data_ptr<float>(), x.numel());
+  kp::before_launch("assert_nonnegative");
+  assert_nonnegative(kp::data<const float>(x, "x"), x.numel());
 }
 
 void trap_op(Tensor like, int64_t at, int64_t n) {
-  kp::before_launch();
+  kp::before_launch("trap");
   trap(at, n);
 }
 
@@ -41,8 +41,8 @@ Tensor divide_op(Tensor a, Tensor b) {
   kp::check_tensor("divide", "a", a, ScalarType::Int);
   kp::check_tensor("divide", "b", b, ScalarType::Int);
   Tensor out = kp::empty_like(a);
-  kp::before_launch();
-  divide(a.const_data_ptr<int32_t>(), b.const_data_ptr<int32_t>(), out.mutable_data_ptr<int32_t>(), a.numel());
+  kp::before_launch("divide");
+  divide(kp::data<const int32_t>(a, "a"), kp::data<const int32_t>(b, "b"), kp::data<int32_t>(out, "out"), a.numel());
   return out;
 }
 
