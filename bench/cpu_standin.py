@@ -6,7 +6,9 @@
 - elementwise: add2 (one CUDA thread per element, blocks of 256) on 2^22 floats against torch.add,
   at the same thread count;
 - one __syncthreads arrival: a 256-thread block doing nothing but barriers, per thread per barrier;
-- compiling one kernel file with the header at -O2: ninja rebuilding add2's kernel object alone.
+- compiling one kernel file with the header at -O2: ninja rebuilding add2's kernel object alone;
+- the redzones around CPU tensors (kernels/common/cuda_cpu_redzones.cpp): allocating and freeing a tensor of
+  1024 floats with torch's allocator (measured before the runtime is loaded) and with the redzones' (after).
 """
 
 import argparse
@@ -60,13 +62,21 @@ def kernel_compile_seconds(add2, reps=3):
     return statistics.median(times)
 
 
+def allocation_us(reps):
+    """Allocating and freeing a tensor of 1024 floats, in µs (1000 of them per run)."""
+    return median_seconds(lambda: [torch.empty(1024) for _ in range(1000)], reps) * 1e3
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer runs and barriers (for tests)")
     args = parser.parse_args(argv)
     # runs per elementwise measure, per barrier measure, kernel compiles; barriers per thread
     elementwise_reps, sync_reps, compile_reps, barriers = (3, 3, 1, 200) if args.quick else (21, 7, 3, 2000)
+    torch.set_num_threads(1)
+    plain_alloc = allocation_us(elementwise_reps)  # before the runtime is loaded: torch's own allocator
     add2 = helpers.load_kernel("add2", target="cpu", quiet=True)
+    redzone_alloc = allocation_us(elementwise_reps)
     costs = helpers.load_kernel(kp.files.ROOT / "bench" / "kernels" / "standin_costs.cu", target="cpu", quiet=True)
     cores = os.cpu_count()
     print(f"CPU stand-in costs; {cores} cores, {platform.machine()}, torch {torch.__version__}\n")
@@ -83,6 +93,10 @@ def main(argv=None):
     for threads in sorted({1, cores}):
         ns = syncthreads_ns(costs, threads, iters=barriers, reps=sync_reps)
         print(f"| one __syncthreads arrival, {threads} thread(s) | {ns:.1f} ns | | | at most 15 ns |")
+    print(
+        f"| allocate and free 1024 floats, with redzones | {redzone_alloc:.2f} µs | torch's allocator "
+        f"{plain_alloc:.2f} µs | {redzone_alloc / plain_alloc:.2f}x | |"
+    )
     seconds = kernel_compile_seconds(add2, compile_reps)
     print(f"| compile add2.cu with the header, -O2 | {seconds:.2f} s | | | at most 1.5 s |")
 

@@ -17,7 +17,7 @@ import types
 
 import torch
 
-from kp.build import resolve_kernel
+from kp.build import cpu_runtime, resolve_kernel
 from kp.check import KernelCheckError, check_from_env
 from kp.diagnostics import KernelBuildError
 from kp.files import ROOT, display_path
@@ -33,13 +33,16 @@ def environment_line():
 
 def setup(seed=0):
     """Seed everything and print the environment line; returns the device to use: the GPU if there is one,
-    unless KP_CHECK asks for check mode, which runs on the CPU stand-in (kp.check)."""
+    unless KP_CHECK asks for check mode, which runs on the CPU stand-in (kp.check). On the CPU it loads the
+    stand-in's runtime first, so that every tensor the notebook makes has redzones (kp.build.cpu_runtime)."""
     torch.manual_seed(seed)
     print(environment_line())
+    device = torch.device("cuda" if torch.cuda.is_available() and not check_from_env() else "cpu")
     if check_from_env():
         print("KP_CHECK is set: kernels load in check mode, on the CPU stand-in")
-        return torch.device("cpu")
-    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if device.type == "cpu":
+        cpu_runtime()
+    return device
 
 
 def show(kind, data, text=None, **kwargs):

@@ -142,3 +142,31 @@ def test_in_jupyter_an_ops_error_shows_the_notebooks_lines_and_the_message_first
     (other,) = run.notebook.cells[3].outputs  # not an op's error: IPython's own view, no collapsed copy
     assert other["output_type"] == "error" and "inconsistent tensor size" in other["evalue"]
     assert "Traceback (most recent call last)" in plain("\n".join(other["traceback"]))
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="with a GPU setup() gives the GPU; redzones are the stand-in's")
+def test_setup_on_the_cpu_gives_the_notebooks_tensors_redzones_from_the_start(tmp_path):
+    """A tensor made after setup() and before the first load_kernel has redzones: a write just past it fails the
+    launch. Made before the runtime is loaded (no setup()), it has none, and the write goes unnoticed."""
+    import subprocess
+    import sys
+
+    faults = kp.files.ROOT / "tests" / "cuda_cpu" / "faults.cu"
+    code = (
+        "import sys, torch, helpers\n"
+        "if sys.argv[1] == 'setup':\n"
+        "    assert helpers.setup() == torch.device('cpu')\n"
+        "x = torch.zeros(64)\n"
+        f"k = helpers.load_kernel({str(faults)!r}, target='cpu', quiet=True)\n"
+        "try:\n"
+        "    k.wild_write(x, 64)\n"
+        "    print('unnoticed')\n"
+        "except RuntimeError as e:\n"
+        "    print('redzone' if \"wrote past the end of 'x'\" in str(e) else e)\n"
+    )
+    said = {}
+    for how in ("setup", "no-setup"):
+        run = subprocess.run([sys.executable, "-c", code, how], capture_output=True, text=True, timeout=300)
+        assert run.returncode == 0, run.stderr[-2000:]
+        said[how] = run.stdout.splitlines()[-1]
+    assert said == {"setup": "redzone", "no-setup": "unnoticed"}
