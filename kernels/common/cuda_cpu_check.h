@@ -293,6 +293,16 @@ void shared_access(Worker& w, SharedVar& v, uintptr_t addr, size_t n, bool write
   skip_block(w);
 }
 
+}  // namespace
+}  // namespace detail
+}  // namespace kp
+
+#include "cuda_cpu_profile.h"  // the GPU model's counters: profile_access
+
+namespace kp {
+namespace detail {
+namespace {
+
 bool on_own_stack(const Worker& w, const CheckState& c, uintptr_t a) {
   if (a >= c.stack_lo && a < c.stack_hi) return true;
   if (!w.st->fiber_mode) return false;
@@ -317,16 +327,19 @@ void on_access(uintptr_t a, size_t n, bool write, bool atomic, uintptr_t pc) {
     if (a >= t->begin && a < t->end) {
       if (a + n > t->end) out_of_bounds_global(*w, *t, t->end, n, write, pc);  // runs past the end
       if (write || atomic) record_write(*w, *t, a, n, pc);
+      if (t_profile.on) profile_access(*w, kGlobal, a, n, write, atomic, pc);
       return;
     }
   for (SharedVar& v : c.shared)
     if (a < v.end && a + n > v.begin) {
       if (v.guard || a < v.begin || a + n > v.end) out_of_bounds_shared(*w, a < v.begin ? v.begin : a, n, write, pc);
+      if (t_profile.on) profile_access(*w, kShared, a, n, write, atomic, pc);
       return shared_access(*w, v, a, n, write, atomic, pc);
     }
   const uintptr_t dyn = reinterpret_cast<uintptr_t>(w->dynamic_smem);
   if (a + n > dyn && a < dyn + kMaxDynamicShared) {
     if (a < c.dynamic.begin || a + n > c.dynamic.end) out_of_bounds_dynamic(*w, a, n, write, pc);
+    if (t_profile.on) profile_access(*w, kShared, a, n, write, atomic, pc);
     return shared_access(*w, c.dynamic, a, n, write, atomic, pc);
   }
   if (!c.tensors_known || on_own_stack(*w, c, a)) return;
@@ -348,6 +361,7 @@ bool check_stopped(const CheckState& c) { return c.stop; }
 
 void check_block_start(Worker* w) {
   CheckState& c = *w->check;
+  if (!t_profile.requests.empty()) profile_block_end(c.kernel->name);
   ++c.block;
   ++c.epoch;
   if (c.warps_used) {

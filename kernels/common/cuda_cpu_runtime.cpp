@@ -793,6 +793,7 @@ void work_on(Launch& launch) {
   while (!launch.failed.load(std::memory_order_relaxed)) {
     const uint64_t begin = launch.next.fetch_add(launch.chunk, std::memory_order_relaxed);
     if (begin >= launch.blocks) break;
+    if (w.check && profile_skips(begin)) continue;  // a block the profile's sampling leaves out
     // A check launch goes on after a block it abandoned (a finding), until it has enough findings.
     if (!run_blocks_guarded(w, begin, std::min(begin + launch.chunk, launch.blocks)) && !w.check) break;
     if (w.check && check_stopped(*w.check)) break;
@@ -953,12 +954,15 @@ void launch(const Kernel& kernel, dim3 grid, dim3 block, size_t shmem) {
     pool();              // the fault handler
     Worker& w = this_worker();
     check_launch_begin(w, kernel, block, shmem);
+    if (profiling()) profile_launch_begin(kernel, grid, block, shmem, launch.blocks);
     launch.chunk = 1;
     work_on(launch);
+    if (profiling()) profile_launch_end(kernel);
     w.check = nullptr;
     finish(launch);
     return;
   }
+  profile_unchecked(kernel);
   Pool& p = pool();
   const unsigned workers = unsigned(std::min<uint64_t>(p.size.load(std::memory_order_relaxed), launch.blocks));
   // Another host thread's launch holds the pool: this one runs on its own thread alone.
@@ -1010,6 +1014,16 @@ void kp_check_tensor(const char* name, const void* data, size_t bytes, size_t el
 // (cuda_cpu_check.h), then none; who last wrote the element at `address` of a registered tensor, as
 // "kernel 'k' block (x,y,z) thread (x,y,z) <library>+0x<offset>" (0: nobody in a check launch).
 const char* kp_check_take_report(void) { return kp::detail::check_take_report(); }
+
+// The GPU model's counters (cuda_cpu_profile.h), for Python (kp.profile): check launches of this host thread are
+// counted from now on (at most about `max_blocks` blocks per launch run, sampled; 0: all); the counts so far,
+// and profiling stops.
+void kp_profile_begin(unsigned long long max_blocks) { kp::detail::profile_begin(max_blocks); }
+const char* kp_profile_take(void) {
+  static thread_local std::string taken;
+  taken = kp::detail::profile_take();
+  return taken.c_str();
+}
 int kp_check_last_write(const void* address, char* out, size_t size) {
   return kp::detail::check_last_write(address, out, size);
 }

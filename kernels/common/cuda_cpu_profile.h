@@ -1,0 +1,237 @@
+// cuda_cpu_profile.h: what a GPU's memory system would do with a kernel's accesses, counted as Nsight Compute
+// counts them, from check mode's trace (cuda_cpu_check.h calls profile_access for every global and shared
+// access of a check launch). Part of the stand-in's runtime: cuda_cpu_runtime.cpp includes it once.
+//
+// Warp requests. A GPU executes an instruction for the active lanes of a warp at once; the stand-in runs the
+// threads of a block one after another. So the accesses are grouped back into warp-level instructions: lane l
+// of warp w executing the access site `pc` (one load or store instruction of the kernel's machine code) for the
+// n-th time joins the request (block, w, pc, n). Lanes that do not take part (a branch, `if (i < n)`) are the
+// inactive lanes of that request. A block's requests are counted when the block ends.
+//
+// Rules (Volta to Hopper; sources: Nsight Compute's Kernel Profiling Guide, "Memory Tables" and the metrics
+// l1tex__t_requests/sectors_pipe_lsu_mem_global_op_{ld,st,atom} and l1tex__data_pipe_lsu_wavefronts_mem_shared;
+// the CUDA C++ Programming Guide, "Compute Capability 7.x/8.x/9.x: Global Memory / Shared Memory"):
+//   - global: a request touches the distinct 32-byte sectors its active lanes' bytes fall in (a float per lane,
+//     consecutive: 4 sectors; stride 2: 8; stride >= 8 floats: 32; all lanes on one float: 1). The ideal is
+//     the same bytes contiguous and aligned: ceil(active lanes x bytes per lane / 32) sectors.
+//   - shared: 32 banks of 4 bytes, bank = (address / 4) % 32. A wavefront serves at most one 4-byte word per
+//     bank; lanes reading the same word share it (a broadcast). Accesses of 8 bytes per lane are served in two
+//     phases of 16 lanes, of 16 bytes in four phases of 8 lanes; a phase takes as many wavefronts as its most
+//     used bank has distinct words (at least one). The ideal is one wavefront per 128 bytes of active lanes.
+//     An N-way bank conflict: a phase of N wavefronts.
+//   - atomics count as their space's accesses of their size.
+// Local memory (a thread's stack) and accesses outside registered tensors and __shared__ variables are not
+// counted. A launch of many blocks may be sampled: every k-th block runs and is counted, the counts are
+// multiplied by k, and the skipped blocks do not run at all (the op's output is then incomplete; Python says so).
+
+#include <map>
+#include <tuple>
+#include <unordered_map>
+
+namespace kp {
+namespace detail {
+
+enum Space : uint8_t { kGlobal = 0, kShared = 1 };
+enum AccessKind : uint8_t { kLoad = 0, kStore = 1, kAtomic = 2 };
+
+namespace {
+
+struct Request {
+  uint32_t lanes = 0;  // active lanes
+  uint8_t size = 0;    // bytes per lane
+  Space space;
+  AccessKind kind;
+  uintptr_t addr[32];
+};
+
+struct RequestKey {
+  uintptr_t pc;
+  uint32_t warp, n;
+  bool operator==(const RequestKey& o) const { return pc == o.pc && warp == o.warp && n == o.n; }
+};
+
+struct RequestHash {
+  size_t operator()(const RequestKey& k) const { return (k.pc * 0x9E3779B97F4A7C15ull) ^ (uint64_t(k.warp) << 32 | k.n); }
+};
+
+// What one access site of one kernel did over a profile (summed over its requests).
+struct SiteStats {
+  uint64_t requests = 0, lanes = 0, bytes = 0, units = 0, ideal = 0;  // units: sectors (global), wavefronts (shared)
+  uint32_t worst = 0;        // shared: the most wavefronts one phase took (the N of an N-way conflict)
+  uint32_t worst_bank = 0;   // ... at this bank
+  uint32_t worst_lanes = 0;  // ... with this many lanes on it
+};
+
+struct SiteKey {
+  const char* kernel;
+  uintptr_t pc;
+  Space space;
+  AccessKind kind;
+  bool operator<(const SiteKey& o) const {
+    return std::tie(kernel, pc, space, kind) < std::tie(o.kernel, o.pc, o.space, o.kind);
+  }
+};
+
+struct LaunchRecord {
+  const char* kernel;
+  uint3 grid, block;
+  size_t shmem;
+  uint64_t blocks, traced;  // blocks in the grid; blocks that ran and were counted
+};
+
+struct Profile {
+  bool on = false;
+  uint64_t max_blocks = 0;  // 0: every block; else at most about this many blocks per launch run (sampled)
+  uint64_t every = 1;       // of the running launch: every k-th block runs
+  // The running block:
+  std::unordered_map<uint64_t, uint32_t> executions;  // (pc, thread) -> times it executed pc so far
+  std::unordered_map<RequestKey, Request, RequestHash> requests;
+  // Since the profile began:
+  std::map<SiteKey, SiteStats> sites;
+  std::vector<LaunchRecord> launches;
+  uint64_t unprofiled = 0;  // launches of kernels built without check mode while profiling
+  std::string unprofiled_names;
+};
+
+thread_local Profile t_profile;
+
+// The distinct 32-byte sectors of a global request.
+uint32_t sectors_of(const Request& r, uint32_t* ideal) {
+  uintptr_t seen[64];
+  uint32_t n = 0;
+  for (uint32_t m = r.lanes; m; m &= m - 1) {
+    const uintptr_t a = r.addr[__builtin_ctz(m)];
+    for (uintptr_t s = a >> 5; s <= (a + r.size - 1) >> 5; ++s) {
+      bool dup = false;
+      for (uint32_t k = 0; k < n && !dup; ++k) dup = seen[k] == s;
+      if (!dup && n < 64) seen[n++] = s;
+    }
+  }
+  *ideal = (__builtin_popcount(r.lanes) * r.size + 31) / 32;
+  return n;
+}
+
+// The wavefronts of a shared request: its phases (32, 16 or 8 lanes), each as many as its busiest bank has words.
+uint32_t wavefronts_of(const Request& r, uint32_t* ideal, uint32_t* worst, uint32_t* worst_bank,
+                       uint32_t* worst_lanes) {
+  const unsigned per_phase = r.size <= 4 ? 32 : r.size == 8 ? 16 : 8;
+  uint32_t total = 0;
+  *worst = 0;
+  for (unsigned first = 0; first < 32; first += per_phase) {
+    const uint32_t phase = r.lanes & (per_phase == 32 ? ~0u : ((1u << per_phase) - 1) << first);
+    if (!phase) continue;
+    uintptr_t words[32][8];  // per bank: its distinct words (at most 8 matter: a phase has at most 128 bytes)
+    uint32_t count[32] = {}, lanes[32] = {};
+    for (uint32_t m = phase; m; m &= m - 1) {
+      const uintptr_t a = r.addr[__builtin_ctz(m)];
+      for (uintptr_t word = a >> 2; word <= (a + r.size - 1) >> 2; ++word) {
+        const unsigned bank = word % 32;
+        bool dup = false;
+        for (uint32_t k = 0; k < count[bank] && k < 8 && !dup; ++k) dup = words[bank][k] == word;
+        ++lanes[bank];
+        if (dup) continue;
+        if (count[bank] < 8) words[bank][count[bank]] = word;
+        ++count[bank];
+      }
+    }
+    uint32_t most = 1, bank_of_most = 0;
+    for (unsigned b = 0; b < 32; ++b)
+      if (count[b] > most) most = count[b], bank_of_most = b;
+    total += most;
+    if (most > *worst) *worst = most, *worst_bank = bank_of_most, *worst_lanes = lanes[bank_of_most];
+  }
+  *ideal = (__builtin_popcount(r.lanes) * r.size + 127) / 128;
+  return total;
+}
+
+// The running block ended (or the launch did): its requests are counted, multiplied by the sampling stride.
+void profile_block_end(const char* kernel) {
+  Profile& p = t_profile;
+  for (const auto& [key, r] : p.requests) {
+    SiteStats& s = p.sites[SiteKey{kernel, key.pc, r.space, r.kind}];
+    uint32_t ideal, worst = 0, bank = 0, lanes = 0;
+    const uint32_t units = r.space == kGlobal ? sectors_of(r, &ideal) : wavefronts_of(r, &ideal, &worst, &bank, &lanes);
+    s.requests += p.every;
+    s.lanes += uint64_t(__builtin_popcount(r.lanes)) * p.every;
+    s.bytes += uint64_t(__builtin_popcount(r.lanes)) * r.size * p.every;
+    s.units += uint64_t(units) * p.every;
+    s.ideal += uint64_t(ideal) * p.every;
+    if (worst > s.worst) s.worst = worst, s.worst_bank = bank, s.worst_lanes = lanes;
+  }
+  p.requests.clear();
+  p.executions.clear();
+}
+
+void profile_access(Worker& w, Space space, uintptr_t a, size_t n, bool write, bool atomic, uintptr_t pc) {
+  Profile& p = t_profile;
+  const unsigned tid = running_tid(w);
+  const uint32_t nth = p.executions[(uint64_t(pc) << 10) | tid]++;
+  Request& r = p.requests[RequestKey{pc, tid / 32, nth}];
+  if (!r.lanes) {
+    r.size = uint8_t(n > 255 ? 255 : n);
+    r.space = space;
+    r.kind = atomic ? kAtomic : write ? kStore : kLoad;
+  }
+  r.lanes |= 1u << (tid % 32);
+  r.addr[tid % 32] = a;
+}
+
+}  // namespace
+
+// Hooks of the runtime (cuda_cpu_runtime.cpp), for check launches.
+
+bool profiling() { return t_profile.on; }
+
+// A check launch begins: whether blocks are sampled.
+void profile_launch_begin(const Kernel& kernel, dim3 grid, dim3 block, size_t shmem, uint64_t blocks) {
+  Profile& p = t_profile;
+  p.every = p.max_blocks && blocks > p.max_blocks ? (blocks + p.max_blocks - 1) / p.max_blocks : 1;
+  p.launches.push_back({kernel.name, grid, block, shmem, blocks, (blocks + p.every - 1) / p.every});
+}
+
+// Whether block `index` of the running check launch is skipped (sampling).
+bool profile_skips(uint64_t index) { return t_profile.on && index % t_profile.every; }
+
+void profile_launch_end(const Kernel& kernel) {
+  if (!t_profile.requests.empty()) profile_block_end(kernel.name);
+}
+
+// A launch of a kernel built without check mode, while profiling: its accesses cannot be counted.
+void profile_unchecked(const Kernel& kernel) {
+  Profile& p = t_profile;
+  if (!p.on) return;
+  if (p.unprofiled++ < 8) p.unprofiled_names += std::string(p.unprofiled_names.empty() ? "" : ", ") + kernel.name;
+}
+
+// For Python (kp_profile_begin / kp_profile_take in cuda_cpu_runtime.cpp).
+void profile_begin(uint64_t max_blocks) {
+  t_profile = Profile();
+  t_profile.on = true;
+  t_profile.max_blocks = max_blocks;
+}
+
+// The profile as text, and profiling stops. Lines, fields separated by tabs:
+//   site  kernel  pc(library+0xOFFSET)  space  kind  requests  lanes  bytes  units  ideal  worst  worst_bank  worst_lanes
+//   launch  kernel  gx gy gz  bx by bz  shmem  blocks  traced
+//   unprofiled  count  names
+std::string profile_take() {
+  Profile& p = t_profile;
+  std::string out;
+  static const char* spaces[] = {"global", "shared"};
+  static const char* kinds[] = {"load", "store", "atomic"};
+  for (const auto& [key, s] : p.sites)
+    out += format("site\t%s\t%s\t%s\t%s\t%llu\t%llu\t%llu\t%llu\t%llu\t%u\t%u\t%u\n", key.kernel,
+                  where(key.pc).c_str(), spaces[key.space], kinds[key.kind], (unsigned long long)s.requests,
+                  (unsigned long long)s.lanes, (unsigned long long)s.bytes, (unsigned long long)s.units,
+                  (unsigned long long)s.ideal, s.worst, s.worst_bank, s.worst_lanes);
+  for (const LaunchRecord& l : p.launches)
+    out += format("launch\t%s\t%u %u %u\t%u %u %u\t%zu\t%llu\t%llu\n", l.kernel, l.grid.x, l.grid.y, l.grid.z,
+                  l.block.x, l.block.y, l.block.z, l.shmem, (unsigned long long)l.blocks,
+                  (unsigned long long)l.traced);
+  if (p.unprofiled) out += format("unprofiled\t%llu\t%s\n", (unsigned long long)p.unprofiled, p.unprofiled_names.c_str());
+  t_profile = Profile();
+  return out;
+}
+
+}  // namespace detail
+}  // namespace kp
