@@ -10,7 +10,9 @@ A module imports only modules on floors below its own (no circles, nothing impor
              kp.diagnostics  KernelBuildError: a build log read as an error at the `.cu` line
              kp.report       record / read_records: what a notebook found, for `make run`'s index page
              kp.notebooks    execute a notebook in a fresh kernel; tagged_code (imports Jupyter's packages)
+             kp.gpus         the GPU table (data sheets, per-SM limits, measured bandwidth) and occupancy
     floor 3  kp.doctor       every check a target's build needs, and `python helpers.py doctor`
+             kp.gputime      a modelled time of counted launches on a named GPU (LaunchWork -> Estimate)
     floor 4  kp.build        build key, flags per target, ninja, the stand-in's runtime -> Build
     floor 5  kp.check        check mode's findings (KernelCheckError, KernelCheckWarning) and last writers
              kp.ptxas        ptxas's registers, shared memory and spills per kernel, without a GPU

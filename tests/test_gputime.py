@@ -1,0 +1,141 @@
+"""kp.gputime: counted launches -> a modelled time on a named GPU. Each case is worked out by hand in its comments
+from the GPU table's constants (H100 SXM: 132 SMs, 1.98 GHz, 2.97e12 B/s achievable, 700 ns DRAM latency, 2.5 us
+launch floor), so a change to the model or to a constant shows here."""
+
+import pytest
+
+from kp.gpus import gpu
+from kp.gputime import Estimate, LaunchWork, estimate, estimate_launch
+
+N = 2**26  # 67,108,864 float32 elements, the size `make bench` measured add2 at
+H100_BW, LATENCY = 2.97e12, 700e-9
+
+
+def add2(blocks, threads=256, **kw):
+    """c = a + b on N floats: 2 reads + 1 write of 4 bytes each = 805,306,368 bytes = 25,165,824 sectors."""
+    return LaunchWork(
+        "add2", blocks, threads, 32, dram_read_sectors=2 * N * 4 // 32, dram_write_sectors=N * 4 // 32, **kw
+    )
+
+
+def test_launch_work_counts_bytes_warps_and_bytes_in_flight():
+    w = add2(65536)
+    assert (w.dram_read_sectors, w.dram_write_sectors, w.dram_bytes) == (16_777_216, 8_388_608, 805_306_368)
+    assert w.warps == 65536 * 8
+    assert w.bytes_in_flight_per_warp == 1536  # 32 threads x 16 bytes x 3 (two loads, one store)
+    assert LaunchWork("k", 3, 33).warps == 6  # 33 threads are 2 warps
+
+
+def test_add2_on_an_h100_is_memory_bound_near_the_measured_time():
+    e = estimate_launch("H100", add2(65536, flops=N))  # 4 floats per thread: N / (256 x 4) = 65536 blocks
+    # 256 threads x 32 registers: 8 blocks per SM -> 8 x 132 = 1056 blocks a wave -> 63 waves (62 full, then 64 blocks)
+    assert (e.occupancy.blocks_per_sm, e.waves) == (8, 63)
+    # 12288 bytes per block. A full wave: 1056 x 12288 = 12,976,128 bytes / 2.97e12 = 4.369 us > 700 ns: bandwidth.
+    # The last: 64 x 12288 = 786,432 bytes / 2.97e12 = 0.265 us < 700 ns: one round trip. 62 x 4.369 + 0.7 = 271.58 us
+    assert e.memory_s == pytest.approx(62 * 12_976_128 / H100_BW + LATENCY)
+    assert e.seconds == pytest.approx(271.58e-6, rel=1e-4)
+    assert e.bandwidth_s == pytest.approx(805_306_368 / H100_BW)  # 271.15 us
+    assert e.latency_s == pytest.approx(63 * LATENCY)  # 44.1 us: one round trip per warp, per wave
+    # Little's law in a full wave: 1056 blocks x 8 warps x 1536 bytes in flight / 700 ns = 18.5 TB/s, far above 2.97
+    assert e.reachable_bandwidth == pytest.approx(1056 * 8 * 1536 / LATENCY)
+    assert e.bound == "memory"
+    assert e.achieved_bandwidth == pytest.approx(805_306_368 / 271.58e-6, rel=1e-4)  # 2.965 TB/s
+    # `make bench` measured add2 at 3.02 TB/s: 805,306,368 / 3.02e12 = 266.7 us, 1.8% under the model
+    assert e.seconds / (805_306_368 / 3.02e12) == pytest.approx(1.018, abs=0.002)
+    # N FLOPs: 67,108,864 / (132 x 128 x 2 x 1.98e9) x (497 blocks on the busiest SM x 132 / 65536) = 1.004 us
+    assert e.compute_s == pytest.approx(N / 66.90816e12 * 497 * 132 / 65536)
+
+
+def test_the_model_misses_add2_v1s_measured_slowdown():
+    # Known miss, written down in kp.gputime: one float per thread (262144 blocks of 256) keeps 384 bytes per warp in
+    # flight; a full wave's 1056 x 8 x 384 bytes / 700 ns = 4.63 TB/s > 2.97, so it is memory-bound like add2.
+    # 3072 bytes per block; 249 waves: 248 full (1056 x 3072 = 3,244,032 bytes / 2.97e12 = 1.092 us each), then 256
+    # blocks (786,432 bytes = 0.265 us, under one 700 ns round trip). `make bench` measured 2.74 TB/s: 293.9 us.
+    v1 = estimate_launch("H100", add2(262144))
+    assert (v1.bound, v1.waves) == ("memory", 249)
+    assert v1.seconds == pytest.approx(248 * 1056 * 3072 / H100_BW + LATENCY)  # 271.58 us
+    assert 805_306_368 / 2.74e12 / v1.seconds == pytest.approx(1.082, abs=0.002)  # measured 8% slower
+
+
+def test_few_resident_warps_are_latency_bound_and_slower_than_bandwidth_alone():
+    # One block of one warp per SM, a grid-stride loop: each warp makes 4096 round trips moving 1536 bytes each
+    # (two 16-byte loads and one store per thread). 132 x 4096 x 1536 = 830,472,192 bytes.
+    reads, writes = 132 * 4096 * 1024 // 32, 132 * 4096 * 512 // 32
+    low = LaunchWork("grid_stride", 132, 32, 32, 0, reads, writes, dram_round_trips_per_warp=4096)
+    e = estimate_launch("H100", low)
+    # Little's law: 132 warps x 1536 bytes in flight / 700 ns = 289.6 GB/s reachable, not 2.97 TB/s
+    assert e.reachable_bandwidth == pytest.approx(132 * 1536 / LATENCY)
+    assert e.latency_s == pytest.approx(4096 * LATENCY)  # 2867.2 us, one wave
+    assert e.bandwidth_s == pytest.approx(830_472_192 / H100_BW)  # 279.6 us
+    assert (e.bound, e.seconds) == ("latency", pytest.approx(4096 * LATENCY))
+    assert e.seconds > 10 * e.bandwidth_s
+    # The same bytes over 8 warps per block and 1056 blocks (64 round trips each, the same 1536 bytes per trip):
+    # 64 x 700 ns = 44.8 us per wave, one wave, under the 279.6 us the bytes take at 2.97 TB/s: memory-bound
+    full = LaunchWork("full", 1056, 256, 32, 0, reads, writes, dram_round_trips_per_warp=64)
+    f = estimate_launch("H100", full)
+    assert (f.bound, f.waves, f.latency_s, f.seconds) == ("memory", 1, pytest.approx(64 * LATENCY), e.bandwidth_s)
+
+
+def test_a_tiny_launch_takes_the_launch_floor():
+    # 1024 floats: 8192 bytes read (256 sectors), 4096 written (128): 12288 / 2.97e12 = 4 ns; one round trip 700 ns
+    e = estimate_launch("H100", LaunchWork("add2", 1, 256, 32, 0, 256, 128))
+    assert (e.bound, e.seconds) == ("launch", 2.5e-6)
+    assert e.memory_s == pytest.approx(LATENCY)
+
+
+def test_flop_heavy_launches_are_compute_bound_fp32_and_fp64_added():
+    # 1056 blocks = 8 per SM; 1e12 fp32 FLOPs / (132 x 128 x 2 x 1.98e9 = 66.908e12) = 14.946 ms,
+    # 1e11 fp64 FLOPs / (132 x 64 x 2 x 1.98e9 = 33.454e12) = 2.989 ms; reads 1056 x 8 warps x 128 bytes = 0.36 us
+    work = LaunchWork("fma_chain", 1056, 256, 32, 0, 1056 * 8 * 4, flops=1e12, flops64=1e11)
+    e = estimate_launch("H100", work)
+    assert (e.bound, e.seconds) == ("compute", pytest.approx(1e12 / 66.90816e12 + 1e11 / 33.45408e12))
+    assert e.seconds == pytest.approx(17.935e-3, rel=1e-4)
+
+
+def test_one_block_past_a_round_number_of_sms_doubles_compute():
+    # 132 blocks of 1e9 FLOPs: one per SM, 1e9 / (66.908e12 / 132) = 1.973 ms. 133: one SM runs two, 3.946 ms
+    one_each = estimate_launch("H100", LaunchWork("k", 132, 256, flops=132e9))
+    one_more = estimate_launch("H100", LaunchWork("k", 133, 256, flops=133e9))
+    assert one_each.compute_s == pytest.approx(1e9 / (66.90816e12 / 132))
+    assert one_more.compute_s == pytest.approx(2 * one_each.compute_s)
+
+
+def test_shared_memory_wavefronts_take_a_clock_each_per_sm():
+    # 1e8 wavefronts over 1056 blocks (8 per SM): 1e8 / (132 SMs x 1.98e9 /s) = 382.6 us
+    e = estimate_launch(
+        "H100", LaunchWork("transpose", 1056, 256, 32, 4096, 1056 * 64, 1056 * 64, shared_wavefronts=1e8)
+    )
+    assert (e.bound, e.shared_s) == ("shared memory", pytest.approx(1e8 / (132 * 1.98e9)))
+
+
+def test_launches_add_up_and_other_gpus_use_their_own_constants():
+    a, b = add2(65536), LaunchWork("tiny", 1, 32)
+    both = estimate("h100", [a, b])
+    assert isinstance(both, Estimate) and both.gpu == "H100 SXM"
+    assert both.seconds == pytest.approx(estimate("H100", a).seconds + 2.5e-6)
+    assert [e.bound for e in both.launches] == ["memory", "launch"]
+    # A100: 2.039e12 x 2.97 / 3.35 = 1.8077e12 B/s; 8 blocks x 108 SMs = 864 a wave, 76 waves, each (the last's 736
+    # blocks too: 9,043,968 bytes = 5.0 us) over 700 ns: 805,306,368 / 1.8077e12 = 445.5 us
+    a100 = estimate(gpu("A100"), a)
+    assert a100.launches[0].waves == 76
+    assert a100.seconds == pytest.approx(805_306_368 / (2.039e12 * 2.97 / 3.35))
+
+
+def test_describe_and_table_show_the_time_and_its_bound():
+    e = estimate("H100", [add2(65536), LaunchWork("tiny", 1, 32)])
+    assert e.describe() == "274 µs on the H100 SXM (add2: 272 µs, memory-bound; tiny: 2.5 µs, launch-bound)"
+    rows = e.table().rows
+    assert [(r["kernel"], r["bound"], r["waves"], r["occupancy"]) for r in rows] == [
+        ("`add2`", "memory", 63, "100% (threads)"),
+        ("`tiny`", "launch", 1, "50% (blocks)"),  # 32 one-warp blocks: 32 of 64 warps
+    ]
+    assert rows[0]["µs"] == pytest.approx(271.58, rel=1e-4)
+
+
+def test_impossible_launches_are_errors():
+    with pytest.raises(ValueError, match="at least 1 block"):
+        estimate("H100", LaunchWork("k", 0, 256))
+    with pytest.raises(ValueError, match="1025 threads per block"):
+        estimate("H100", LaunchWork("k", 1, 1025))
+    with pytest.raises(ValueError, match="unknown GPU 'P100'"):
+        estimate("P100", LaunchWork("k", 1, 256))
