@@ -137,16 +137,32 @@ def explain_launch_failure(message):
 def code_line(library, offset):
     """`file.cu:LINE` of the code at `offset` (hex) in `library`, innermost inlined function first, by
     binutils' addr2line; None without it, or without line tables."""
-    if shutil.which("addr2line") is None:
-        return None
+    return code_lines(library, [offset]).get(offset)
+
+
+def code_lines(library, offsets):
+    """{offset: `file.cu:LINE`} for the code at each offset (hex) in `library`, by one run of addr2line (the
+    innermost inlined function's line); offsets it cannot place are left out."""
+    found = {}
+    if shutil.which("addr2line") is None or not offsets:
+        return found
     with contextlib.suppress(OSError, subprocess.SubprocessError):
         out = subprocess.run(
-            ["addr2line", "-i", "-e", library, f"0x{offset}"], capture_output=True, text=True, timeout=10
+            ["addr2line", "-a", "-i", "-e", library, *(f"0x{o}" for o in offsets)],
+            capture_output=True,
+            text=True,
+            timeout=60,
         )
+        at = None
         for text in out.stdout.splitlines():
-            if m := re.match(r"(\S+\.cu):(\d+)", text):
-                return f"{m[1]}:{m[2]}"
-    return None
+            if re.fullmatch(r"0x[0-9a-f]+", text):
+                at = text  # the address addr2line answers for, then its lines, innermost first
+                continue
+            if at and at not in found and (m := re.match(r"(\S+\.cu):(\d+)", text)):
+                found[at] = f"{m[1]}:{m[2]}"
+        by_value = {int(o, 16): o for o in offsets}
+        return {by_value[int(k, 16)]: v for k, v in found.items() if int(k, 16) in by_value}
+    return found
 
 
 def launch_statement(path, check_line, reach=4):

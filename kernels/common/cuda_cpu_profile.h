@@ -25,6 +25,7 @@
 // multiplied by k, and the skipped blocks do not run at all (the op's output is then incomplete; Python says so).
 
 #include <map>
+#include <set>
 #include <tuple>
 #include <unordered_map>
 
@@ -77,6 +78,10 @@ struct LaunchRecord {
   uint3 grid, block;
   size_t shmem;
   uint64_t blocks, traced;  // blocks in the grid; blocks that ran and were counted
+  // Its totals (multiplied by the sampling stride): sectors loaded, sectors stored or updated atomically, shared
+  // wavefronts, global load requests, and the distinct global load sites they came from.
+  uint64_t sectors_read = 0, sectors_written = 0, wavefronts = 0, load_requests = 0;
+  std::set<uintptr_t> load_sites;
 };
 
 struct Profile {
@@ -147,10 +152,20 @@ uint32_t wavefronts_of(const Request& r, uint32_t* ideal, uint32_t* worst, uint3
 // The running block ended (or the launch did): its requests are counted, multiplied by the sampling stride.
 void profile_block_end(const char* kernel) {
   Profile& p = t_profile;
+  LaunchRecord& launch = p.launches.back();
   for (const auto& [key, r] : p.requests) {
     SiteStats& s = p.sites[SiteKey{kernel, key.pc, r.space, r.kind}];
     uint32_t ideal, worst = 0, bank = 0, lanes = 0;
     const uint32_t units = r.space == kGlobal ? sectors_of(r, &ideal) : wavefronts_of(r, &ideal, &worst, &bank, &lanes);
+    if (r.space == kShared) {
+      launch.wavefronts += uint64_t(units) * p.every;
+    } else if (r.kind == kLoad) {
+      launch.sectors_read += uint64_t(units) * p.every;
+      launch.load_requests += p.every;
+      launch.load_sites.insert(key.pc);
+    } else {
+      launch.sectors_written += uint64_t(units) * p.every;
+    }
     s.requests += p.every;
     s.lanes += uint64_t(__builtin_popcount(r.lanes)) * p.every;
     s.bytes += uint64_t(__builtin_popcount(r.lanes)) * r.size * p.every;
@@ -186,7 +201,14 @@ bool profiling() { return t_profile.on; }
 void profile_launch_begin(const Kernel& kernel, dim3 grid, dim3 block, size_t shmem, uint64_t blocks) {
   Profile& p = t_profile;
   p.every = p.max_blocks && blocks > p.max_blocks ? (blocks + p.max_blocks - 1) / p.max_blocks : 1;
-  p.launches.push_back({kernel.name, grid, block, shmem, blocks, (blocks + p.every - 1) / p.every});
+  LaunchRecord record;
+  record.kernel = kernel.name;
+  record.grid = grid;
+  record.block = block;
+  record.shmem = shmem;
+  record.blocks = blocks;
+  record.traced = (blocks + p.every - 1) / p.every;
+  p.launches.push_back(std::move(record));
 }
 
 // Whether block `index` of the running check launch is skipped (sampling).
@@ -212,7 +234,8 @@ void profile_begin(uint64_t max_blocks) {
 
 // The profile as text, and profiling stops. Lines, fields separated by tabs:
 //   site  kernel  pc(library+0xOFFSET)  space  kind  requests  lanes  bytes  units  ideal  worst  worst_bank  worst_lanes
-//   launch  kernel  gx gy gz  bx by bz  shmem  blocks  traced
+//   launch  kernel  gx gy gz  bx by bz  shmem  blocks  traced  sectors_read  sectors_written  wavefronts
+//           load_requests  load_sites
 //   unprofiled  count  names
 std::string profile_take() {
   Profile& p = t_profile;
@@ -225,9 +248,11 @@ std::string profile_take() {
                   (unsigned long long)s.lanes, (unsigned long long)s.bytes, (unsigned long long)s.units,
                   (unsigned long long)s.ideal, s.worst, s.worst_bank, s.worst_lanes);
   for (const LaunchRecord& l : p.launches)
-    out += format("launch\t%s\t%u %u %u\t%u %u %u\t%zu\t%llu\t%llu\n", l.kernel, l.grid.x, l.grid.y, l.grid.z,
-                  l.block.x, l.block.y, l.block.z, l.shmem, (unsigned long long)l.blocks,
-                  (unsigned long long)l.traced);
+    out += format("launch\t%s\t%u %u %u\t%u %u %u\t%zu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%zu\n", l.kernel, l.grid.x,
+                  l.grid.y, l.grid.z, l.block.x, l.block.y, l.block.z, l.shmem, (unsigned long long)l.blocks,
+                  (unsigned long long)l.traced, (unsigned long long)l.sectors_read,
+                  (unsigned long long)l.sectors_written, (unsigned long long)l.wavefronts,
+                  (unsigned long long)l.load_requests, l.load_sites.size());
   if (p.unprofiled) out += format("unprofiled\t%llu\t%s\n", (unsigned long long)p.unprofiled, p.unprofiled_names.c_str());
   t_profile = Profile();
   return out;

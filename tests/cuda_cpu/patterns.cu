@@ -67,6 +67,7 @@ __global__ void histogram(const float* x, float* counts, int n, int atomic) {
 
 const char* const kPatterns[] = {"strided", "strided64", "vector4", "even_lanes", "shared", "transpose", "histogram"};
 
+// n: the elements of out (of x for the histogram, whose out holds the counts).
 void run_pattern(int64_t index, const float* x, float* out, int n, int k) {
   if (index < 0 || index >= int64_t(sizeof kPatterns / sizeof kPatterns[0])) throw std::invalid_argument("no pattern");
   const std::string which = kPatterns[index];

@@ -1,0 +1,279 @@
+"""The GPU model's counters, per `.cu` line: what a GPU's memory system would do with a kernel, without a GPU.
+
+`profile(fn, *args, **kwargs)` runs `fn` (an op of a kernel loaded with `load_kernel(..., check=True)`, or any
+callable that calls such ops) with the CPU stand-in's profiler on, and returns a Profile: `.lines`, one Line per
+(kernel, file, line, memory space, access kind) with Nsight Compute's source counters (requests, sectors or
+wavefronts, the ideal, active lanes); `.launches`, one Launch per kernel launch; `.estimate(gpu="H100")`, the
+modelled time of the call on that GPU (kp.gputime); `.advice()`, the worst lines in plain words.
+
+The counting rules (warp requests from the threads' accesses, 32-byte sectors, 32 banks of 4 bytes and their
+wavefronts), with their sources, are in kernels/common/cuda_cpu_profile.h, which counts; this module reads the
+counts, puts them at their `.cu` lines (addr2line) and models. Never compiles or loads a kernel itself.
+"""
+
+import ctypes
+import dataclasses
+import math
+import re
+import warnings
+from collections import defaultdict
+
+from kp.build import cpu_runtime
+from kp.diagnostics import code_lines
+from kp.files import ROOT
+from kp.gputime import LaunchWork, estimate
+from kp.ptxas import kernel_resources
+from kp.sourceview import profile_html
+from kp.table import Table
+
+WARP = 32
+
+
+@dataclasses.dataclass(frozen=True)
+class Line:
+    """What the accesses of one `.cu` line did (one space, one kind), summed over the profiled launches."""
+
+    kernel: str
+    file: str  # relative to the project where it is in it
+    line: int
+    space: str  # "global" or "shared"
+    kind: str  # "load", "store" or "atomic"
+    requests: int  # warp-level instructions with at least one active lane
+    units: int  # sectors (global) or wavefronts (shared)
+    ideal: int  # the same for the same bytes contiguous and aligned (global) or conflict-free (shared)
+    bytes: int  # bytes the active lanes asked for
+    lanes: int  # active lanes, summed over requests
+    worst: int = 0  # shared: the most wavefronts one phase of a request took (N of an N-way bank conflict)
+    worst_bank: int = 0
+    worst_lanes: int = 0  # lanes of that phase on that bank
+
+    @property
+    def sectors(self):
+        return self.units if self.space == "global" else None
+
+    @property
+    def wavefronts(self):
+        return self.units if self.space == "shared" else None
+
+    @property
+    def active_lanes(self):
+        """Mean active lanes per request (32: no divergence)."""
+        return self.lanes / self.requests if self.requests else 0.0
+
+    @property
+    def per_request(self):
+        return self.units / self.requests if self.requests else 0.0
+
+    @property
+    def excess(self):
+        """units / ideal: 1 is perfect; 8 is eight times the sectors (or wavefronts) the bytes need."""
+        return self.units / self.ideal if self.ideal else 1.0
+
+
+@dataclasses.dataclass(frozen=True)
+class Launch:
+    kernel: str
+    grid: tuple
+    block: tuple
+    dynamic_shared: int
+    blocks: int
+    traced: int  # blocks that ran and were counted (fewer than `blocks` when sampled)
+    sectors_read: int
+    sectors_written: int
+    wavefronts: int
+    load_requests: int
+    load_sites: int
+    file: str = None  # the kernel's `.cu` (from its lines), for ptxas
+
+    @property
+    def threads_per_block(self):
+        return math.prod(self.block)
+
+    @property
+    def round_trips_per_warp(self):
+        """DRAM waits one warp makes one after another, as the trace shows them: its global load requests per
+        load site (a kernel that loads, computes and stores: 1; a loop over k tiles: k)."""
+        warps = self.traced * -(-self.threads_per_block // WARP)
+        return max(1.0, self.load_requests * self.traced / self.blocks / warps / self.load_sites) if self.load_sites else 1.0
+
+
+class ProfileError(RuntimeError):
+    """A profile that could not count anything: the kernels were not built in check mode, or none ran."""
+
+
+def profile(fn, *args, max_blocks=0, **kwargs):
+    """Run `fn(*args, **kwargs)` with the stand-in's profiler on; return its Profile. `max_blocks`: sample launches of
+    more blocks than this (every k-th block runs and is counted, the counts x k; the others do not run, so the output
+    is incomplete: for the model only)."""
+    lib = cpu_runtime()
+    lib.kp_profile_take.restype = ctypes.c_char_p
+    lib.kp_profile_begin(ctypes.c_ulonglong(max_blocks))
+    try:
+        fn(*args, **kwargs)
+    finally:
+        report = (lib.kp_profile_take() or b"").decode(errors="replace")
+    result = parse(report)
+    if not result.launches:
+        raise ProfileError(result.not_counted_message() or f"{getattr(fn, '__name__', fn)} launched no kernel")
+    if result.unprofiled:
+        warnings.warn(result.not_counted_message(), stacklevel=2)
+    sampled = [la for la in result.launches if la.traced < la.blocks]
+    if sampled:
+        warnings.warn(
+            f"sampled: {', '.join(f'{la.kernel} {la.traced} of {la.blocks} blocks' for la in sampled)} ran and were "
+            "counted (counts scaled up); the other blocks did not run, so the output is incomplete",
+            stacklevel=2,
+        )
+    return result
+
+
+def _shown(file):
+    return file.replace(f"{ROOT}/", "")
+
+
+def parse(report):
+    """The runtime's profile report (cuda_cpu_profile.h's profile_take) as a Profile, sites put at their lines."""
+    sites, launches, unprofiled = [], [], (0, "")
+    for row in report.splitlines():
+        f = row.split("\t")
+        if f[0] == "site" and len(f) == 13:
+            sites.append(f[1:])
+        elif f[0] == "launch" and len(f) == 12:
+            g, b = (tuple(int(v) for v in f[i].split()) for i in (2, 3))
+            launches.append(Launch(f[1], g, b, *(int(v) for v in f[4:])))
+        elif f[0] == "unprofiled":
+            unprofiled = (int(f[1]), f[2] if len(f) > 2 else "")
+    by_library = defaultdict(set)
+    for site in sites:
+        if m := re.fullmatch(r"(/\S+?\.so)\+0x([0-9a-f]+)", site[1]):
+            by_library[m[1]].add(m[2])
+    placed = {}
+    for library, offsets in by_library.items():
+        for offset, where in code_lines(library, sorted(offsets)).items():
+            placed[f"{library}+0x{offset}"] = where
+    totals = defaultdict(lambda: [0] * 8)
+    for kernel, pc, space, kind, *counts in sites:
+        file, line = placed.get(pc, "?:0").rsplit(":", 1)
+        t = totals[(kernel, _shown(file), int(line), space, kind)]
+        requests, lanes, nbytes, units, ideal, worst, bank, worst_lanes = (int(c) for c in counts)
+        t[:5] = [t[0] + requests, t[1] + units, t[2] + ideal, t[3] + nbytes, t[4] + lanes]
+        if worst > t[5]:
+            t[5:] = [worst, bank, worst_lanes]
+    lines = [Line(*key, *t) for key, t in sorted(totals.items(), key=lambda kv: (kv[0][1], kv[0][2], kv[0][3:]))]
+    files = {}
+    for ln in lines:
+        files.setdefault(ln.kernel, ln.file)
+    launches = [dataclasses.replace(la, file=files.get(la.kernel)) for la in launches]
+    return Profile(lines, launches, *unprofiled)
+
+
+class Profile:
+    """Counts of one profiled call: `lines` (Line), `launches` (Launch). Data first; `table()`, `advice()` and, in
+    Jupyter, a source view (kp.sourceview) show them."""
+
+    def __init__(self, lines, launches, unprofiled=0, unprofiled_names=""):
+        self.lines, self.launches = lines, launches
+        self.unprofiled, self.unprofiled_names = unprofiled, unprofiled_names
+
+    def not_counted_message(self):
+        if not self.unprofiled:
+            return ""
+        return (
+            f"{self.unprofiled} launch(es) of kernels built without check mode ({self.unprofiled_names}) were not "
+            "counted: the profiler counts the accesses check mode instruments. Load the kernel with "
+            "load_kernel(name, check=True) and profile its ops"
+        )
+
+    def work(self, flops=0.0):
+        """Each launch as kp.gputime's LaunchWork: its traced sectors and wavefronts, registers and static shared
+        memory from ptxas (32 registers where nvcc is missing), `flops` shared out by the launches' blocks."""
+        total_blocks = sum(la.blocks for la in self.launches) or 1
+        work = []
+        for la in self.launches:
+            registers, static = _resources(la.file, la.kernel)
+            work.append(
+                LaunchWork(
+                    kernel=la.kernel,
+                    grid_blocks=la.blocks,
+                    threads_per_block=la.threads_per_block,
+                    registers_per_thread=registers,
+                    shared_bytes_per_block=static + la.dynamic_shared,
+                    dram_read_sectors=la.sectors_read,
+                    dram_write_sectors=la.sectors_written,
+                    shared_wavefronts=la.wavefronts,
+                    flops=flops * la.blocks / total_blocks,
+                    dram_round_trips_per_warp=la.round_trips_per_warp,
+                )
+            )
+        return work
+
+    def estimate(self, gpu="H100", flops=0.0):
+        """The modelled time in seconds of the profiled call on `gpu` (kp.gputime; `flops`: fp32 FLOPs the call does,
+        which the trace does not count). `estimate_detail` gives the terms."""
+        return self.estimate_detail(gpu, flops).seconds
+
+    def estimate_detail(self, gpu="H100", flops=0.0):
+        return estimate(gpu, self.work(flops))
+
+    def table(self):
+        rows = [
+            {
+                "line": f"{ln.file}:{ln.line}",
+                "kernel": ln.kernel,
+                "access": f"{ln.space} {ln.kind}",
+                "requests": ln.requests,
+                "per request": f"{ln.per_request:.3g} {'sectors' if ln.space == 'global' else 'wavefronts'}",
+                "ideal": f"{ln.ideal / ln.requests:.3g}" if ln.requests else "",
+                "active lanes": f"{ln.active_lanes:.3g}",
+            }
+            for ln in self.lines
+        ]
+        return Table(rows, "the GPU model's counters (a model, counted on the CPU stand-in; Nsight Compute's rules)")
+
+    def advice(self):
+        """The lines worth a look, worst first, in plain words."""
+        said = []
+        for ln in sorted(self.lines, key=lambda ln: -ln.excess * ln.requests):
+            where, verb = f"{ln.file}:{ln.line}", {"load": "read", "store": "write", "atomic": "update"}[ln.kind]
+            if ln.space == "shared" and ln.worst >= 2:
+                said.append(
+                    f"a {ln.worst}-way bank conflict: {ln.worst_lanes} lanes {verb} bank {ln.worst_bank} at {where} "
+                    f"({ln.per_request:.3g} wavefronts per request where {ln.ideal / ln.requests:.3g} would do)"
+                )
+            elif ln.space == "global" and ln.excess >= 1.5:
+                said.append(
+                    f"uncoalesced {ln.kind}s at {where}: {ln.per_request:.3g} sectors per request where "
+                    f"{ln.ideal / ln.requests:.3g} would do: the lanes of a warp {verb} bytes that are not next to "
+                    "each other"
+                )
+        for ln in self.lines:
+            if ln.active_lanes < WARP - 0.5:
+                said.append(
+                    f"divergence at {ln.file}:{ln.line}: {ln.active_lanes:.3g} of 32 lanes active per {ln.space} "
+                    f"{ln.kind} on average"
+                )
+        return list(dict.fromkeys(said))
+
+    def _repr_html_(self):
+        return profile_html(self)
+
+
+_resources_cache = {}
+
+
+def _resources(file, kernel):
+    """(registers, static shared bytes) of `kernel` as ptxas compiles it for the GPU (kp.ptxas); (32, 0) without
+    nvcc or when the kernel is not found. Kernels are matched by name without template arguments."""
+    if not file:
+        return 32, 0
+    if file not in _resources_cache:
+        try:
+            path = ROOT / file if not file.startswith("/") else file
+            _resources_cache[file] = list(kernel_resources(path))
+        except Exception:  # no nvcc, or it failed: the model goes on with the defaults (said in the docstring)
+            _resources_cache[file] = []
+    base = kernel.split("<")[0]
+    for row in _resources_cache[file]:
+        if str(row.get("kernel", "")).split("<")[0].split("(")[0].strip() == base:
+            return int(row["registers"]), int(row["shared memory (bytes)"])
+    return 32, 0

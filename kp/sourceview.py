@@ -1,0 +1,74 @@
+"""A profile shown as Nsight Compute's source view would show it: the kernel's `.cu` lines with the GPU model's
+figures beside them (requests, sectors or wavefronts per request against the ideal, active lanes), the worst
+lines highlighted, the advice in plain words on top, labelled as a model. HTML for Jupyter; takes the records of
+kp.profile (duck-typed: `.lines`, `.advice()`), never counts or runs anything.
+"""
+
+import html
+from collections import defaultdict
+
+from kp.files import ROOT
+
+STYLE = (
+    "<style>.kp-src td{font-family:monospace;padding:0 6px;white-space:pre;text-align:right}"
+    ".kp-src td.code{text-align:left}.kp-src tr.bad{background:#fde2e1}.kp-src tr.warn{background:#fff4cc}"
+    ".kp-src th{text-align:right;padding:0 6px}</style>"
+)
+CONTEXT = 2  # source lines shown around the counted ones
+
+
+def _severity(line):
+    if (line.space == "shared" and line.worst >= 4) or (line.space == "global" and line.excess >= 4):
+        return "bad"
+    if line.excess >= 1.5 or (line.space == "shared" and line.worst >= 2) or line.active_lanes < 31.5:
+        return "warn"
+    return ""
+
+
+def _figures(line):
+    unit = "sectors" if line.space == "global" else "wavefronts"
+    ideal = line.ideal / line.requests if line.requests else 0
+    return (
+        f"{line.space} {line.kind}",
+        f"{line.requests:,}",
+        f"{line.per_request:.3g} {unit} (ideal {ideal:.3g})",
+        f"{line.active_lanes:.3g}",
+    )
+
+
+def profile_html(profile):
+    """The source view of a profile: per `.cu` file, its counted lines and a few around them."""
+    by_file = defaultdict(lambda: defaultdict(list))
+    for ln in profile.lines:
+        by_file[ln.file][ln.line].append(ln)
+    parts = [STYLE, "<p><b>GPU model</b> (counted on the CPU stand-in with Nsight Compute's rules; a model, not a "
+             "measurement)</p>"]
+    advice = profile.advice()
+    if advice:
+        parts.append("<ul>" + "".join(f"<li>{html.escape(a)}</li>" for a in advice) + "</ul>")
+    for file, counted in by_file.items():
+        path = ROOT / file if not file.startswith("/") else file
+        try:
+            source = path.read_text().splitlines()
+        except OSError:
+            source = []
+        shown = sorted({n for c in counted for n in range(c - CONTEXT, c + CONTEXT + 1) if 1 <= n <= len(source)})
+        rows = []
+        previous = None
+        for n in shown:
+            if previous is not None and n != previous + 1:
+                rows.append("<tr><td></td><td class='code'>...</td></tr>")
+            previous = n
+            code = html.escape(source[n - 1])
+            records = counted.get(n) or [None]
+            for k, ln in enumerate(records):
+                figures = _figures(ln) if ln else ("", "", "", "")
+                cls = _severity(ln) if ln else ""
+                cells = "".join(f"<td>{html.escape(f)}</td>" for f in figures)
+                rows.append(
+                    f"<tr class='{cls}'><td>{n if k == 0 else ''}</td><td class='code'>{code if k == 0 else ''}</td>"
+                    f"{cells}</tr>"
+                )
+        head = "<tr><th>line</th><th>source</th><th>access</th><th>requests</th><th>per request</th><th>active lanes</th></tr>"
+        parts.append(f"<p><code>{html.escape(file)}</code></p><table class='kp-src'>{head}{''.join(rows)}</table>")
+    return "".join(parts)
