@@ -21,6 +21,7 @@ from kp.display import install_error_view, progress, setup, show_graph, show_ker
 from kp.doctor import main as doctor_cli
 from kp.files import KERNELS, kernel_variant
 from kp.load import load_kernel
+from kp.profile import profile
 from kp.report import record
 from kp.toolchain import ToolchainError
 from kp.verify import OpsRun, check_against_reference, check_compiled, gradcheck
@@ -37,6 +38,7 @@ __all__ = [
     "OpsRun",
     "progress",
     "bench",
+    "profile",
     "record",
     "KERNELS",
     "kernel_variant",

@@ -11,6 +11,7 @@ A module imports only modules on floors below its own (no circles, nothing impor
              kp.report       record / read_records: what a notebook found, for `make run`'s index page
              kp.notebooks    execute a notebook in a fresh kernel; tagged_code (imports Jupyter's packages)
              kp.gpus         the GPU table (data sheets, per-SM limits, measured bandwidth) and occupancy
+             kp.sourceview   a profile as Nsight's source view: the `.cu` lines with the GPU model's figures
     floor 3  kp.doctor       every check a target's build needs, and `python helpers.py doctor`
              kp.gputime      a modelled time of counted launches on a named GPU (LaunchWork -> Estimate)
     floor 4  kp.build        build key, flags per target, ninja, the stand-in's runtime -> Build
@@ -19,6 +20,7 @@ A module imports only modules on floors below its own (no circles, nothing impor
              kp.bench        median_ms, bench -> BenchResult
     floor 6  kp.load         a built library registered under a fresh namespace -> LoadedKernel (hot reload)
              kp.verify       check_against_reference, gradcheck, check_compiled: print, then assert
+             kp.profile      the GPU model's counters per `.cu` line (profile -> Profile) and its modelled time
     floor 7  kp.display      setup, show_kernel, show_graph, show_kernel_resources, the notebook's error view
 
 tests/test_layout.py holds the package to this.

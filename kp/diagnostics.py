@@ -140,6 +140,19 @@ def code_line(library, offset):
     return code_lines(library, [offset]).get(offset)
 
 
+def _original(path):
+    """The `.cu` file a stand-in build's translation (<build>/src/x.cu.cpp) was made from, named by its `#line 1`
+    header: g++'s line tables give some of its code the translation's name with the `.cu`'s line numbers."""
+    if not path.endswith(".cu.cpp"):
+        return path
+    with contextlib.suppress(OSError, StopIteration):
+        with open(path) as f:
+            header = next((line for line in f if line.startswith("#line 1 ")), "")
+        if m := re.match(r'#line 1 "(.+)"', header):
+            return m[1]
+    return path
+
+
 def code_lines(library, offsets):
     """{offset: `file.cu:LINE`} for the code at each offset (hex) in `library`, by one run of addr2line (the
     innermost inlined function's line); offsets it cannot place are left out."""
@@ -158,8 +171,8 @@ def code_lines(library, offsets):
             if re.fullmatch(r"0x[0-9a-f]+", text):
                 at = text  # the address addr2line answers for, then its lines, innermost first
                 continue
-            if at and at not in found and (m := re.match(r"(\S+\.cu):(\d+)", text)):
-                found[at] = f"{m[1]}:{m[2]}"
+            if at and at not in found and (m := re.match(r"(\S+\.cu)(\.cpp)?:(\d+)", text)):
+                found[at] = f"{_original(m[1] + (m[2] or ''))}:{m[3]}"
         by_value = {int(o, 16): o for o in offsets}
         return {by_value[int(k, 16)]: v for k, v in found.items() if int(k, 16) in by_value}
     return found

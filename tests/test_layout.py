@@ -18,6 +18,7 @@ FLOORS = {
     "report": 2,
     "notebooks": 2,
     "gpus": 2,
+    "sourceview": 2,
     "doctor": 3,
     "gputime": 3,
     "build": 4,
@@ -25,6 +26,7 @@ FLOORS = {
     "load": 6,
     "ptxas": 5,
     "verify": 6,
+    "profile": 6,
     "bench": 5,
     "display": 7,
 }

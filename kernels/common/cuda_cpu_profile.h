@@ -13,7 +13,7 @@
 // the CUDA C++ Programming Guide, "Compute Capability 7.x/8.x/9.x: Global Memory / Shared Memory"):
 //   - global: a request touches the distinct 32-byte sectors its active lanes' bytes fall in (a float per lane,
 //     consecutive: 4 sectors; stride 2: 8; stride >= 8 floats: 32; all lanes on one float: 1). The ideal is
-//     the same bytes contiguous and aligned: ceil(active lanes x bytes per lane / 32) sectors.
+//     the same bytes contiguous and aligned, each once: ceil(distinct addresses x bytes per lane / 32) sectors.
 //   - shared: 32 banks of 4 bytes, bank = (address / 4) % 32. A wavefront serves at most one 4-byte word per
 //     bank; lanes reading the same word share it (a broadcast). Accesses of 8 bytes per lane are served in two
 //     phases of 16 lanes, of 16 bytes in four phases of 8 lanes; a phase takes as many wavefronts as its most
@@ -112,7 +112,14 @@ uint32_t sectors_of(const Request& r, uint32_t* ideal) {
       if (!dup && n < 64) seen[n++] = s;
     }
   }
-  *ideal = (__builtin_popcount(r.lanes) * r.size + 31) / 32;
+  uint32_t distinct = 0;  // lanes with an address no lower lane has: the bytes asked for, each once
+  for (uint32_t m = r.lanes; m; m &= m - 1) {
+    const unsigned lane = __builtin_ctz(m);
+    bool dup = false;
+    for (uint32_t o = r.lanes & ((1u << lane) - 1); o && !dup; o &= o - 1) dup = r.addr[__builtin_ctz(o)] == r.addr[lane];
+    distinct += !dup;
+  }
+  *ideal = (distinct * r.size + 31) / 32;
   return n;
 }
 

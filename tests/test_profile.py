@@ -1,0 +1,155 @@
+"""The GPU model's counters (kernels/common/cuda_cpu_profile.h, kp.profile) on access patterns whose counts follow from
+Nsight Compute's rules by hand (tests/cuda_cpu/patterns.cu), every op of kernels/ profiled on irregular sizes, the
+source view, sampling, and the errors. The CPU stand-in counts: no GPU is needed, and none is used."""
+
+import warnings
+
+import pytest
+import torch
+from op_samples import SAMPLES
+
+import helpers
+import kp.files
+from kp.profile import ProfileError, profile
+
+PATTERNS = kp.files.ROOT / "tests" / "cuda_cpu" / "patterns.cu"
+LINES = PATTERNS.read_text().splitlines()
+NAMES = ["strided", "strided64", "vector4", "even_lanes", "shared", "transpose", "histogram"]
+
+
+@pytest.fixture(scope="module")
+def k():
+    return helpers.load_kernel(PATTERNS, target="cpu", check=True, quiet=True)
+
+
+def line_of(text):
+    return next(i for i, line in enumerate(LINES, 1) if text in line)
+
+
+def run(k, which, param=0, n=1024, x=None, **options):
+    x = torch.arange(n * max(param, 1), dtype=torch.float32) if x is None else x
+    return profile(k.run, NAMES.index(which), x, torch.zeros(n), param, **options)
+
+
+def one(p, space, kind):
+    (found,) = [ln for ln in p.lines if ln.space == space and ln.kind == kind]
+    assert found.file == "tests/cuda_cpu/patterns.cu", found
+    return found
+
+
+@pytest.mark.parametrize("stride, sectors", [(1, 4), (2, 8), (8, 32), (0, 1)])
+def test_a_float_per_lane_touches_the_sectors_its_stride_spreads_it_over(k, stride, sectors):
+    p = run(k, "strided", stride)
+    load = one(p, "global", "load")
+    assert (load.line, load.requests, load.active_lanes) == (line_of("x[(int64_t)i * k]"), 32, 32)
+    assert load.sectors == 32 * sectors and load.bytes == 4096
+    assert load.ideal == 32 * (4 if stride else 1)  # the bytes asked for, each once, contiguous: a broadcast is 4 bytes
+    store = one(p, "global", "store")
+    assert (store.sectors, store.ideal) == (32 * 4, 32 * 4)  # out[i]: consecutive whatever the stride
+    assert [(la.kernel, la.grid, la.block, la.blocks, la.traced) for la in p.launches] == [
+        ("strided", (32, 1, 1), (32, 1, 1), 32, 32)
+    ]
+
+
+@pytest.mark.parametrize("which, sectors", [("strided64", 8), ("vector4", 16)])
+def test_wider_accesses_per_lane_touch_more_sectors_per_request(k, which, sectors):
+    load = one(run(k, which), "global", "load")
+    assert load.per_request == sectors and load.excess == 1 and load.active_lanes == 32
+
+
+def test_inactive_lanes_show_as_divergence(k):
+    p = run(k, "even_lanes")
+    load = one(p, "global", "load")
+    assert (load.requests, load.active_lanes, load.per_request, load.ideal / load.requests) == (32, 16, 4, 2)
+    at = line_of("threadIdx.x % 2 == 0")
+    assert f"divergence at tests/cuda_cpu/patterns.cu:{at}: 16 of 32 lanes active per global load on average" in (
+        p.advice()
+    )
+
+
+def test_a_ragged_last_warp_has_fewer_active_lanes(k):
+    load = one(run(k, "strided", 1, n=1000), "global", "load")
+    assert (load.requests, load.lanes, load.sectors) == (32, 1000, 31 * 4 + 1)  # the last warp: 8 floats, 1 sector
+
+
+@pytest.mark.parametrize("stride, wavefronts", [(1, 1), (2, 2), (32, 32), (33, 1), (-1, 1)])
+def test_shared_memory_wavefronts_follow_the_banks(k, stride, wavefronts):
+    p = run(k, "shared", stride, n=1024, x=torch.randn(1024))
+    load = one(p, "shared", "load")
+    assert load.line == line_of("out[i] = s[at];")
+    assert (load.requests, load.per_request, load.ideal, load.worst) == (32, wavefronts, 32, wavefronts)
+
+
+@pytest.mark.parametrize("padded, wavefronts", [(0, 32), (1, 1)])
+def test_a_transpose_through_an_unpadded_tile_is_a_32_way_bank_conflict(k, padded, wavefronts):
+    p = run(k, "transpose", padded, x=torch.randn(1024))
+    read = one(p, "shared", "load")
+    assert (read.line, read.requests, read.per_request) == (line_of("tile[c][r]"), 32, wavefronts)
+    conflict = [a for a in p.advice() if "bank conflict" in a]
+    if padded:
+        assert not conflict
+    else:
+        assert conflict == [
+            f"a 32-way bank conflict: 32 lanes read bank {read.worst_bank} at tests/cuda_cpu/patterns.cu:{read.line} "
+            "(32 wavefronts per request where 1 would do)"
+        ]
+
+
+def test_the_source_view_shows_the_lines_with_their_figures_labelled_as_a_model(k):
+    page = run(k, "transpose", 0, x=torch.randn(1024))._repr_html_()
+    assert "a model, not a measurement" in page and "32-way bank conflict" in page
+    assert "out[r * 32 + c] = tile[c][r];" in page and "32 wavefronts (ideal 1)" in page
+    assert "class='bad'" in page
+
+
+def test_sampling_runs_every_kth_block_and_scales_the_counts(k):
+    with pytest.warns(UserWarning, match="sampled: strided 4 of 32 blocks ran and were counted"):
+        p = run(k, "strided", 2, max_blocks=4)
+    load = one(p, "global", "load")
+    assert (load.requests, load.sectors) == (32, 32 * 8)  # 4 warps counted, x 8
+    assert p.launches[0].traced == 4
+
+
+def test_a_kernel_built_without_check_mode_is_refused_with_how_to_load_it():
+    plain = helpers.load_kernel(PATTERNS, target="cpu", quiet=True)
+    with pytest.raises(ProfileError, match=r"load_kernel\(name, check=True\)"):
+        run(plain, "strided", 1)
+
+
+def test_a_callable_that_launches_nothing_is_an_error():
+    with pytest.raises(ProfileError, match="launched no kernel"):
+        profile(lambda: torch.ones(3) + 1)
+
+
+def test_the_modelled_time_counts_traced_sectors(k):
+    """8 floats apart, a load touches 8x the sectors: the model charges them, not the ideal bytes."""
+    n = 1 << 16
+    x = torch.randn(8 * n)
+    coalesced = profile(k.run, NAMES.index("strided"), x, torch.zeros(n), 1).estimate_detail("H100").launches[0]
+    strided = profile(k.run, NAMES.index("strided"), x, torch.zeros(n), 8).estimate_detail("H100").launches[0]
+    assert coalesced.dram_bytes == 32 * (n // 32) * (4 + 4) and strided.dram_bytes == 32 * (n // 32) * (32 + 4)
+    assert strided.bandwidth_s / coalesced.bandwidth_s == pytest.approx(36 / 8)
+
+
+# Ops whose binding calls torch, not a kernel of ours (mul_add's sum_to sums with torch.sum; issue 26 gives it one).
+NO_KERNEL = {"mul_add.sum_to"}
+
+
+@pytest.mark.parametrize("name", sorted(SAMPLES))
+def test_every_op_of_the_collection_is_profiled_on_irregular_sizes(name):
+    kernel, op = name.split(".")
+    ext = helpers.load_kernel(kernel, target="cpu", check=True, quiet=True)
+    if name in NO_KERNEL:
+        with pytest.raises(ProfileError, match="launched no kernel"):
+            profile(lambda: [getattr(ext, op)(*args) for args in SAMPLES[name](torch.float32)])
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no sampling, nothing uncounted
+        p = profile(lambda: [getattr(ext, op)(*args) for args in SAMPLES[name](torch.float32)])
+    assert p.launches and all(la.traced == la.blocks for la in p.launches)
+    assert all(ln.file == f"kernels/{kernel}.cu" and ln.requests > 0 for ln in p.lines), p.lines
+    loads = [ln for ln in p.lines if ln.space == "global" and ln.kind == "load"]
+    stores = [ln for ln in p.lines if ln.space == "global" and ln.kind in ("store", "atomic")]
+    assert loads and stores
+    assert all(ln.units >= ln.ideal > 0 and 0 < ln.active_lanes <= 32 for ln in p.lines)
+    assert p.estimate("H100") > 0
