@@ -326,8 +326,10 @@ void on_access(uintptr_t a, size_t n, bool write, bool atomic, uintptr_t pc) {
   for (CheckedTensor* t : c.tensors)
     if (a >= t->begin && a < t->end) {
       if (a + n > t->end) out_of_bounds_global(*w, *t, t->end, n, write, pc);  // runs past the end
-      if (write || atomic) record_write(*w, *t, a, n, pc);
-      if (t_profile.on) profile_access(*w, kGlobal, a, n, write, atomic, pc);
+      if (t_profile.on)  // counted; who wrote each element is not recorded (it costs 40 bytes an element)
+        profile_access(*w, kGlobal, a, n, write, atomic, pc);
+      else if (write || atomic)
+        record_write(*w, *t, a, n, pc);
       return;
     }
   for (SharedVar& v : c.shared)

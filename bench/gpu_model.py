@@ -1,0 +1,94 @@
+"""The GPU model (kp.profile's counters, kp.gputime's time) against what the H100 measured. Prints a markdown table.
+
+    python bench/gpu_model.py          # every op at the size the H100 ran it, blocks sampled (a few minutes)
+    python bench/gpu_model.py --quick  # one small op: shows that it runs
+
+Each op of bench/ops.py that the README's "On a GPU" table measured (`make bench` on one NVIDIA H100 80GB HBM3,
+torch 2.11.0+cu130, 2026-11-23: CUDA events, float32) is profiled here on the CPU stand-in, in check mode, at the
+same size: at most MAX_BLOCKS blocks of each launch run and are counted (every k-th block, the counts x k; the
+model needs the counts, not the output). Its modelled H100 time is set against the measured one (the op's bytes
+or FLOPs formula over the measured throughput). The goals (issue 23): within 20% for every memory-bound op, add2_v1
+slower than add2, within 2x for linear and involution. Nothing here is fitted: the model's constants are kp.gpus'.
+"""
+
+import argparse
+import sys
+import time
+import warnings
+
+import torch
+
+import helpers
+import kp.files
+from kp.profile import profile
+from kp.table import Table
+
+sys.path.insert(0, str(kp.files.ROOT / "bench"))
+from ops import all_ops  # noqa: E402
+
+# The README's "On a GPU" table: op -> (size, measured throughput: bytes/s for memory-bound ops, FLOP/s otherwise).
+MEASURED = {
+    "add2": (2**26, 3.02e12),
+    "add2_v1": (2**26, 2.74e12),
+    "mul": (2**26, 3.01e12),
+    "mul, broadcast": (2**26, 2.54e12),
+    "mul_backward": (2**26, 3.01e12),
+    "add": (2**26, 3.01e12),
+    "poly2": (2**26, 2.96e12),
+    "exp": (2**26, 2.96e12),
+    "linear": ((4096, 4096, 4096), 5.83e12),
+    "involution": ((32, 64, 56, 7), 0.829e12),
+}
+MAX_BLOCKS = 64
+GPU = "H100"
+
+
+def model_row(op, size, rate, max_blocks):
+    ext = helpers.load_kernel(op.kernel, target="cpu", check=True, quiet=True)
+    torch.manual_seed(0)
+    inputs = op.make_inputs(size)
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "sampled: ...": wanted here
+        p = profile(op.custom(ext), *inputs, max_blocks=max_blocks)
+    profiled = time.perf_counter() - start
+    flops = op.flops(size) if op.flops else 0
+    detail = p.estimate_detail(GPU, flops=flops)
+    work = op.bytes_moved(size) if op.bytes_moved else flops
+    measured = work / rate
+    memory_bound = op.bytes_moved is not None
+    goal = abs(detail.seconds / measured - 1) <= 0.2 if memory_bound else 0.5 <= detail.seconds / measured <= 2
+    return {
+        "op": op.op,
+        "size": size,
+        "model (µs)": detail.seconds * 1e6,
+        "measured on the H100 (µs)": measured * 1e6,
+        "model ÷ measured": f"{detail.seconds / measured:.3g}x",
+        "bound (model)": ", ".join(dict.fromkeys(e.bound for e in detail.launches)),
+        "goal": ("met" if goal else "missed") + (" (within 20%)" if memory_bound else " (within 2x)"),
+        "blocks counted": ", ".join(f"{la.traced} of {la.blocks}" for la in p.launches),
+        "profiled in (s)": profiled,
+    }
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="one small op (for tests)")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(1)
+    ops = {op.op: op for op in all_ops()}
+    todo = {"add2": (2**20, MEASURED["add2"][1])} if args.quick else MEASURED
+    rows = [model_row(ops[name], size, rate, MAX_BLOCKS) for name, (size, rate) in todo.items()]
+    print(f"GPU model ({GPU}, kp.gputime) against the README's H100 measurements; counted on the CPU stand-in\n")
+    if args.quick:
+        print("--quick: add2 at 2^20 against the 2^26 measurement: shows that it runs, measures nothing.\n")
+    print(Table(rows).markdown())
+    by_op = {r["op"]: r for r in rows}
+    if "add2_v1" in by_op:
+        v1, v2 = by_op["add2_v1"]["model (µs)"], by_op["add2"]["model (µs)"]
+        print(f"\nadd2_v1 modelled {'slower' if v1 > v2 else 'not slower'} than add2 ({v1:.1f} against {v2:.1f} µs; "
+              "measured: 294 against 267 µs).")
+
+
+if __name__ == "__main__":
+    main()
