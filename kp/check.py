@@ -27,6 +27,7 @@ KINDS = {
     "global-bounds": "out-of-bounds global access",
     "shared-bounds": "out-of-bounds shared access",
     "race": "shared-memory race",
+    "global-race": "global-memory race",
     "barrier": "divergent barrier",
     "uninitialized": "uninitialised shared read",
 }

@@ -7,8 +7,9 @@ A launch takes the largest of these terms, and the Estimate names the one that b
 - memory: the traced DRAM bytes (32-byte sectors read + written, as traced, not the ideal count) / the GPU's
   achievable DRAM bandwidth;
 - latency (Little's law): the DRAM bandwidth a launch can reach is bytes in flight / DRAM latency, where bytes in flight
-  = resident warps x the bytes each warp keeps in flight (its DRAM bytes per round trip, a round trip being a wait
-  for DRAM data: `dram_round_trips_per_warp` of them one after another). Blocks run in waves of blocks_per_sm x SMs
+  = resident warps x the bytes each warp keeps in flight (the DRAM bytes it loads per round trip, a round trip being a
+  wait for DRAM data: `dram_round_trips_per_warp` of them one after another; stores do not hold a warp up).
+  Blocks run in waves of blocks_per_sm x SMs
   blocks (waves = ceil(blocks / (blocks_per_sm x SMs))); a wave moves its bytes at min(achievable, reachable), so
   the memory time is, wave by wave, max(bytes / achievable bandwidth, round trips x latency). The last, partial wave
   has only part of the SMs busy: its bytes in flight, and so its reachable bandwidth, are that share of a full
@@ -66,9 +67,15 @@ class LaunchWork:
         return self.grid_blocks * -(-self.threads_per_block // WARP)
 
     @property
+    def waited_bytes(self):
+        """The DRAM bytes warps wait for: the loads (a store does not hold a warp up), or, in a kernel that only
+        stores, the stores."""
+        return SECTOR_BYTES * self.dram_read_sectors or self.dram_bytes
+
+    @property
     def bytes_in_flight_per_warp(self):
-        """The DRAM bytes one warp moves per round trip: what it keeps in flight while it waits."""
-        return self.dram_bytes / (self.warps * self.dram_round_trips_per_warp)
+        """The DRAM bytes one warp waits for per round trip."""
+        return self.waited_bytes / (self.warps * self.dram_round_trips_per_warp)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -141,9 +148,10 @@ def estimate_launch(gpu_or_name, work):
         for blocks in wave_blocks:  # the full waves, then the last
             in_flight = blocks * warps_per_block * work.bytes_in_flight_per_warp
             reachable = reachable or in_flight / g.dram_latency
-            wave_bytes = work.dram_bytes * blocks / work.grid_blocks
-            latency_s += wave_bytes / (in_flight / g.dram_latency)
-            memory_s += wave_bytes / min(g.achievable_dram_bandwidth, in_flight / g.dram_latency)
+            share = blocks / work.grid_blocks
+            waits = work.waited_bytes * share / (in_flight / g.dram_latency)  # the wave's round trips x latency
+            latency_s += waits
+            memory_s += max(work.dram_bytes * share / g.achievable_dram_bandwidth, waits)
         bandwidth_s = work.dram_bytes / g.achievable_dram_bandwidth
     busiest = math.ceil(work.grid_blocks / g.sms) / work.grid_blocks  # the busiest SM's share of the blocks
     compute_s = (work.flops / g.fp32_flops + work.flops64 / g.fp64_flops) * g.sms * busiest

@@ -83,6 +83,8 @@ class Launch:
     wavefronts: int
     load_requests: int
     load_sites: int
+    distinct_read: int  # the distinct sectors read: what DRAM moves if the L2 keeps each between its uses
+    distinct_written: int
     file: str = None  # the kernel's `.cu` (from its lines), for ptxas
 
     @property
@@ -138,7 +140,7 @@ def parse(report):
         f = row.split("\t")
         if f[0] == "site" and len(f) == 13:
             sites.append(f[1:])
-        elif f[0] == "launch" and len(f) == 12:
+        elif f[0] == "launch" and len(f) == 14:
             g, b = (tuple(int(v) for v in f[i].split()) for i in (2, 3))
             launches.append(Launch(f[1], g, b, *(int(v) for v in f[4:])))
         elif f[0] == "unprofiled":
@@ -185,7 +187,9 @@ class Profile:
         )
 
     def work(self, flops=0.0):
-        """Each launch as kp.gputime's LaunchWork: its traced sectors and wavefronts, registers and static shared
+        """Each launch as kp.gputime's LaunchWork: DRAM moves the distinct sectors the launch's requests touched
+        (the L2 keeps a sector between its uses within a launch: a broadcast operand is read from DRAM once; an
+        uncoalesced load still moves every sector it touches), its shared wavefronts, registers and static shared
         memory from ptxas (32 registers where nvcc is missing), `flops` shared out by the launches' blocks."""
         total_blocks = sum(la.blocks for la in self.launches) or 1
         work = []
@@ -198,8 +202,8 @@ class Profile:
                     threads_per_block=la.threads_per_block,
                     registers_per_thread=registers,
                     shared_bytes_per_block=static + la.dynamic_shared,
-                    dram_read_sectors=la.sectors_read,
-                    dram_write_sectors=la.sectors_written,
+                    dram_read_sectors=la.distinct_read,
+                    dram_write_sectors=la.distinct_written,
                     shared_wavefronts=la.wavefronts,
                     flops=flops * la.blocks / total_blocks,
                     dram_round_trips_per_warp=la.round_trips_per_warp,

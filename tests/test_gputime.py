@@ -22,7 +22,7 @@ def test_launch_work_counts_bytes_warps_and_bytes_in_flight():
     w = add2(65536)
     assert (w.dram_read_sectors, w.dram_write_sectors, w.dram_bytes) == (16_777_216, 8_388_608, 805_306_368)
     assert w.warps == 65536 * 8
-    assert w.bytes_in_flight_per_warp == 1536  # 32 threads x 16 bytes x 3 (two loads, one store)
+    assert w.bytes_in_flight_per_warp == 1024  # 32 threads x 16 bytes x 2 loads (the store does not hold the warp up)
     assert LaunchWork("k", 3, 33).warps == 6  # 33 threads are 2 warps
 
 
@@ -36,8 +36,8 @@ def test_add2_on_an_h100_is_memory_bound_near_the_measured_time():
     assert e.seconds == pytest.approx(271.58e-6, rel=1e-4)
     assert e.bandwidth_s == pytest.approx(805_306_368 / H100_BW)  # 271.15 us
     assert e.latency_s == pytest.approx(63 * LATENCY)  # 44.1 us: one round trip per warp, per wave
-    # Little's law in a full wave: 1056 blocks x 8 warps x 1536 bytes in flight / 700 ns = 18.5 TB/s, far above 2.97
-    assert e.reachable_bandwidth == pytest.approx(1056 * 8 * 1536 / LATENCY)
+    # Little's law in a full wave: 1056 blocks x 8 warps x 1024 bytes loaded in flight / 700 ns = 12.4 TB/s, far above 2.97
+    assert e.reachable_bandwidth == pytest.approx(1056 * 8 * 1024 / LATENCY)  # the loads in flight
     assert e.bound == "memory"
     assert e.achieved_bandwidth == pytest.approx(805_306_368 / 271.58e-6, rel=1e-4)  # 2.965 TB/s
     # `make bench` measured add2 at 3.02 TB/s: 805,306,368 / 3.02e12 = 266.7 us, 1.8% under the model
@@ -59,12 +59,13 @@ def test_the_model_misses_add2_v1s_measured_slowdown():
 
 def test_few_resident_warps_are_latency_bound_and_slower_than_bandwidth_alone():
     # One block of one warp per SM, a grid-stride loop: each warp makes 4096 round trips moving 1536 bytes each
-    # (two 16-byte loads and one store per thread). 132 x 4096 x 1536 = 830,472,192 bytes.
+    # (two 16-byte loads and one store per thread), waiting for the 1024 it loads. 132 x 4096 x 1536 = 830,472,192
+    # bytes.
     reads, writes = 132 * 4096 * 1024 // 32, 132 * 4096 * 512 // 32
     low = LaunchWork("grid_stride", 132, 32, 32, 0, reads, writes, dram_round_trips_per_warp=4096)
     e = estimate_launch("H100", low)
-    # Little's law: 132 warps x 1536 bytes in flight / 700 ns = 289.6 GB/s reachable, not 2.97 TB/s
-    assert e.reachable_bandwidth == pytest.approx(132 * 1536 / LATENCY)
+    # Little's law: 132 warps x 1024 bytes in flight / 700 ns = 193.1 GB/s reachable, not 2.97 TB/s
+    assert e.reachable_bandwidth == pytest.approx(132 * 1024 / LATENCY)
     assert e.latency_s == pytest.approx(4096 * LATENCY)  # 2867.2 us, one wave
     assert e.bandwidth_s == pytest.approx(830_472_192 / H100_BW)  # 279.6 us
     assert (e.bound, e.seconds) == ("latency", pytest.approx(4096 * LATENCY))

@@ -45,12 +45,27 @@ struct LastWrite {
   uint3 block, thread;
 };
 
+// The last write and a read of one element of a registered tensor, for races on global memory within a launch.
+struct GlobalAccess {
+  uint64_t launch = 0;  // the check launch that made it (g_launches); 0: none
+  uint32_t block;       // CheckState::block of its block
+  uint32_t epoch;       // barriers that block had passed
+  uint16_t tid;
+  bool atomic;
+  uintptr_t pc;
+};
+
+struct GlobalShadow {
+  GlobalAccess write, read;
+};
+
 struct CheckedTensor {
   uintptr_t begin, end;
   size_t elem;
   uint64_t call;  // the op call that registered it
   std::string name;
-  std::vector<LastWrite> writes;  // per element, filled by check launches
+  std::vector<LastWrite> writes;     // per element, filled by check launches
+  std::vector<GlobalShadow> shadow;  // per element, for races within a launch
 };
 
 // One access to a shared byte, for race detection.
@@ -82,6 +97,7 @@ namespace {
 std::mutex g_check_mutex;  // the tensor registry (Python reads it from any thread)
 std::vector<std::unique_ptr<CheckedTensor>> g_tensors;
 std::atomic<uint64_t> g_calls{0};
+std::atomic<uint64_t> g_launches{0};  // check launches so far: a GlobalAccess of an earlier one orders before
 thread_local uint64_t t_call = 0;    // this host thread's op call
 thread_local std::string t_report;   // findings since Python last took them
 thread_local unsigned t_errors = 0;  // error findings of this op call
@@ -91,6 +107,7 @@ thread_local unsigned t_warnings = 0;
 
 struct CheckState {
   const Kernel* kernel;
+  uint64_t launch = 0;  // this launch's number (g_launches)
   uint3 block_dim;
   unsigned threads;
   uint32_t block = 0, epoch = 0;  // blocks run so far (the running one's number), barriers it passed
@@ -317,6 +334,43 @@ void record_write(Worker& w, CheckedTensor& t, uintptr_t addr, size_t n, uintptr
     t.writes[i] = {w.check->kernel->name, pc, w.st->block_idx, w.st->thread_idx};
 }
 
+// Two accesses of one element of global memory in one launch, by different threads, one a write, not both atomic,
+// with nothing ordering them (threads of different blocks never are, within a launch; threads of one block are by a
+// __syncthreads between): a race, named at both lines. One write and one read are kept per element.
+void global_access(Worker& w, CheckedTensor& t, uintptr_t a, bool write, bool atomic, uintptr_t pc) {
+  CheckState& c = *w.check;
+  if (t.shadow.empty()) t.shadow.resize((t.end - t.begin) / t.elem);
+  const size_t index = std::min((a - t.begin) / t.elem, t.shadow.size() - 1);
+  GlobalShadow& e = t.shadow[index];
+  const unsigned tid = running_tid(w);
+  const GlobalAccess now = {c.launch, c.block, c.epoch, uint16_t(tid), atomic, pc};
+  auto unordered = [&](const GlobalAccess& then) {
+    return then.launch == c.launch && !(then.block == c.block && (then.tid == tid || then.epoch != c.epoch));
+  };
+  const GlobalAccess* other = nullptr;
+  bool other_wrote = false;
+  if (unordered(e.write) && !(atomic && e.write.atomic)) other = &e.write, other_wrote = true;
+  else if ((write || atomic) && unordered(e.read) && !(atomic && e.read.atomic)) other = &e.read;
+  if (other) {
+    const uint3 then_thread = thread_of(c, other->tid);
+    const char* past = other->atomic ? "atomically updated" : other_wrote ? "wrote" : "read";
+    const char* verb = atomic ? "atomically updates" : write ? "writes" : "reads";
+    const std::string other_block = other->block == c.block ? "the same block" : "another block";
+    report(w, true, "global-race", format("%zx", pc), thread_of(c, tid), where(pc), where(other->pc),
+           triple(then_thread),
+           format("global-memory race on '%s'[%zu]: thread %s of block %s %s it {here}, and thread %s of %s %s it "
+                  "{there}, with nothing ordering the two (%s); use an atomic (atomicAdd), or split the work",
+                  t.name.c_str(), index, triple(thread_of(c, tid)).c_str(), triple(w.st->block_idx).c_str(), verb,
+                  triple(then_thread).c_str(), other_block.c_str(), past,
+                  other->block == c.block ? "no __syncthreads() between"
+                                          : "blocks of a launch run in no set order, and never wait for each other"));
+  }
+  if (write || atomic)
+    e.write = now, e.read.launch = 0;
+  else if (!unordered(e.read) || e.read.tid == tid)
+    e.read = now;
+}
+
 // Every instrumented access of a check build comes here; `pc` is the kernel's return address.
 void on_access(uintptr_t a, size_t n, bool write, bool atomic, uintptr_t pc) {
   Worker* w = tls.worker;
@@ -326,10 +380,12 @@ void on_access(uintptr_t a, size_t n, bool write, bool atomic, uintptr_t pc) {
   for (CheckedTensor* t : c.tensors)
     if (a >= t->begin && a < t->end) {
       if (a + n > t->end) out_of_bounds_global(*w, *t, t->end, n, write, pc);  // runs past the end
-      if (t_profile.on)  // counted; who wrote each element is not recorded (it costs 40 bytes an element)
+      if (t_profile.on) {  // counted; who wrote each element, and races, are not recorded (56 bytes an element)
         profile_access(*w, kGlobal, a, n, write, atomic, pc);
-      else if (write || atomic)
-        record_write(*w, *t, a, n, pc);
+      } else {
+        global_access(*w, *t, a, write, atomic, pc);
+        if (write || atomic) record_write(*w, *t, a, n, pc);
+      }
       return;
     }
   for (SharedVar& v : c.shared)
@@ -459,6 +515,7 @@ void check_launch_begin(Worker& w, const Kernel& kernel, dim3 block, size_t shme
   }
   CheckState& c = *state;
   c.kernel = &kernel;
+  c.launch = ++g_launches;
   c.block_dim = block;
   c.threads = block.x * block.y * block.z;
   c.tensors.clear();

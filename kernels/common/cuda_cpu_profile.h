@@ -28,6 +28,7 @@
 #include <set>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace kp {
 namespace detail {
@@ -82,6 +83,9 @@ struct LaunchRecord {
   // wavefronts, global load requests, and the distinct global load sites they came from.
   uint64_t sectors_read = 0, sectors_written = 0, wavefronts = 0, load_requests = 0;
   std::set<uintptr_t> load_sites;
+  // The distinct sectors it read and wrote (of the blocks counted): what DRAM moves when the L2 keeps every sector
+  // between its first and its last use in the launch.
+  std::unordered_set<uintptr_t> distinct_read, distinct_written;
 };
 
 struct Profile {
@@ -100,8 +104,8 @@ struct Profile {
 
 thread_local Profile t_profile;
 
-// The distinct 32-byte sectors of a global request.
-uint32_t sectors_of(const Request& r, uint32_t* ideal) {
+// The distinct 32-byte sectors of a global request (each also put in `all`).
+uint32_t sectors_of(const Request& r, uint32_t* ideal, std::unordered_set<uintptr_t>& all) {
   uintptr_t seen[64];
   uint32_t n = 0;
   for (uint32_t m = r.lanes; m; m &= m - 1) {
@@ -109,7 +113,7 @@ uint32_t sectors_of(const Request& r, uint32_t* ideal) {
     for (uintptr_t s = a >> 5; s <= (a + r.size - 1) >> 5; ++s) {
       bool dup = false;
       for (uint32_t k = 0; k < n && !dup; ++k) dup = seen[k] == s;
-      if (!dup && n < 64) seen[n++] = s;
+      if (!dup && n < 64) seen[n++] = s, all.insert(s);
     }
   }
   uint32_t distinct = 0;  // lanes with an address no lower lane has: the bytes asked for, each once
@@ -163,7 +167,9 @@ void profile_block_end(const char* kernel) {
   for (const auto& [key, r] : p.requests) {
     SiteStats& s = p.sites[SiteKey{kernel, key.pc, r.space, r.kind}];
     uint32_t ideal, worst = 0, bank = 0, lanes = 0;
-    const uint32_t units = r.space == kGlobal ? sectors_of(r, &ideal) : wavefronts_of(r, &ideal, &worst, &bank, &lanes);
+    auto& distinct = r.kind == kLoad ? launch.distinct_read : launch.distinct_written;
+    const uint32_t units =
+        r.space == kGlobal ? sectors_of(r, &ideal, distinct) : wavefronts_of(r, &ideal, &worst, &bank, &lanes);
     if (r.space == kShared) {
       launch.wavefronts += uint64_t(units) * p.every;
     } else if (r.kind == kLoad) {
@@ -242,7 +248,7 @@ void profile_begin(uint64_t max_blocks) {
 // The profile as text, and profiling stops. Lines, fields separated by tabs:
 //   site  kernel  pc(library+0xOFFSET)  space  kind  requests  lanes  bytes  units  ideal  worst  worst_bank  worst_lanes
 //   launch  kernel  gx gy gz  bx by bz  shmem  blocks  traced  sectors_read  sectors_written  wavefronts
-//           load_requests  load_sites
+//           load_requests  load_sites  distinct_read  distinct_written (the distinct ones x the sampling stride)
 //   unprofiled  count  names
 std::string profile_take() {
   Profile& p = t_profile;
@@ -255,11 +261,13 @@ std::string profile_take() {
                   (unsigned long long)s.lanes, (unsigned long long)s.bytes, (unsigned long long)s.units,
                   (unsigned long long)s.ideal, s.worst, s.worst_bank, s.worst_lanes);
   for (const LaunchRecord& l : p.launches)
-    out += format("launch\t%s\t%u %u %u\t%u %u %u\t%zu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%zu\n", l.kernel, l.grid.x,
+    out += format("launch\t%s\t%u %u %u\t%u %u %u\t%zu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%zu\t%llu\t%llu\n", l.kernel, l.grid.x,
                   l.grid.y, l.grid.z, l.block.x, l.block.y, l.block.z, l.shmem, (unsigned long long)l.blocks,
                   (unsigned long long)l.traced, (unsigned long long)l.sectors_read,
                   (unsigned long long)l.sectors_written, (unsigned long long)l.wavefronts,
-                  (unsigned long long)l.load_requests, l.load_sites.size());
+                  (unsigned long long)l.load_requests, l.load_sites.size(),
+                  (unsigned long long)(l.distinct_read.size() * ((l.blocks + l.traced - 1) / l.traced)),
+                  (unsigned long long)(l.distinct_written.size() * ((l.blocks + l.traced - 1) / l.traced)));
   if (p.unprofiled) out += format("unprofiled\t%llu\t%s\n", (unsigned long long)p.unprofiled, p.unprofiled_names.c_str());
   t_profile = Profile();
   return out;

@@ -26,6 +26,22 @@ struct alignas(16) Pack {
   T v[N];
 };
 
+#ifdef KP_CPU_STANDIN
+// g++ copies a Pack's array element by element where it does not vectorise (check mode's -O1): one 16-byte access
+// here, as on the GPU, so that check mode and the GPU model (kp.profile) see the instruction the GPU runs.
+typedef int kp_bytes16 __attribute__((vector_size(16)));
+template <typename T>
+__device__ __forceinline__ Pack<T> load_pack(const T* p) {
+  Pack<T> x;
+  *reinterpret_cast<kp_bytes16*>(&x) = *reinterpret_cast<const kp_bytes16*>(p);
+  return x;
+}
+
+template <typename T>
+__device__ __forceinline__ void store_pack(T* p, const Pack<T>& x) {
+  *reinterpret_cast<kp_bytes16*>(p) = *reinterpret_cast<const kp_bytes16*>(&x);
+}
+#else
 template <typename T>
 __device__ __forceinline__ Pack<T> load_pack(const T* p) {
   return *reinterpret_cast<const Pack<T>*>(p);
@@ -35,6 +51,7 @@ template <typename T>
 __device__ __forceinline__ void store_pack(T* p, const Pack<T>& x) {
   *reinterpret_cast<Pack<T>*>(p) = x;
 }
+#endif
 
 namespace kp {
 
