@@ -258,6 +258,10 @@ class Profile:
                 )
         return list(dict.fromkeys(said))
 
+    def __repr__(self):
+        kernels = ", ".join(dict.fromkeys(la.kernel for la in self.launches))
+        return f"<Profile of {len(self.launches)} launch(es) of {kernels}: {len(self.lines)} lines counted (a model)>"
+
     def _repr_html_(self):
         return profile_html(self)
 

@@ -336,3 +336,12 @@ def test_ops_reports_an_op_that_disagrees_with_its_baseline(capsys, monkeypatch,
     assert markdown_tables(per_op["exp"])  # the next op still runs
     assert [r["op"] for r in markdown_tables(per_op["Summary"])[0]] == ["exp"]
     assert "**FAILED**: poly2" in per_op["Summary"] and "Traceback" in captured.err
+
+
+def test_the_gpu_model_section_sets_the_model_against_the_h100s_measurement(quick_report):
+    body = sections(quick_report, 2)[report.SCRIPTS["gpu_model"]]
+    (table,) = markdown_tables(body)
+    (row,) = table
+    assert row["op"] == "add2" and row["bound (model)"] == "memory" and row["blocks counted"] == "64 of 1024"
+    # add2 at 2^20 floats: 12 MiB read and written; the model charges them at the H100's 2.97 TB/s (4.24 µs)
+    assert number(row["model (µs)"]) == pytest.approx(3 * 4 * 2**20 / 2.97e12 * 1e6, rel=0.01)

@@ -264,3 +264,26 @@ def test_in_jupyter_a_check_error_shows_its_findings_first_and_the_traceback_col
     assert f"divergent __syncthreads() at {AT}:{n}" in text and f"{n:5d} | {LINES[n - 1]}" in text, text
     assert "Traceback" not in text and "kp/" not in text, text
     assert full["data"]["text/html"].startswith("<details><summary>full traceback")
+
+
+PATTERNS = kp.files.ROOT / "tests" / "cuda_cpu" / "patterns.cu"
+
+
+def test_a_race_on_global_memory_is_named_at_both_lines_and_its_atomic_twin_is_silent():
+    """`counts[bin] += 1` from many threads (a histogram without atomics): compute-sanitizer's racecheck sees shared
+    memory only; check mode names the race on the global tensor. With atomicAdd: nothing, and the right counts."""
+    k = helpers.load_kernel(PATTERNS, target="cpu", check=True, quiet=True)
+    x = torch.arange(100, dtype=torch.float32) % 5
+    line = next(n for n, text in enumerate(PATTERNS.read_text().splitlines(), 1) if "RACE: histogram" in text)
+    with pytest.raises(KernelCheckError) as found:
+        k.run(6, x, torch.zeros(5), 0)
+    (read, write) = found.value.findings
+    assert {read.kind, write.kind} == {"global-race"}
+    assert (read.file, read.line, read.other_line, read.thread, read.other_thread) == (
+        "tests/cuda_cpu/patterns.cu", line, line, (5, 0, 0), (0, 0, 0)
+    )
+    assert "global-memory race on 'out'[0]: thread (5,0,0) of block (0,0,0) reads it at " in read.message
+    assert "and thread (0,0,0) of the same block wrote it" in read.message
+    counts = torch.zeros(5)
+    k.run(6, x, counts, 1)
+    assert counts.tolist() == [20.0] * 5
