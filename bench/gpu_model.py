@@ -87,8 +87,10 @@ def main(argv=None):
     if "add2_v1" in by_op:
         v1, v2 = by_op["add2_v1"]["model (µs)"], by_op["add2"]["model (µs)"]
         order = "met: add2_v1 modelled slower" if v1 > v2 * 1.001 else "missed: add2_v1 not modelled slower"
-        print(f"\nThe order of add2_v1 and add2: {order} than add2 ({v1:.1f} against {v2:.1f} µs; measured 294 against "
-              "267 µs).")
+        print(
+            f"\nThe order of add2_v1 and add2: {order} than add2 ({v1:.1f} against {v2:.1f} µs; measured 294 against "
+            "267 µs)."
+        )
 
 
 if __name__ == "__main__":

@@ -96,7 +96,11 @@ class Launch:
         """DRAM waits one warp makes one after another, as the trace shows them: its global load requests per
         load site (a kernel that loads, computes and stores: 1; a loop over k tiles: k)."""
         warps = self.traced * -(-self.threads_per_block // WARP)
-        return max(1.0, self.load_requests * self.traced / self.blocks / warps / self.load_sites) if self.load_sites else 1.0
+        return (
+            max(1.0, self.load_requests * self.traced / self.blocks / warps / self.load_sites)
+            if self.load_sites
+            else 1.0
+        )
 
 
 class ProfileError(RuntimeError):

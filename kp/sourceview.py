@@ -41,8 +41,10 @@ def profile_html(profile):
     by_file = defaultdict(lambda: defaultdict(list))
     for ln in profile.lines:
         by_file[ln.file][ln.line].append(ln)
-    parts = [STYLE, "<p><b>GPU model</b> (counted on the CPU stand-in with Nsight Compute's rules; a model, not a "
-             "measurement)</p>"]
+    parts = [
+        STYLE,
+        "<p><b>GPU model</b> (counted on the CPU stand-in with Nsight Compute's rules; a model, not a measurement)</p>",
+    ]
     advice = profile.advice()
     if advice:
         parts.append("<ul>" + "".join(f"<li>{html.escape(a)}</li>" for a in advice) + "</ul>")
@@ -69,6 +71,7 @@ def profile_html(profile):
                     f"<tr class='{cls}'><td>{n if k == 0 else ''}</td><td class='code'>{code if k == 0 else ''}</td>"
                     f"{cells}</tr>"
                 )
-        head = "<tr><th>line</th><th>source</th><th>access</th><th>requests</th><th>per request</th><th>active lanes</th></tr>"
+        head = "".join(f"<th>{h}</th>" for h in ("line", "source", "access", "requests", "per request", "active lanes"))
+        head = f"<tr>{head}</tr>"
         parts.append(f"<p><code>{html.escape(file)}</code></p><table class='kp-src'>{head}{''.join(rows)}</table>")
     return "".join(parts)

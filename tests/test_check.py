@@ -280,7 +280,11 @@ def test_a_race_on_global_memory_is_named_at_both_lines_and_its_atomic_twin_is_s
     (read, write) = found.value.findings
     assert {read.kind, write.kind} == {"global-race"}
     assert (read.file, read.line, read.other_line, read.thread, read.other_thread) == (
-        "tests/cuda_cpu/patterns.cu", line, line, (5, 0, 0), (0, 0, 0)
+        "tests/cuda_cpu/patterns.cu",
+        line,
+        line,
+        (5, 0, 0),
+        (0, 0, 0),
     )
     assert "global-memory race on 'out'[0]: thread (5,0,0) of block (0,0,0) reads it at " in read.message
     assert "and thread (0,0,0) of the same block wrote it" in read.message

@@ -142,7 +142,12 @@ def test_in_a_notebook_a_fault_is_an_error_output_and_the_kernel_and_its_variabl
 
 @pytest.mark.parametrize(
     "offset, side, element",
-    [(64, "past the end of", 64), (191, "past the end of", 191), (-1, "before the start of", -1), (-128, "before the start of", -128)],
+    [
+        (64, "past the end of", 64),
+        (191, "past the end of", 191),
+        (-1, "before the start of", -1),
+        (-128, "before the start of", -128),
+    ],
 )
 def test_a_write_just_outside_a_tensor_fails_the_launch_and_touches_nothing(k, offset, side, element):
     """Up to the redzone's 512 bytes on either side (191 floats past the end of 64 is byte 508 past it)."""

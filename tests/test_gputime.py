@@ -36,7 +36,7 @@ def test_add2_on_an_h100_is_memory_bound_near_the_measured_time():
     assert e.seconds == pytest.approx(271.58e-6, rel=1e-4)
     assert e.bandwidth_s == pytest.approx(805_306_368 / H100_BW)  # 271.15 us
     assert e.latency_s == pytest.approx(63 * LATENCY)  # 44.1 us: one round trip per warp, per wave
-    # Little's law in a full wave: 1056 blocks x 8 warps x 1024 bytes loaded in flight / 700 ns = 12.4 TB/s, far above 2.97
+    # Little's law in a full wave: 1056 blocks x 8 warps x 1024 bytes loaded / 700 ns = 12.4 TB/s, far above 2.97
     assert e.reachable_bandwidth == pytest.approx(1056 * 8 * 1024 / LATENCY)  # the loads in flight
     assert e.bound == "memory"
     assert e.achieved_bandwidth == pytest.approx(805_306_368 / 271.58e-6, rel=1e-4)  # 2.965 TB/s

@@ -38,16 +38,17 @@ constexpr uintptr_t kNear = 1 << 20;  // how far past a tensor an access still c
 constexpr unsigned kMaxErrors = 5;    // findings per op call; then its launches stop
 constexpr unsigned kMaxWarnings = 5;
 
-// Who last wrote one element of a registered tensor.
+// Who last wrote one element of a registered tensor (in the op call `call`; a record of another call is none).
 struct LastWrite {
-  const char* kernel = nullptr;
-  uintptr_t pc = 0;
+  const char* kernel;
+  uintptr_t pc;
   uint3 block, thread;
+  uint64_t call;
 };
 
 // The last write and a read of one element of a registered tensor, for races on global memory within a launch.
 struct GlobalAccess {
-  uint64_t launch = 0;  // the check launch that made it (g_launches); 0: none
+  uint64_t launch;  // the check launch that made it (g_launches); a record of an earlier launch orders before all
   uint32_t block;       // CheckState::block of its block
   uint32_t epoch;       // barriers that block had passed
   uint16_t tid;
@@ -59,13 +60,38 @@ struct GlobalShadow {
   GlobalAccess write, read;
 };
 
+// Per-element records, taken from and given back to a pool of buffers (recycled.take / give): they are not zeroed,
+// since every record is stamped with the op call or launch that made it, and a stamp of another one reads as none.
+// A fresh buffer comes from calloc (zero: none); a recycled one holds only stamps of earlier calls and launches.
+template <class T>
+struct Records {
+  T* at = nullptr;
+  size_t count = 0;
+};
+
+void* recycled_take(size_t bytes, int pool);
+void recycled_give(void* p, size_t bytes, int pool);
+
 struct CheckedTensor {
   uintptr_t begin, end;
   size_t elem;
   uint64_t call;  // the op call that registered it
   std::string name;
-  std::vector<LastWrite> writes;     // per element, filled by check launches
-  std::vector<GlobalShadow> shadow;  // per element, for races within a launch
+  Records<LastWrite> writes;     // per element, filled by check launches
+  Records<GlobalShadow> shadow;  // per element, for races within a launch
+
+  ~CheckedTensor() {  // under g_check_mutex, as the registry drops it
+    recycled_give(writes.at, writes.count * sizeof(LastWrite), 0);
+    recycled_give(shadow.at, shadow.count * sizeof(GlobalShadow), 1);
+  }
+  template <class T>
+  T* records(Records<T>& r) {  // one pool per kind of record: a stamp is only read as a stamp of its own kind
+    if (!r.at) {
+      r.count = (end - begin) / elem;
+      r.at = static_cast<T*>(recycled_take(r.count * sizeof(T), std::is_same<T, GlobalShadow>::value));
+    }
+    return r.at;
+  }
 };
 
 // One access to a shared byte, for race detection.
@@ -98,6 +124,9 @@ std::mutex g_check_mutex;  // the tensor registry (Python reads it from any thre
 std::vector<std::unique_ptr<CheckedTensor>> g_tensors;
 std::atomic<uint64_t> g_calls{0};
 std::atomic<uint64_t> g_launches{0};  // check launches so far: a GlobalAccess of an earlier one orders before
+// Buffers of dropped registrations, per kind (under g_check_mutex). Never destroyed: the registry's destructor at
+// process exit gives its buffers back here.
+std::vector<std::pair<void*, size_t>>* g_recycled = new std::vector<std::pair<void*, size_t>>[2];
 thread_local uint64_t t_call = 0;    // this host thread's op call
 thread_local std::string t_report;   // findings since Python last took them
 thread_local unsigned t_errors = 0;  // error findings of this op call
@@ -105,9 +134,36 @@ thread_local unsigned t_warnings = 0;
 
 }  // namespace
 
+// A buffer for a registration's records: its first touch in a launch takes one (under the registry's lock); the
+// registry gives it back as it drops the registration (already holding the lock).
+void* recycled_take(size_t bytes, int pool) {
+  std::lock_guard<std::mutex> lock(g_check_mutex);
+  auto& free_list = g_recycled[pool];
+  for (size_t k = 0; k < free_list.size(); ++k)
+    if (free_list[k].second >= bytes) {
+      void* p = free_list[k].first;
+      free_list.erase(free_list.begin() + k);
+      return p;
+    }
+  return calloc(bytes ? bytes : 1, 1);
+}
+
+void recycled_give(void* p, size_t bytes, int pool) {
+  if (!p) return;
+  auto& free_list = g_recycled[pool];
+  free_list.emplace_back(p, bytes);
+  if (free_list.size() > 16) {  // keep the 16 largest
+    auto smallest = std::min_element(free_list.begin(), free_list.end(),
+                                     [](const auto& a, const auto& b) { return a.second < b.second; });
+    free(smallest->first);
+    free_list.erase(smallest);
+  }
+}
+
 struct CheckState {
   const Kernel* kernel;
   uint64_t launch = 0;  // this launch's number (g_launches)
+  bool profiling = false;  // the GPU model counts this launch (cuda_cpu_profile.h; read here, not from its TLS)
   uint3 block_dim;
   unsigned threads;
   uint32_t block = 0, epoch = 0;  // blocks run so far (the running one's number), barriers it passed
@@ -328,10 +384,10 @@ bool on_own_stack(const Worker& w, const CheckState& c, uintptr_t a) {
 }
 
 void record_write(Worker& w, CheckedTensor& t, uintptr_t addr, size_t n, uintptr_t pc) {
-  if (t.writes.empty()) t.writes.resize((t.end - t.begin) / t.elem);
-  const size_t last = std::min((addr + n - 1 - t.begin) / t.elem, t.writes.size() - 1);
+  LastWrite* writes = t.records(t.writes);
+  const size_t last = std::min((addr + n - 1 - t.begin) / t.elem, t.writes.count - 1);
   for (size_t i = (addr - t.begin) / t.elem; i <= last; ++i)
-    t.writes[i] = {w.check->kernel->name, pc, w.st->block_idx, w.st->thread_idx};
+    writes[i] = {w.check->kernel->name, pc, w.st->block_idx, w.st->thread_idx, t.call};
 }
 
 // Two accesses of one element of global memory in one launch, by different threads, one a write, not both atomic,
@@ -339,11 +395,15 @@ void record_write(Worker& w, CheckedTensor& t, uintptr_t addr, size_t n, uintptr
 // __syncthreads between): a race, named at both lines. One write and one read are kept per element.
 void global_access(Worker& w, CheckedTensor& t, uintptr_t a, bool write, bool atomic, uintptr_t pc) {
   CheckState& c = *w.check;
-  if (t.shadow.empty()) t.shadow.resize((t.end - t.begin) / t.elem);
-  const size_t index = std::min((a - t.begin) / t.elem, t.shadow.size() - 1);
-  GlobalShadow& e = t.shadow[index];
+  GlobalShadow* shadow = t.records(t.shadow);
+  const size_t index = std::min((a - t.begin) / t.elem, t.shadow.count - 1);
+  GlobalShadow& e = shadow[index];
   const unsigned tid = running_tid(w);
   const GlobalAccess now = {c.launch, c.block, c.epoch, uint16_t(tid), atomic, pc};
+  if (e.write.launch != c.launch && e.read.launch != c.launch) {  // the element's first access in this launch
+    (write || atomic ? e.write : e.read) = now;
+    return;
+  }
   auto unordered = [&](const GlobalAccess& then) {
     return then.launch == c.launch && !(then.block == c.block && (then.tid == tid || then.epoch != c.epoch));
   };
@@ -380,7 +440,7 @@ void on_access(uintptr_t a, size_t n, bool write, bool atomic, uintptr_t pc) {
   for (CheckedTensor* t : c.tensors)
     if (a >= t->begin && a < t->end) {
       if (a + n > t->end) out_of_bounds_global(*w, *t, t->end, n, write, pc);  // runs past the end
-      if (t_profile.on) {  // counted; who wrote each element, and races, are not recorded (56 bytes an element)
+      if (c.profiling) {  // counted; who wrote each element, and races, are not recorded (112 bytes an element)
         profile_access(*w, kGlobal, a, n, write, atomic, pc);
       } else {
         global_access(*w, *t, a, write, atomic, pc);
@@ -391,13 +451,13 @@ void on_access(uintptr_t a, size_t n, bool write, bool atomic, uintptr_t pc) {
   for (SharedVar& v : c.shared)
     if (a < v.end && a + n > v.begin) {
       if (v.guard || a < v.begin || a + n > v.end) out_of_bounds_shared(*w, a < v.begin ? v.begin : a, n, write, pc);
-      if (t_profile.on) profile_access(*w, kShared, a, n, write, atomic, pc);
+      if (c.profiling) profile_access(*w, kShared, a, n, write, atomic, pc);
       return shared_access(*w, v, a, n, write, atomic, pc);
     }
   const uintptr_t dyn = reinterpret_cast<uintptr_t>(w->dynamic_smem);
   if (a + n > dyn && a < dyn + kMaxDynamicShared) {
     if (a < c.dynamic.begin || a + n > c.dynamic.end) out_of_bounds_dynamic(*w, a, n, write, pc);
-    if (t_profile.on) profile_access(*w, kShared, a, n, write, atomic, pc);
+    if (c.profiling) profile_access(*w, kShared, a, n, write, atomic, pc);
     return shared_access(*w, c.dynamic, a, n, write, atomic, pc);
   }
   if (!c.tensors_known || on_own_stack(*w, c, a)) return;
@@ -419,7 +479,7 @@ bool check_stopped(const CheckState& c) { return c.stop; }
 
 void check_block_start(Worker* w) {
   CheckState& c = *w->check;
-  if (!t_profile.requests.empty()) profile_block_end(c.kernel->name);
+  if (c.profiling && !t_profile.requests.empty()) profile_block_end(c.kernel->name);
   ++c.block;
   ++c.epoch;
   if (c.warps_used) {
@@ -516,6 +576,7 @@ void check_launch_begin(Worker& w, const Kernel& kernel, dim3 block, size_t shme
   CheckState& c = *state;
   c.kernel = &kernel;
   c.launch = ++g_launches;
+  c.profiling = t_profiling;
   c.block_dim = block;
   c.threads = block.x * block.y * block.z;
   c.tensors.clear();
@@ -574,9 +635,9 @@ int check_last_write(const void* address, char* out, size_t size) {
   const uintptr_t a = reinterpret_cast<uintptr_t>(address);
   std::lock_guard<std::mutex> lock(g_check_mutex);
   for (auto& t : g_tensors) {
-    if (a < t->begin || a >= t->end || t->writes.empty()) continue;
-    const LastWrite& last = t->writes[(a - t->begin) / t->elem];
-    if (!last.kernel) return 0;
+    if (a < t->begin || a >= t->end || !t->writes.at) continue;
+    const LastWrite& last = t->writes.at[(a - t->begin) / t->elem];
+    if (!last.kernel || last.call != t->call) return 0;
     snprintf(out, size, "kernel '%s' block %s thread %s %s", last.kernel, triple(last.block).c_str(),
              triple(last.thread).c_str(), where(last.pc).c_str());
     return 1;

@@ -89,7 +89,6 @@ struct LaunchRecord {
 };
 
 struct Profile {
-  bool on = false;
   uint64_t max_blocks = 0;  // 0: every block; else at most about this many blocks per launch run (sampled)
   uint64_t every = 1;       // of the running launch: every k-th block runs
   // The running block:
@@ -103,6 +102,9 @@ struct Profile {
 };
 
 thread_local Profile t_profile;
+// Whether t_profile counts: a plain flag, since reading t_profile itself (a thread_local with a constructor) costs a
+// call on every access of every check launch.
+thread_local bool t_profiling = false;
 
 // The distinct 32-byte sectors of a global request (each also put in `all`).
 uint32_t sectors_of(const Request& r, uint32_t* ideal, std::unordered_set<uintptr_t>& all) {
@@ -208,7 +210,7 @@ void profile_access(Worker& w, Space space, uintptr_t a, size_t n, bool write, b
 
 // Hooks of the runtime (cuda_cpu_runtime.cpp), for check launches.
 
-bool profiling() { return t_profile.on; }
+bool profiling() { return t_profiling; }
 
 // A check launch begins: whether blocks are sampled.
 void profile_launch_begin(const Kernel& kernel, dim3 grid, dim3 block, size_t shmem, uint64_t blocks) {
@@ -225,7 +227,7 @@ void profile_launch_begin(const Kernel& kernel, dim3 grid, dim3 block, size_t sh
 }
 
 // Whether block `index` of the running check launch is skipped (sampling).
-bool profile_skips(uint64_t index) { return t_profile.on && index % t_profile.every; }
+bool profile_skips(uint64_t index) { return t_profiling && index % t_profile.every; }
 
 void profile_launch_end(const Kernel& kernel) {
   if (!t_profile.requests.empty()) profile_block_end(kernel.name);
@@ -233,15 +235,15 @@ void profile_launch_end(const Kernel& kernel) {
 
 // A launch of a kernel built without check mode, while profiling: its accesses cannot be counted.
 void profile_unchecked(const Kernel& kernel) {
+  if (!t_profiling) return;
   Profile& p = t_profile;
-  if (!p.on) return;
   if (p.unprofiled++ < 8) p.unprofiled_names += std::string(p.unprofiled_names.empty() ? "" : ", ") + kernel.name;
 }
 
 // For Python (kp_profile_begin / kp_profile_take in cuda_cpu_runtime.cpp).
 void profile_begin(uint64_t max_blocks) {
   t_profile = Profile();
-  t_profile.on = true;
+  t_profiling = true;
   t_profile.max_blocks = max_blocks;
 }
 
@@ -270,6 +272,7 @@ std::string profile_take() {
                   (unsigned long long)(l.distinct_written.size() * ((l.blocks + l.traced - 1) / l.traced)));
   if (p.unprofiled) out += format("unprofiled\t%llu\t%s\n", (unsigned long long)p.unprofiled, p.unprofiled_names.c_str());
   t_profile = Profile();
+  t_profiling = false;
   return out;
 }
 
