@@ -10,6 +10,7 @@ A module imports only modules on floors below its own (no circles, nothing impor
              kp.diagnostics  KernelBuildError: a build log read as an error at the `.cu` line
              kp.report       record / read_records: what a notebook found, for `make run`'s index page
              kp.notebooks    execute a notebook in a fresh kernel; tagged_code (imports Jupyter's packages)
+             kp.newop        a new op from templates/new_op/, in its five places (`make new-op NAME=...`)
     floor 3  kp.doctor       every check a target's build needs, and `python helpers.py doctor`
     floor 4  kp.build        build key, flags per target, ninja, the stand-in's runtime -> Build
     floor 5  kp.check        check mode's findings (KernelCheckError, KernelCheckWarning) and last writers

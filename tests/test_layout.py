@@ -17,6 +17,7 @@ FLOORS = {
     "diagnostics": 2,
     "report": 2,
     "notebooks": 2,
+    "newop": 2,
     "doctor": 3,
     "build": 4,
     "check": 5,
