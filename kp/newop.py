@@ -162,7 +162,7 @@ def new_op(name, scalar=False, root=ROOT, quiet=False):
         for path, what in zip(paths, FILES.values()):
             print(f"  wrote {str(path.relative_to(root)):<36} {what}")
         if samples.exists():
-            print(f"  added a line to {SAMPLES:<25} its sample calls, for tests/test_op_contract.py")
+            print(f"  added a line to {SAMPLES:<26} its sample calls, for tests/test_op_contract.py")
         print(
             f"next: open kernels/{name}.cu and edit f and df under EDIT HERE; edit the reference in "
             f"{paths[3].relative_to(root)} (EDIT HERE); re-run notebook {number} from the top (make lab) and "
