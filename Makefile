@@ -2,11 +2,12 @@
 # make test  — set up (first time only), run the whole test suite
 # make bench — set up (first time only), run every benchmark under bench/, write build/report/bench.md
 # make lab   — JupyterLab at the project root (notebooks/, kernels/, build logs), notebook 01 open
+# make new-op NAME=leaky_relu [SCALAR=1] — a new op of your own in its five places, from templates/new_op/
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup graphviz chromium run test bench lab doctor lint format clean
+.PHONY: setup graphviz chromium run test bench lab doctor new-op lint format clean
 
 setup: $(STAMP) graphviz chromium
 
@@ -54,6 +55,12 @@ lab: setup
 
 doctor: setup
 	$(PY) helpers.py doctor
+
+# kernels/<NAME>.cu, its binding and _ops.py, notebooks/NN_<NAME>.ipynb, tests/test_<NAME>.py (kp.newop); SCALAR=1
+# gives both ops a float argument alpha. Only the virtual environment is needed, not graphviz or chromium.
+new-op: $(STAMP)
+	@test -n "$(NAME)" || { echo "usage: make new-op NAME=leaky_relu [SCALAR=1]"; exit 2; }
+	$(PY) -m kp.newop '$(NAME)' $(if $(SCALAR),--scalar)
 
 CXX_SOURCES = $(shell git ls-files '*.cu' '*.cuh' '*.cpp' '*.h')
 

@@ -9,7 +9,8 @@ process. `load_kernel("add2", check=True)` (or KP_CHECK=1) builds it in check mo
 shared-memory races and divergent barriers raise KernelCheckError at the `.cu` line.
 Targets: "cuda" (nvcc) when a GPU is present, else "cpu": the CPU stand-in for CUDA's
 execution model (kernels/common/cuda_cpu.h), which runs the same `.cu` file.
-`python helpers.py doctor` checks the toolchain.
+`python helpers.py doctor` checks the toolchain; `new_op("leaky_relu")` (or `make new-op NAME=leaky_relu`)
+starts a new op of your own, from the template in templates/new_op/.
 """
 
 import sys
@@ -21,6 +22,7 @@ from kp.display import install_error_view, progress, setup, show_graph, show_ker
 from kp.doctor import main as doctor_cli
 from kp.files import KERNELS, kernel_variant
 from kp.load import load_kernel
+from kp.newop import new_op
 from kp.profile import profile
 from kp.report import record
 from kp.toolchain import ToolchainError
@@ -42,6 +44,7 @@ __all__ = [
     "record",
     "KERNELS",
     "kernel_variant",
+    "new_op",
     "KernelBuildError",
     "KernelCheckError",
     "ToolchainError",

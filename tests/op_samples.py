@@ -96,3 +96,16 @@ SAMPLES = {
         (involution_grad_out(dtype), involution_input(dtype), INV_G, INV_KH, INV_KW, *HYPER)
     ],
 }
+
+
+def made_by_new_op(name, scalar=False):
+    """The sample calls of an op that `make new-op` wrote (kp.newop): name(x[, alpha]), elementwise, and
+    name_backward(grad_y, x[, alpha]); alpha 1.5."""
+    extra = (1.5,) if scalar else ()
+    return {
+        f"{name}.{name}": lambda dtype: [(*args, *extra) for args in forward(dtype, 1)],
+        f"{name}.{name}_backward": lambda dtype: [(*args, *extra) for args in backward(dtype, 2)],
+    }
+
+
+# `make new-op NAME=...` adds one line here per op it writes.

@@ -22,15 +22,15 @@ def test_builds_links_and_imports_with_nvcc(op):
     assert module.build.target == "cuda" and module.ops, module
     assert os.environ["TORCH_CUDA_ARCH_LIST"]
     if not torch.cuda.is_available():  # imported, and its checks answer cleanly without a GPU
-        op_name, tensor_args = _an_op_taking_only_tensors(module)
+        op_name, args = _a_call_of_an_op_taking_tensors(module)
         with pytest.raises(RuntimeError, match="this build takes cuda tensors"):
-            getattr(module, op_name)(*[torch.ones(2, dtype=torch.float64) for _ in range(tensor_args)])
+            getattr(module, op_name)(*args)
 
 
-def _an_op_taking_only_tensors(module):
-    """(name, number of arguments) of an op whose required arguments are all tensors."""
+def _a_call_of_an_op_taking_tensors(module):
+    """(name, arguments) of an op whose required arguments are tensors (float64 CPU ones) and floats (1.0)."""
     for name in module.ops:
-        required = [a for a in getattr(module, name).default._schema.arguments if not a.has_default_value()]
-        if required and all(str(a.type) == "Tensor" for a in required):
-            return name, len(required)
-    pytest.fail(f"{module} has no op whose required arguments are all tensors")
+        required = [str(a.type) for a in getattr(module, name).default._schema.arguments if not a.has_default_value()]
+        if "Tensor" in required and set(required) <= {"Tensor", "float"}:
+            return name, [torch.ones(2, dtype=torch.float64) if t == "Tensor" else 1.0 for t in required]
+    pytest.fail(f"{module} has no op whose required arguments are all tensors and floats")

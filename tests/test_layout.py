@@ -19,6 +19,7 @@ FLOORS = {
     "notebooks": 2,
     "gpus": 2,
     "sourceview": 2,
+    "newop": 2,
     "doctor": 3,
     "gputime": 3,
     "build": 4,
