@@ -2,11 +2,12 @@
 # make test  — set up (first time only), run the whole test suite
 # make bench — set up (first time only), run every benchmark under bench/, write build/report/bench.md
 # make lab   — JupyterLab at the project root (notebooks/, kernels/, build logs), notebook 01 open
+# make package OP=add2 — the op as a wheel and a CMake library in build/package/ (TARGET=cpu or cuda to choose)
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup graphviz chromium run test bench lab doctor lint format clean
+.PHONY: setup graphviz chromium run test bench lab doctor package lint format clean
 
 setup: $(STAMP) graphviz chromium
 
@@ -54,6 +55,11 @@ lab: setup
 
 doctor: setup
 	$(PY) helpers.py doctor
+
+# kp.package: the target is this machine's (cuda with a GPU, else the CPU stand-in) unless TARGET says.
+package: setup
+	@test -n "$(OP)" || { echo "usage: make package OP=add2 [TARGET=cpu|cuda]"; exit 2; }
+	$(PY) -m kp.package $(OP) $(if $(TARGET),--target $(TARGET))
 
 CXX_SOURCES = $(shell git ls-files '*.cu' '*.cuh' '*.cpp' '*.h')
 
