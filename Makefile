@@ -3,11 +3,12 @@
 # make bench — set up (first time only), run every benchmark under bench/, write build/report/bench.md
 # make lab   — JupyterLab at the project root (notebooks/, kernels/, build logs), notebook 01 open
 # make new-op NAME=leaky_relu [SCALAR=1] — a new op of your own in its five places, from templates/new_op/
+# make package OP=add2 — the op as a wheel and a CMake library in build/package/ (TARGET=cpu or cuda to choose)
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup graphviz chromium run test bench lab doctor new-op lint format clean
+.PHONY: setup graphviz chromium run test bench lab doctor new-op package lint format clean
 
 setup: $(STAMP) graphviz chromium
 
@@ -61,6 +62,11 @@ doctor: setup
 new-op: $(STAMP)
 	@test -n "$(NAME)" || { echo "usage: make new-op NAME=leaky_relu [SCALAR=1]"; exit 2; }
 	$(PY) -m kp.newop '$(NAME)' $(if $(SCALAR),--scalar)
+
+# kp.package: the target is this machine's (cuda with a GPU, else the CPU stand-in) unless TARGET says.
+package: setup
+	@test -n "$(OP)" || { echo "usage: make package OP=add2 [TARGET=cpu|cuda]"; exit 2; }
+	$(PY) -m kp.package $(OP) $(if $(TARGET),--target $(TARGET))
 
 CXX_SOURCES = $(shell git ls-files '*.cu' '*.cuh' '*.cpp' '*.h')
 

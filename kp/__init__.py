@@ -19,6 +19,7 @@ A module imports only modules on floors below its own (no circles, nothing impor
     floor 5  kp.check        check mode's findings (KernelCheckError, KernelCheckWarning) and last writers
              kp.ptxas        ptxas's registers, shared memory and spills per kernel, without a GPU
              kp.bench        median_ms, bench -> BenchResult
+             kp.package      an op as a wheel (`import <op>`: torch.ops.<op>.*) and a CMake library -> Package
     floor 6  kp.load         a built library registered under a fresh namespace -> LoadedKernel (hot reload)
              kp.verify       check_against_reference, gradcheck, check_compiled: print, then assert
              kp.profile      the GPU model's counters per `.cu` line (profile -> Profile) and its modelled time

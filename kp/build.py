@@ -169,7 +169,8 @@ class Build:
 CHECK_CFLAGS = ["-O1", "-DKP_CHECK", "-fsanitize=thread", "--param=tsan-instrument-func-entry-exit=0"]
 
 
-def _build_flags(target, cu, check=False):
+def build_flags(target, cu, check=False, runtime=True):
+    """(includes, cflags, cuda_cflags, ldflags) of a build; `runtime=False`: no link to the runtime (kp.package)."""
     includes = [str(COMMON), str(KERNELS), str(cu.parent)]
     cflags = ["-O2", "-fvisibility=hidden"]
     if check:
@@ -184,8 +185,9 @@ def _build_flags(target, cu, check=False):
         # that overflows its stack faults in the guard page below it, not in a neighbour's stack.
         cflags += ["-DKP_CPU_STANDIN", "-g1", "-fstack-clash-protection"]
         cflags += [f for f in probe_linker().cflags if f == "-fno-plt"]
-        runtime_dir = Path(cpu_runtime()._name).parent
-        ldflags += [f"-L{runtime_dir}", "-lkp_cuda_cpu", f"-Wl,-rpath,{runtime_dir}"]
+        if runtime:  # a packaged op's library has the runtime's sources compiled in (kp.package)
+            runtime_dir = Path(cpu_runtime()._name).parent
+            ldflags += [f"-L{runtime_dir}", "-lkp_cuda_cpu", f"-Wl,-rpath,{runtime_dir}"]
     # torch builds CUDA extensions without CUDA's half and bfloat16 operators and conversions: they clash with
     # ATen's types. Our kernel files have no ATen: they get __half and __nv_bfloat16 as CUDA defines them, as the
     # stand-in does (kernels/common/cuda_cpu_fp16.h), so one kernel file compiles for both targets.
@@ -220,7 +222,7 @@ def build_kernel(name_or_path, target=None, verbose=False, check=False):
             raise ToolchainError.of(problems)
         cpp_extension.CUDA_HOME = os.environ["CUDA_HOME"]  # in case it was imported before CUDA_HOME was set
 
-    includes, cflags, cuda_cflags, ldflags = _build_flags(target, cu, check)
+    includes, cflags, cuda_cflags, ldflags = build_flags(target, cu, check)
     inputs = sorted({cu, binding, *project_headers(cu, includes), *project_headers(binding, includes)})
     if python_side_of(cu).is_file():  # part of the version: an edit of it loads like an edit of the kernel
         inputs.append(python_side_of(cu))
