@@ -12,9 +12,11 @@ A module imports only modules on floors below its own (no circles, nothing impor
              kp.notebooks    execute a notebook in a fresh kernel; tagged_code (imports Jupyter's packages)
              kp.gpus         the GPU table (data sheets, per-SM limits, measured bandwidth) and occupancy
              kp.sourceview   a profile as Nsight's source view: the `.cu` lines with the GPU model's figures
+             kp.pictures     a profile's pictures: who touched which element; one shared line's lanes and banks
              kp.newop        a new op from templates/new_op/, in its five places (`make new-op NAME=...`)
     floor 3  kp.doctor       every check a target's build needs, and `python helpers.py doctor`
              kp.gputime      a modelled time of counted launches on a named GPU (LaunchWork -> Estimate)
+             kp.counts       the GPU model's counts as records (Line, Launch, ...), put at their `.cu` lines
     floor 4  kp.build        build key, flags per target, ninja, the stand-in's runtime -> Build
     floor 5  kp.check        check mode's findings (KernelCheckError, KernelCheckWarning) and last writers
              kp.ptxas        ptxas's registers, shared memory and spills per kernel, without a GPU

@@ -12,95 +12,16 @@ counts, puts them at their `.cu` lines (addr2line) and models. Never compiles or
 """
 
 import ctypes
-import dataclasses
-import math
-import re
 import warnings
-from collections import defaultdict
 
 from kp.build import cpu_runtime
-from kp.diagnostics import code_lines
+from kp.counts import WARP, parse
 from kp.files import ROOT
 from kp.gputime import LaunchWork, estimate
+from kp.pictures import banks, picture
 from kp.ptxas import kernel_resources
 from kp.sourceview import profile_html
 from kp.table import Table
-
-WARP = 32
-
-
-@dataclasses.dataclass(frozen=True)
-class Line:
-    """What the accesses of one `.cu` line did (one space, one kind), summed over the profiled launches."""
-
-    kernel: str
-    file: str  # relative to the project where it is in it
-    line: int
-    space: str  # "global" or "shared"
-    kind: str  # "load", "store" or "atomic"
-    requests: int  # warp-level instructions with at least one active lane
-    units: int  # sectors (global) or wavefronts (shared)
-    ideal: int  # the same for the same bytes contiguous and aligned (global) or conflict-free (shared)
-    bytes: int  # bytes the active lanes asked for
-    lanes: int  # active lanes, summed over requests
-    worst: int = 0  # shared: the most wavefronts one phase of a request took (N of an N-way bank conflict)
-    worst_bank: int = 0
-    worst_lanes: int = 0  # lanes of that phase on that bank
-
-    @property
-    def sectors(self):
-        return self.units if self.space == "global" else None
-
-    @property
-    def wavefronts(self):
-        return self.units if self.space == "shared" else None
-
-    @property
-    def active_lanes(self):
-        """Mean active lanes per request (32: no divergence)."""
-        return self.lanes / self.requests if self.requests else 0.0
-
-    @property
-    def per_request(self):
-        return self.units / self.requests if self.requests else 0.0
-
-    @property
-    def excess(self):
-        """units / ideal: 1 is perfect; 8 is eight times the sectors (or wavefronts) the bytes need."""
-        return self.units / self.ideal if self.ideal else 1.0
-
-
-@dataclasses.dataclass(frozen=True)
-class Launch:
-    kernel: str
-    grid: tuple
-    block: tuple
-    dynamic_shared: int
-    blocks: int
-    traced: int  # blocks that ran and were counted (fewer than `blocks` when sampled)
-    sectors_read: int
-    sectors_written: int
-    wavefronts: int
-    load_requests: int
-    load_sites: int
-    distinct_read: int  # the distinct sectors read: what DRAM moves if the L2 keeps each between its uses
-    distinct_written: int
-    file: str = None  # the kernel's `.cu` (from its lines), for ptxas
-
-    @property
-    def threads_per_block(self):
-        return math.prod(self.block)
-
-    @property
-    def round_trips_per_warp(self):
-        """DRAM waits one warp makes one after another, as the trace shows them: its global load requests per
-        load site (a kernel that loads, computes and stores: 1; a loop over k tiles: k)."""
-        warps = self.traced * -(-self.threads_per_block // WARP)
-        return (
-            max(1.0, self.load_requests * self.traced / self.blocks / warps / self.load_sites)
-            if self.load_sites
-            else 1.0
-        )
 
 
 class ProfileError(RuntimeError):
@@ -118,7 +39,7 @@ def profile(fn, *args, max_blocks=0, **kwargs):
         fn(*args, **kwargs)
     finally:
         report = (lib.kp_profile_take() or b"").decode(errors="replace")
-    result = parse(report)
+    result = Profile(parse(report))
     if not result.launches:
         raise ProfileError(result.not_counted_message() or f"{getattr(fn, '__name__', fn)} launched no kernel")
     if result.unprofiled:
@@ -133,53 +54,22 @@ def profile(fn, *args, max_blocks=0, **kwargs):
     return result
 
 
-def _shown(file):
-    return file.replace(f"{ROOT}/", "")
-
-
-def parse(report):
-    """The runtime's profile report (cuda_cpu_profile.h's profile_take) as a Profile, sites put at their lines."""
-    sites, launches, unprofiled = [], [], (0, "")
-    for row in report.splitlines():
-        f = row.split("\t")
-        if f[0] == "site" and len(f) == 13:
-            sites.append(f[1:])
-        elif f[0] == "launch" and len(f) == 14:
-            g, b = (tuple(int(v) for v in f[i].split()) for i in (2, 3))
-            launches.append(Launch(f[1], g, b, *(int(v) for v in f[4:])))
-        elif f[0] == "unprofiled":
-            unprofiled = (int(f[1]), f[2] if len(f) > 2 else "")
-    by_library = defaultdict(set)
-    for site in sites:
-        if m := re.fullmatch(r"(/\S+?\.so)\+0x([0-9a-f]+)", site[1]):
-            by_library[m[1]].add(m[2])
-    placed = {}
-    for library, offsets in by_library.items():
-        for offset, where in code_lines(library, sorted(offsets)).items():
-            placed[f"{library}+0x{offset}"] = where
-    totals = defaultdict(lambda: [0] * 8)
-    for kernel, pc, space, kind, *counts in sites:
-        file, line = placed.get(pc, "?:0").rsplit(":", 1)
-        t = totals[(kernel, _shown(file), int(line), space, kind)]
-        requests, lanes, nbytes, units, ideal, worst, bank, worst_lanes = (int(c) for c in counts)
-        t[:5] = [t[0] + requests, t[1] + units, t[2] + ideal, t[3] + nbytes, t[4] + lanes]
-        if worst > t[5]:
-            t[5:] = [worst, bank, worst_lanes]
-    lines = [Line(*key, *t) for key, t in sorted(totals.items(), key=lambda kv: (kv[0][1], kv[0][2], kv[0][3:]))]
-    files = {}
-    for ln in lines:
-        files.setdefault(ln.kernel, ln.file)
-    launches = [dataclasses.replace(la, file=files.get(la.kernel)) for la in launches]
-    return Profile(lines, launches, *unprofiled)
-
-
 class Profile:
     """Counts of one profiled call: `lines` (Line), `launches` (Launch). Data first; `table()`, `advice()` and, in
     Jupyter, a source view (kp.sourceview) show them."""
 
-    def __init__(self, lines, launches, unprofiled=0, unprofiled_names=""):
-        self.lines, self.launches = lines, launches
-        self.unprofiled, self.unprofiled_names = unprofiled, unprofiled_names
+    def __init__(self, counts):
+        self.lines, self.launches = counts.lines, counts.launches  # Line, Launch (kp.counts)
+        self.unprofiled, self.unprofiled_names = counts.unprofiled, counts.unprofiled_names
+        self.worst, self.arrays, self.touches = counts.worst, counts.arrays, counts.touches  # for kp.pictures
+
+    def picture(self, tensor_or_name, by="thread", kind=None, ax=None):
+        """Which thread (warp, block) touched which element of a tensor or `__shared__` array (kp.pictures)."""
+        return picture(self, tensor_or_name, by, kind, ax)
+
+    def banks(self, line, ax=None):
+        """The worst warp request of the shared-memory access at `line`: its 32 lanes against the 32 banks."""
+        return banks(self, line, ax)
 
     def not_counted_message(self):
         if not self.unprofiled:

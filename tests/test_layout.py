@@ -19,6 +19,8 @@ FLOORS = {
     "notebooks": 2,
     "gpus": 2,
     "sourceview": 2,
+    "pictures": 2,
+    "counts": 3,
     "newop": 2,
     "doctor": 3,
     "gputime": 3,

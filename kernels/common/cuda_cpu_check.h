@@ -442,6 +442,8 @@ void on_access(uintptr_t a, size_t n, bool write, bool atomic, uintptr_t pc) {
       if (a + n > t->end) out_of_bounds_global(*w, *t, t->end, n, write, pc);  // runs past the end
       if (c.profiling) {  // counted; who wrote each element, and races, are not recorded (112 bytes an element)
         profile_access(*w, kGlobal, a, n, write, atomic, pc);
+        profile_touch(*w, kGlobal, t->name, t->begin, (t->end - t->begin) / t->elem, "", (a - t->begin) / t->elem,
+                      atomic ? kAtomic : write ? kStore : kLoad);
       } else {
         global_access(*w, *t, a, write, atomic, pc);
         if (write || atomic) record_write(*w, *t, a, n, pc);
@@ -451,13 +453,24 @@ void on_access(uintptr_t a, size_t n, bool write, bool atomic, uintptr_t pc) {
   for (SharedVar& v : c.shared)
     if (a < v.end && a + n > v.begin) {
       if (v.guard || a < v.begin || a + n > v.end) out_of_bounds_shared(*w, a < v.begin ? v.begin : a, n, write, pc);
-      if (c.profiling) profile_access(*w, kShared, a, n, write, atomic, pc);
+      if (c.profiling) {
+        profile_access(*w, kShared, a, n, write, atomic, pc);
+        std::string dims;
+        for (int d = 0; d < v.rank; ++d) dims += format(d ? " %u" : "%u", v.dims[d]);
+        profile_touch(*w, kShared, v.name, v.begin, (v.end - v.begin) / v.elem, dims, (a - v.begin) / v.elem,
+                      atomic ? kAtomic : write ? kStore : kLoad);
+      }
       return shared_access(*w, v, a, n, write, atomic, pc);
     }
   const uintptr_t dyn = reinterpret_cast<uintptr_t>(w->dynamic_smem);
   if (a + n > dyn && a < dyn + kMaxDynamicShared) {
     if (a < c.dynamic.begin || a + n > c.dynamic.end) out_of_bounds_dynamic(*w, a, n, write, pc);
-    if (c.profiling) profile_access(*w, kShared, a, n, write, atomic, pc);
+    if (c.profiling) {
+      profile_access(*w, kShared, a, n, write, atomic, pc);
+      profile_touch(*w, kShared, c.dynamic.name ? c.dynamic.name : "extern __shared__", c.dynamic.begin,
+                    (c.dynamic.end - c.dynamic.begin) / c.dynamic.elem, "", (a - c.dynamic.begin) / c.dynamic.elem,
+                    atomic ? kAtomic : write ? kStore : kLoad);
+    }
     return shared_access(*w, c.dynamic, a, n, write, atomic, pc);
   }
   if (!c.tensors_known || on_own_stack(*w, c, a)) return;

@@ -62,6 +62,25 @@ struct SiteStats {
   uint32_t worst = 0;        // shared: the most wavefronts one phase took (the N of an N-way conflict)
   uint32_t worst_bank = 0;   // ... at this bank
   uint32_t worst_lanes = 0;  // ... with this many lanes on it
+  Request worst_request;     // shared: that request (its lanes and addresses), for the picture of lanes and banks
+};
+
+// An array the profile saw touched (a registered tensor, a __shared__ variable, the dynamic shared memory), and one
+// touch of one of its elements (for pictures: which block and thread touched what). At most kMaxTouches are kept.
+constexpr size_t kMaxTouches = 1 << 18;
+
+struct Array {
+  std::string name;
+  Space space;
+  uintptr_t begin;
+  uint64_t elements;
+  std::string dims;  // "4 8" for a [4][8] __shared__ array; "" for a tensor (Python knows its shape)
+};
+
+struct Touch {
+  uint32_t array, launch, block, tid;
+  uint64_t index;
+  uint8_t kind;
 };
 
 struct SiteKey {
@@ -99,6 +118,10 @@ struct Profile {
   std::vector<LaunchRecord> launches;
   uint64_t unprofiled = 0;  // launches of kernels built without check mode while profiling
   std::string unprofiled_names;
+  std::vector<Array> arrays;
+  std::map<std::pair<uintptr_t, std::string>, uint32_t> array_ids;  // (begin, name) -> index in arrays
+  std::vector<Touch> touches;
+  uint64_t touches_dropped = 0;
 };
 
 thread_local Profile t_profile;
@@ -186,10 +209,32 @@ void profile_block_end(const char* kernel) {
     s.bytes += uint64_t(__builtin_popcount(r.lanes)) * r.size * p.every;
     s.units += uint64_t(units) * p.every;
     s.ideal += uint64_t(ideal) * p.every;
-    if (worst > s.worst) s.worst = worst, s.worst_bank = bank, s.worst_lanes = lanes;
+    if (worst > s.worst) s.worst = worst, s.worst_bank = bank, s.worst_lanes = lanes, s.worst_request = r;
   }
   p.requests.clear();
   p.executions.clear();
+}
+
+// One touch of element `index` of the array (begin, name), for pictures.
+void profile_touch(Worker& w, Space space, const std::string& name, uintptr_t begin, uint64_t elements,
+                   const std::string& dims, uint64_t index, AccessKind kind) {
+  Profile& p = t_profile;
+  if (p.touches.size() >= kMaxTouches) {
+    ++p.touches_dropped;
+    return;
+  }
+  auto found = p.array_ids.find({begin, name});
+  uint32_t id;
+  if (found == p.array_ids.end()) {
+    id = uint32_t(p.arrays.size());
+    p.arrays.push_back({name, space, begin, elements, dims});
+    p.array_ids[{begin, name}] = id;
+  } else {
+    id = found->second;
+  }
+  const uint3 b = w.st->block_idx, g = w.st->grid_dim;
+  p.touches.push_back({id, uint32_t(p.launches.size() - 1), b.x + g.x * (b.y + g.y * b.z), running_tid(w), index,
+                       uint8_t(kind)});
 }
 
 void profile_access(Worker& w, Space space, uintptr_t a, size_t n, bool write, bool atomic, uintptr_t pc) {
@@ -252,6 +297,9 @@ void profile_begin(uint64_t max_blocks) {
 //   launch  kernel  gx gy gz  bx by bz  shmem  blocks  traced  sectors_read  sectors_written  wavefronts
 //           load_requests  load_sites  distinct_read  distinct_written (the distinct ones x the sampling stride)
 //   unprofiled  count  names
+//   worst  kernel  pc  lanes  size  addr0 .. addr31   (a shared site's worst request)
+//   array  id  space  name  begin  elements  dims
+//   touch  array  launch  index  block  thread  kind  (at most kMaxTouches; then "dropped  count")
 std::string profile_take() {
   Profile& p = t_profile;
   std::string out;
@@ -271,6 +319,22 @@ std::string profile_take() {
                   (unsigned long long)(l.distinct_read.size() * ((l.blocks + l.traced - 1) / l.traced)),
                   (unsigned long long)(l.distinct_written.size() * ((l.blocks + l.traced - 1) / l.traced)));
   if (p.unprofiled) out += format("unprofiled\t%llu\t%s\n", (unsigned long long)p.unprofiled, p.unprofiled_names.c_str());
+  for (const auto& [key, s] : p.sites) {
+    if (key.space != kShared || !s.worst_request.lanes) continue;
+    const Request& r = s.worst_request;
+    out += format("worst\t%s\t%s\t%u\t%u", key.kernel, where(key.pc).c_str(), r.lanes, unsigned(r.size));
+    for (int l = 0; l < 32; ++l) out += format("\t%llu", (unsigned long long)(r.lanes >> l & 1 ? r.addr[l] : 0));
+    out += "\n";
+  }
+  for (size_t k = 0; k < p.arrays.size(); ++k) {
+    const Array& a = p.arrays[k];
+    out += format("array\t%zu\t%s\t%s\t%llu\t%llu\t%s\n", k, a.space == kGlobal ? "global" : "shared", a.name.c_str(),
+                  (unsigned long long)a.begin, (unsigned long long)a.elements, a.dims.c_str());
+  }
+  for (const Touch& t : p.touches)
+    out += format("touch\t%u\t%u\t%llu\t%u\t%u\t%u\n", t.array, t.launch, (unsigned long long)t.index, t.block, t.tid,
+                  unsigned(t.kind));
+  if (p.touches_dropped) out += format("dropped\t%llu\n", (unsigned long long)p.touches_dropped);
   t_profile = Profile();
   t_profiling = false;
   return out;

@@ -1,0 +1,42 @@
+"""kp.counts: the profiler's report read into records (a report written here, so no kernel runs; kp.profile's tests
+read real ones): sites summed per `.cu` line, launches, what a Line and a Launch derive."""
+
+from kp.counts import parse
+
+REPORT = "\n".join(
+    [
+        # site  kernel  pc  space  kind  requests lanes bytes units ideal worst worst_bank worst_lanes
+        "site\tk\t/nowhere.so+0x10\tglobal\tload\t10\t160\t640\t40\t20\t0\t0\t0",
+        "site\tk\t/nowhere.so+0x20\tshared\tload\t4\t128\t512\t128\t4\t32\t7\t32",
+        # launch  kernel  grid  block  shmem blocks traced sectors_read written wavefronts load_requests load_sites
+        #         distinct_read distinct_written
+        "launch\tk\t8 1 1\t64 1 1\t0\t8\t4\t80\t40\t128\t20\t1\t60\t40",
+        "unprofiled\t2\tother, another",
+        "garbage line",
+    ]
+)
+
+
+def test_sites_are_read_into_lines_with_what_they_derive():
+    counts = parse(REPORT)
+    (load, shared) = sorted(counts.lines, key=lambda ln: ln.space)
+    assert (load.space, load.kind, load.requests, load.sectors, load.wavefronts) == ("global", "load", 10, 40, None)
+    assert (load.active_lanes, load.per_request, load.excess) == (16, 4, 2)  # half the lanes, twice the sectors
+    assert (load.file, load.line) == ("?", 0)  # no library to place it in
+    assert (shared.wavefronts, shared.worst, shared.worst_bank, shared.excess) == (128, 32, 7, 32)
+
+
+def test_launches_and_uncounted_launches_are_read():
+    counts = parse(REPORT)
+    (launch,) = counts.launches
+    assert (launch.grid, launch.block, launch.blocks, launch.traced, launch.threads_per_block) == (
+        (8, 1, 1),
+        (64, 1, 1),
+        8,
+        4,
+        64,
+    )
+    assert (launch.distinct_read, launch.distinct_written) == (60, 40)
+    # 20 load requests (the whole launch's) over 8 blocks of 2 warps, from 1 load site: 1.25 per warp and site
+    assert launch.round_trips_per_warp == 1.25
+    assert (counts.unprofiled, counts.unprofiled_names) == (2, "other, another")
