@@ -291,3 +291,12 @@ def test_a_race_on_global_memory_is_named_at_both_lines_and_its_atomic_twin_is_s
     counts = torch.zeros(5)
     k.run(6, x, counts, 1)
     assert counts.tolist() == [20.0] * 5
+
+
+def test_elements_of_extern_shared_arrays_are_named_by_index():
+    k = helpers.load_kernel(PATTERNS, target="cpu", check=True, quiet=True)
+    with pytest.raises(KernelCheckError) as found, warnings.catch_warnings():
+        warnings.simplefilter("ignore", KernelCheckWarning)  # lane 0 reads s[1] before lane 1 wrote it, too
+        k.run(7, torch.randn(64), torch.zeros(64), 0)
+    race = found.value.findings[0]
+    assert race.kind == "race" and "shared-memory race on 's[1]' in block (0,0,0)" in race.message, race.message

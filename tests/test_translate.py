@@ -53,8 +53,10 @@ def test_extern_shared_in_function_and_at_file_scope():
         "}\n"
     )
     out = body(translate(src, "/k.cu"))
-    assert 'double* const smem = reinterpret_cast<double*>(::kp::dynamic_shared_memory("smem"));' in out
-    assert '#define file_smem (reinterpret_cast<float*>(::kp::dynamic_shared_memory("file_smem")))' in out
+    assert 'double* const smem = reinterpret_cast<double*>(::kp::dynamic_shared_memory("smem", sizeof(double)));' in out
+    assert (
+        '#define file_smem (reinterpret_cast<float*>(::kp::dynamic_shared_memory("file_smem", sizeof(float))))' in out
+    )
     # After the macro the numbering is restored: `smem[0] = ...` is still line 4 of /k.cu.
     lines = out.splitlines()
     directive = next(i for i, ln in enumerate(lines) if ln.startswith("#line"))

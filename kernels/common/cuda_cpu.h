@@ -301,7 +301,7 @@ KP_API unsigned active_mask(Worker* w);
 KP_API void check_block_start(Worker* w);
 KP_API void check_shared(const void* var, size_t bytes, size_t elem, const unsigned* dims, int rank, const char* name,
                          const void* guard_lo, const void* guard_hi);
-KP_API void check_dynamic_name(const char* name);
+KP_API void check_dynamic_name(const char* name, size_t elem);
 
 // Runs the blocks [begin, end) of a launch, each block's CUDA threads as plain calls of `body`,
 // which g++ inlines here. When a thread reaches a barrier the runtime moves the block to fibers and
@@ -391,12 +391,13 @@ inline void launch(const char* name, dim3 grid, dim3 block, size_t shmem, cudaSt
 
 // The running block's dynamic shared memory (the size given at launch, at most 48 KiB).
 inline void* dynamic_shared_memory() { return detail::state()->dynamic_smem; }
-// The same, for `extern __shared__ T name[]` (the source step passes the name, which check mode reports).
-inline void* dynamic_shared_memory(const char* name) {
+// The same, for `extern __shared__ T name[]` (the source step passes the name and sizeof(T), which check mode uses to
+// name an element: name[index]).
+inline void* dynamic_shared_memory(const char* name, size_t elem) {
 #ifdef KP_CHECK
-  detail::check_dynamic_name(name);
+  detail::check_dynamic_name(name, elem);
 #else
-  (void)name;
+  (void)name, (void)elem;
 #endif
   return detail::state()->dynamic_smem;
 }

@@ -564,9 +564,17 @@ void check_shared(const void* var, size_t bytes, size_t elem, const unsigned* di
   }
 }
 
-void check_dynamic_name(const char* name) {
+// An `extern __shared__ T name[]` is declared: its elements are named name[index] (sizeof(T) bytes each).
+void check_dynamic_name(const char* name, size_t elem) {
   Worker* w = tls.worker;
-  if (w && w->check) w->check->dynamic.name = name;
+  if (!w || !w->check) return;
+  SharedVar& d = w->check->dynamic;
+  d.name = name;
+  if (elem && (d.end - d.begin) % elem == 0) {
+    d.elem = elem;
+    d.rank = 1;
+    d.dims[0] = unsigned((d.end - d.begin) / elem);
+  }
 }
 
 // Sets up this thread's check state for a launch of `kernel` on its worker `w` (w.check). One per OS
@@ -612,6 +620,8 @@ void check_launch_begin(Worker& w, const Kernel& kernel, dim3 block, size_t shme
   c.dynamic.begin = dyn;
   c.dynamic.end = dyn + shmem;
   c.dynamic.name = nullptr;
+  c.dynamic.elem = 1;
+  c.dynamic.rank = 0;
   c.dynamic.shadow.assign(shmem, ShadowByte());
   w.check = &c;
 }

@@ -326,9 +326,9 @@ def translate(src, path, display_path=None, check=False):
         ctype = ALIGN.sub("", src[m.start("type") : m.end("type")]).strip()
         name = m.group("name")
         if enclosing_body(m.start()) is None:
-            replacement = f'\n#define {name} (reinterpret_cast<{ctype}*>(::kp::dynamic_shared_memory("{name}")))\n'
+            replacement = f'\n#define {name} (reinterpret_cast<{ctype}*>(::kp::dynamic_shared_memory("{name}", sizeof({ctype}))))\n'
         else:
-            replacement = f'{ctype}* const {name} = reinterpret_cast<{ctype}*>(::kp::dynamic_shared_memory("{name}"));'
+            replacement = f'{ctype}* const {name} = reinterpret_cast<{ctype}*>(::kp::dynamic_shared_memory("{name}", sizeof({ctype})));'
         edits.append((m.start(), m.end(), replacement))
 
     if check:

@@ -8,6 +8,7 @@
 //   shared      s[t * k] = x[i]; out[i] = s[t * k] (k = -1: every lane reads s[0], a broadcast)
 //   transpose   a 32x32 tile through shared memory, read by columns; k = 1: padded to [32][33]
 //   histogram   counts[x[i]] += 1 without atomics (k = 0: a global race) or with atomicAdd (k = 1)
+//   swap_dynamic  through `extern __shared__ float s[]`, each lane reads its neighbour's element with no barrier: a race
 #include <stdexcept>
 #include <string>
 
@@ -65,9 +66,17 @@ __global__ void histogram(const float* x, float* counts, int n, int atomic) {
     counts[bin] += 1.0f;  // RACE: histogram
 }
 
-const char* const kPatterns[] = {"strided", "strided64", "vector4", "even_lanes", "shared", "transpose", "histogram"};
+const char* const kPatterns[] = {"strided", "strided64", "vector4", "even_lanes", "shared", "transpose", "histogram",
+                                  "swap_dynamic"};
 
 // n: the elements of out (of x for the histogram, whose out holds the counts).
+__global__ void swap_dynamic(const float* x, float* out, int n) {
+  extern __shared__ float s[];
+  int t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
+  s[t] = i < n ? x[i] : 0.0f;
+  if (i < n) out[i] = s[t ^ 1];  // RACE: swap_dynamic
+}
+
 void run_pattern(int64_t index, const float* x, float* out, int n, int k) {
   if (index < 0 || index >= int64_t(sizeof kPatterns / sizeof kPatterns[0])) throw std::invalid_argument("no pattern");
   const std::string which = kPatterns[index];
@@ -89,7 +98,9 @@ void run_pattern(int64_t index, const float* x, float* out, int n, int k) {
     transpose<33><<<1, dim3(32, 32)>>>(x, out);
   else if (which == "transpose")
     transpose<32><<<1, dim3(32, 32)>>>(x, out);
-  else
+  else if (which == "histogram")
     histogram<<<blocks, threads>>>(x, out, n, k);
+  else
+    swap_dynamic<<<blocks, threads, threads * sizeof(float)>>>(x, out, n);
   KP_CHECK_LAUNCH();
 }
