@@ -5,15 +5,18 @@ Owns the process-wide registries (a version is registered once and never undone,
 aborts the process); never compiles anything itself (kp.build does).
 """
 
+import contextlib
 import ctypes
 import importlib.util
 import os
+import sys
+import tempfile
 
 import torch
 
-from kp.build import build_kernel, python_side_of
+from kp.build import build_kernel, python_side_of, resolve_kernel
 from kp.check import check_from_env, raise_findings
-from kp.diagnostics import KernelBuildError, explain_launch_failure
+from kp.diagnostics import KernelBuildError, explain_launch_failure, load_failure, log_failure, registration_failure
 from kp.files import ROOT, copy_atomically, display_path
 from kp.report import record
 
@@ -138,6 +141,24 @@ def register_python_side(module, cu):
     code.register(module)  # if it raises, the module is dropped; a retry registers on a new one
 
 
+@contextlib.contextmanager
+def stderr_kept():
+    """Keeps what is written to file descriptor 2 meanwhile instead of printing it: yields a list that holds it
+    (one string) once the block ends."""
+    kept = []
+    sys.stderr.flush()
+    with tempfile.TemporaryFile() as file:
+        saved = os.dup(2)
+        os.dup2(file.fileno(), 2)
+        try:
+            yield kept
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            file.seek(0)
+            kept.append(file.read().decode(errors="replace"))
+
+
 _native = {}  # build key -> (namespace, library copy): C++ registrations made in this process, never undone
 _loaded = {}  # build key -> LoadedKernel: one load per kernel version per process
 
@@ -148,7 +169,8 @@ def load_kernel(name_or_path, target=None, verbose=False, quiet=False, check=Non
     `name_or_path`: an op name ("add2" -> kernels/add2.cu + kernels/add2_binding.cpp, and
     kernels/add2_ops.py if present) or a path to a `.cu` file with its `<stem>_binding.cpp` beside
     it. Prints one line saying what happened, unless `quiet`. Raises KernelBuildError (compile
-    errors, pointing at the `.cu` line) or ToolchainError (a missing or misconfigured tool, with
+    errors, pointing at the `.cu` line; a launcher the binding calls and the `.cu` does not define, in C++;
+    a schema torch refuses, at the binding's line) or ToolchainError (a missing or misconfigured tool, with
     the fix); an error in `<op>_ops.py` is raised as it is.
 
     `check=True` (default: the KP_CHECK environment variable) loads the check-mode build, on the CPU stand-in:
@@ -170,13 +192,20 @@ def load_kernel(name_or_path, target=None, verbose=False, quiet=False, check=Non
             if not copy.exists():
                 copy_atomically(build.library, copy)
             namespace = f"kp_{build.name}_{build.key}"
-            lib = ctypes.CDLL(str(copy))
+            binding = resolve_kernel(build.source)[1]
+            try:  # torch's load in the build may have found the previous version's library under the same path
+                lib = ctypes.CDLL(str(copy))
+            except OSError as refused:  # said in C++: the launcher the binding calls and the .cu does not define
+                failure = load_failure(str(refused), build.library, build.source, binding)
+                raise log_failure(copies.parent, failure) from None
             lib.kp_register.restype = ctypes.c_char_p
-            error = lib.kp_register(namespace.encode())
+            with stderr_kept() as printed:  # torch's C shim prints a refused schema before it returns the error
+                error = lib.kp_register(namespace.encode())
             _native[build.key] = (namespace, copy)
             if error:  # kept, and raised again: registering the same namespace twice would abort the process
-                text = f"{display_path(build.library)}: registering the ops failed: {error.decode()}"
-                _native[build.key] = KernelBuildError(text + "\n(edit the binding and load again)")
+                _native[build.key] = log_failure(copies.parent, registration_failure(error.decode(), binding))
+            else:
+                sys.stderr.write("".join(printed))
         if isinstance(_native[build.key], KernelBuildError):
             raise _native[build.key]
         module = LoadedKernel(build, *_native[build.key])

@@ -1,12 +1,12 @@
-"""kp.load: an edit then a reload runs the new code in the same process, and an unknown kernel is named with the
-ones there are. (Builds: test_build.py; build errors: test_diagnostics.py; the ops' registration across reloads:
-test_torch_library.py.)"""
+"""kp.load: an edit then a reload runs the new code in the same process; a library that does not load is said in
+C++ whichever way it is loaded; an unknown kernel is named with the ones there are. (Builds: test_build.py; build
+errors: test_diagnostics.py; the ops' registration across reloads: test_torch_library.py.)"""
 
 import time
 
 import pytest
 import torch
-from conftest import DEVICE, TARGETS, edit
+from conftest import DEVICE, TARGETS, edit, run_python
 
 import helpers
 import kp.build
@@ -78,6 +78,33 @@ def test_a_launcher_the_binding_calls_but_the_cu_lacks_is_named_in_cpp(kernel_co
     )
     cu.write_text(good)
     a = torch.ones(3, dtype=torch.float64, device=DEVICE[target])
+    torch.testing.assert_close(helpers.load_kernel(cu, target=target, quiet=True).add2_v1(a, a), 2 * a)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_launcher_lost_after_a_load_is_named_in_cpp_on_reload_and_in_a_new_process(kernel_copy, target):
+    """The same mistake in a notebook, after a load: torch's load in the build finds the library it loaded before
+    under the same path, so it is the loader's own dlopen of the new version that fails; and a new process loads the
+    build from the cache. Both say what the build does, not ctypes' OSError with the mangled name."""
+    cu = kernel_copy()
+    a = torch.ones(3, dtype=torch.float64, device=DEVICE[target])
+    torch.testing.assert_close(helpers.load_kernel(cu, target=target, quiet=True).add2_v1(a, a), 2 * a)
+    good = cu.read_text()
+    line = next(text for text in good.splitlines() if text.startswith("template void add2_fwd_v1<double>"))
+    cu.write_text(good.replace(line + "\n", ""))
+    expected = (
+        f"{cu} does not define void add2_fwd_v1<double>(double const*, double const*, double*, long, CUstream_st*), "
+        f"which {cu.with_name('add2_binding.cpp')} calls: is its explicit instantiation (`template void ...;`) "
+        "missing, or spelt differently?"
+    )
+    for _ in range(2):  # and again: the build is cached now, the library still does not load
+        with pytest.raises(helpers.KernelBuildError) as failed:
+            helpers.load_kernel(cu, target=target, quiet=True)
+        assert str(failed.value) == expected
+        assert "_Z11add2_fwd_v1IdEvPKT_S2_PS0_lP11CUstream_st" in failed.value.log  # the loader's words, one click away
+    done = run_python(f"import helpers\nhelpers.load_kernel({str(cu)!r}, target={target!r}, quiet=True)")
+    assert f"KernelBuildError: {expected}" in done.stderr and "OSError" not in done.stderr, done.stderr[-3000:]
+    cu.write_text(good)
     torch.testing.assert_close(helpers.load_kernel(cu, target=target, quiet=True).add2_v1(a, a), 2 * a)
 
 
