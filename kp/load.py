@@ -11,6 +11,7 @@ import importlib.util
 import os
 import sys
 import tempfile
+import warnings
 
 import torch
 
@@ -128,6 +129,13 @@ class LoadedKernel:
         return f"<kernel {self.build.name} [{self.build.target}] ops={self._op_names} namespace={self.namespace}>"
 
 
+class NoPythonSideWarning(UserWarning):
+    """A kernel with ops and no `<op>_ops.py`: its ops have no fake and no autograd formula."""
+
+
+_warned = set()  # the .cu files NoPythonSideWarning was given for (once per file per process)
+
+
 def register_python_side(module, cu):
     """Run `register(ops)` of kernels/<op>_ops.py, if there is one, for one loaded version."""
     path = python_side_of(cu)
@@ -139,6 +147,27 @@ def register_python_side(module, cu):
     if not callable(getattr(code, "register", None)):
         raise TypeError(f"{display_path(path)} must define register(ops), which load_kernel calls")
     code.register(module)  # if it raises, the module is dropped; a retry registers on a new one
+
+
+def warn_if_no_python_side(module):
+    """A NoPythonSideWarning, once per kernel file and process, for a kernel with ops and no `<op>_ops.py`."""
+    cu, path = module.build.source, python_side_of(module.build.source)
+    if module.ops and cu not in _warned and not path.is_file():
+        _warned.add(cu)
+        warnings.warn(no_python_side(module, path), NoPythonSideWarning, stacklevel=3)
+
+
+def no_python_side(module, path):
+    """What a kernel without `path` (its `<op>_ops.py`) lacks, what that breaks, and how to add it."""
+    ops, binding = ", ".join(module.ops), display_path(resolve_kernel(module.build.source)[1])
+    return (
+        f"{binding} registers {ops}, but there is no {display_path(path)}, so these ops have no fake (torch.compile, "
+        "torch.export and torch.library.opcheck fail on them) and no autograd formula (a backward through them "
+        'fails: torch warns "an autograd kernel was not registered" and the gradient is missing: "... appears to '
+        f'not have been used in the graph"). Add {display_path(path)} with a register(ops) that calls '
+        "ops.register_fake and ops.register_autograd for each op, as kernels/add2_ops.py does; one whose "
+        "register(ops) does nothing says the ops need neither."
+    )
 
 
 @contextlib.contextmanager
@@ -214,4 +243,5 @@ def load_kernel(name_or_path, target=None, verbose=False, quiet=False, check=Non
     if not quiet:
         print(build.describe())
     record("build", build.describe())
+    warn_if_no_python_side(module)
     return module
