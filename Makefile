@@ -1,7 +1,7 @@
 # make run   — set up (first time only), execute every notebook, write build/report/
 # make test  — set up (first time only), run the whole test suite
 # make bench — set up (first time only), run every benchmark under bench/, write build/report/bench.md
-# make lab   — JupyterLab at the project root (notebooks/, kernels/, build logs), notebook 01 open
+# make lab   — JupyterLab at the project root (notebooks/, kernels/, build logs), notebook 01 open; PORT=8899 picks the port
 # make new-op NAME=leaky_relu [SCALAR=1] — a new op of your own in its five places, from templates/new_op/
 # make package OP=add2 — the op as a wheel and a CMake library in build/package/ (TARGET=cpu or cuda to choose)
 VENV ?= .venv
@@ -51,8 +51,9 @@ bench: setup
 
 # Rooted at the project, so kernels/*.cu and the build logs open in Lab's editor too. As root (a container,
 # a cloud VM) Jupyter refuses to start without --allow-root; it prints the URL to open either way.
+# `make lab PORT=8899`: that port or an error (default: Jupyter's 8888, or the next free one).
 lab: setup
-	$(PY) tools/lab.py
+	$(PY) tools/lab.py $(if $(PORT),--port $(PORT))
 
 doctor: setup
 	$(PY) helpers.py doctor

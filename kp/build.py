@@ -20,7 +20,7 @@ from pathlib import Path
 
 import torch
 
-from kp.diagnostics import GCC_DIAGNOSTIC, NVCC_DIAGNOSTIC, KernelBuildError, load_failure, source_excerpt
+from kp.diagnostics import KernelBuildError, build_failure, log_failure, log_success, source_excerpt
 from kp.doctor import doctor
 from kp.files import BUILD_ROOT, COMMON, KERNELS, content_key, display_path, locked, write_if_changed
 from kp.toolchain import DEFAULT_CUDA_ARCH, TARGETS, ToolchainError, default_target, linker_flags, probe_linker
@@ -154,6 +154,9 @@ class Build:
     def describe(self):
         """One line on what this load did, about this version only: built now, or reused (and since when)."""
         where = {"cpu": "cpu stand-in", "cuda": "nvcc"}[self.target] + (", check mode" if self.check else "")
+        if self.status == "built" and not self.rebuilt:  # a new version, the same library: e.g. only _ops.py changed
+            python = "python side reloaded, " if python_side_of(self.source).is_file() else ""
+            return f"{self.name}: {python}nothing compiled ({where}; the library is unchanged)"
         if self.status == "built":
             return f"{self.name}: {where}, built in {self.seconds:.1f} s ({self.rebuilt} of {self.objects} objects)"
         when = time.localtime(self.built_at)
@@ -237,19 +240,20 @@ def build_kernel(name_or_path, target=None, verbose=False, check=False):
     library = build_dir / f"{name}.so"
     stamp = build_dir / "built.json"
     with locked(build_dir / ".kp-lock"):
-        with contextlib.suppress(OSError, ValueError, KeyError):
+        built = {}
+        with contextlib.suppress(OSError, ValueError):
             built = json.loads(stamp.read_text())
-            if built["key"] == key and library.exists():
-                objects = len(list(build_dir.glob("*.o")))
-                seconds, rebuilt = built.get("seconds", 0.0), built.get("rebuilt", 0)
-                at = stamp.stat().st_mtime  # written as that build ended
-                return Build(name, target, cu, library, key, "cached", seconds, rebuilt, objects, at, check)
+        if built.get("key") == key and library.exists():
+            objects = len(list(build_dir.glob("*.o")))
+            seconds, rebuilt = built.get("seconds", 0.0), built.get("rebuilt", 0)
+            at = stamp.stat().st_mtime  # written as that build ended
+            return log_success(Build(name, target, cu, library, key, "cached", seconds, rebuilt, objects, at, check))
         start = time.perf_counter()
         if target == "cpu":
             try:
                 text = translate(cu.read_text(), str(cu), display_path(cu), check=check)
             except UnsupportedConstruct as e:
-                raise KernelBuildError(f"{e}\n{source_excerpt(cu, e.line)}") from None
+                raise log_failure(build_dir, KernelBuildError(f"{e}\n{source_excerpt(cu, e.line)}")) from None
             (build_dir / "src").mkdir(parents=True, exist_ok=True)
             sources = [build_dir / "src" / f"{cu.name}.cpp", binding]
             write_if_changed(sources[0], text)
@@ -277,16 +281,8 @@ def build_kernel(name_or_path, target=None, verbose=False, check=False):
                 verbose=verbose,
             )
         except (RuntimeError, OSError) as e:
-            log = str(e)
-            if "Could not load this library" in log and library.exists():  # built, but the loader refuses it
-                try:
-                    ctypes.CDLL(str(library))  # for the loader's own words (a failed dlopen keeps nothing)
-                except OSError as refused:
-                    raise load_failure(str(refused), library, cu, binding) from None
-            log_path = build_dir / "last_error.log"
-            log_path.write_text(log)
-            err = KernelBuildError.from_log(log, [cu, binding], log_path)
-            if not (GCC_DIAGNOSTIC.search(log) or NVCC_DIAGNOSTIC.search(log)):
+            err = build_failure(str(e), library, cu, binding)  # a compile or link error, or a library that won't load
+            if err.log_path and not err.located:  # not the compiler's words about a line: a tool may be missing
                 problems = doctor(target)
                 if problems:
                     raise ToolchainError.of(problems) from err
@@ -297,4 +293,6 @@ def build_kernel(name_or_path, target=None, verbose=False, check=False):
         stamp.write_text(
             json.dumps({"key": key, "seconds": seconds, "rebuilt": rebuilt, "inputs": [str(p) for p in inputs]})
         )
-        return Build(name, target, cu, library, key, "built", seconds, rebuilt, len(after), time.time(), check)
+        return log_success(
+            Build(name, target, cu, library, key, "built", seconds, rebuilt, len(after), time.time(), check)
+        )

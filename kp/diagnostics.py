@@ -1,16 +1,18 @@
-"""Build errors that read like compiler errors about the `.cu` file: KernelBuildError from a build log, or
-from a library that does not load (load_failure); and a failed launch's message with the `.cu` lines it is
-about (explain_launch_failure).
+"""Build errors that read like compiler errors about the `.cu` file: KernelBuildError from a build log, from
+a library that does not load (load_failure) or from ops that do not register (registration_failure); and a
+failed launch's message with the `.cu` lines it is about (explain_launch_failure).
 
 Finds the first error about one of the sources (gcc's `file:line:col:`, nvcc's `file(line):`), else the
 linker's own lines, and shows the source line with a caret. Never runs a compiler or displays anything.
 """
 
 import contextlib
+import ctypes
 import html
 import re
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 from kp.files import display_path
@@ -47,10 +49,11 @@ def plain(text):
 
 
 class KernelBuildError(RuntimeError):
-    """A kernel did not build. `str(err)` starts with `file:line:col: error: ...`; `err.log` has it all."""
+    """A kernel did not build. `str(err)` starts with `file:line:col: error: ...`; `err.log` has it all.
+    `err.located`: a compiler's diagnostic named the line (else a link, a tool or the loader failed)."""
 
-    def __init__(self, message, log="", log_path=None):
-        self.log, self.log_path = plain(log), log_path
+    def __init__(self, message, log="", log_path=None, located=False):
+        self.log, self.log_path, self.located = plain(log), log_path, located
         if log_path:
             message += f"\n(full build log: the .log attribute of this error, or {display_path(log_path)})"
         super().__init__(message)
@@ -74,14 +77,50 @@ class KernelBuildError(RuntimeError):
         else:
             errors = [ln.strip() for ln in log.splitlines() if "error" in ln.lower()]
             message = errors[0] if errors else "the build failed (see the log)"
-        return cls(message, log, log_path)
+        return cls(message, log, log_path, located=bool(found))
 
     def _render_html(self):
-        """The full build log, collapsed: what a notebook shows under the error (whose text is str(self))."""
+        """The full build log, collapsed: what a notebook shows under the error (whose text is str(self)); ""
+        for an error that has no log (a library that does not load, ops that do not register)."""
+        if not self.log.strip():
+            return ""
         return (
             f"<details><summary>full build log ({len(self.log.splitlines())} lines)</summary>"
             f"<pre>{html.escape(self.log)}</pre></details>"
         )
+
+
+LAST_ERROR = "last_error.log"  # in a kernel's build folder: the log of its last failed build, which errors name
+
+
+def log_success(build):
+    """`build` (a kp.build.Build), after its folder's last_error.log, where a build failed before, says that this one
+    found no error and what it did: the log open in Lab's editor tells the truth when reloaded."""
+    log = build.library.parent / LAST_ERROR
+    if log.exists():
+        at = time.strftime("%Y-%m-%d %H:%M:%S")
+        log.write_text(f"No error at {at}: {build.describe()}\n(A build that fails writes its log here.)\n")
+    return build
+
+
+def build_failure(log, library, cu, binding):
+    """The KernelBuildError of a build of `cu` and `binding` into `library` that failed with `log` (torch's text),
+    which goes to last_error.log beside the library; a library built but refused by the dynamic loader: load_failure."""
+    if "Could not load this library" in log and Path(library).exists():
+        try:
+            ctypes.CDLL(str(library))  # for the loader's own words (a failed dlopen keeps nothing)
+        except OSError as refused:
+            return log_failure(Path(library).parent, load_failure(str(refused), library, cu, binding))
+    log_path = Path(library).parent / LAST_ERROR
+    log_path.write_text(log)
+    return KernelBuildError.from_log(log, [cu, binding], log_path)
+
+
+def log_failure(folder, error):
+    """`error` (a KernelBuildError raised after the build: the library does not load, its ops do not register),
+    with its log, written to the build folder's last_error.log; returns it."""
+    (Path(folder) / LAST_ERROR).write_text(f"{error}\n\n{error.log}".rstrip() + "\n")
+    return error
 
 
 UNDEFINED_SYMBOL = re.compile(r"undefined symbol: (\S+)")
@@ -95,9 +134,31 @@ def load_failure(error, library, cu, binding):
     if m := UNDEFINED_SYMBOL.search(error):
         return KernelBuildError(
             f"{display_path(cu)} does not define {demangle(m[1])}, which {display_path(binding)} calls: is its "
-            "explicit instantiation (`template void ...;`) missing, or spelt differently?"
+            "explicit instantiation (`template void ...;`) missing, or spelt differently?",
+            log=error,
         )
-    return KernelBuildError(f"{display_path(library)} was built but does not load: {error}")
+    return KernelBuildError(f"{display_path(library)} was built but does not load: {error}", log=error)
+
+
+# torch's words for a schema it cannot parse: the message, the schema, a marker under the offending part.
+SCHEMA_ERROR = re.compile(r"^(?P<msg>[^\n]*)\n(?P<schema>[^\n]*)\n(?P<marker> *~+) <--- HERE")
+SHIM_SUFFIX = re.compile(r"\s*\(originally from \w+\(.*?\) API call failed at .*?\)\s*$", re.S)
+
+
+def registration_failure(error, binding):
+    """A KernelBuildError for ops the binding's `KP_OPS` failed to register (`error`, torch's text): a schema torch
+    cannot parse is said at the binding's line, with a caret under the part torch marks; else torch's message."""
+    error = SHIM_SUFFIX.sub("", error).strip("\n")
+    with contextlib.suppress(OSError, StopIteration, TypeError):
+        m = SCHEMA_ERROR.match(error)
+        lines = Path(binding).read_text().splitlines()
+        line, text = next((n, text) for n, text in enumerate(lines, 1) if m["schema"] in text)
+        col = text.index(m["schema"]) + len(m["marker"]) - len(m["marker"].lstrip()) + 1
+        return KernelBuildError(
+            f"{display_path(binding)}:{line}:{col}: error: torch refused this schema: {m['msg'].rstrip(' :')}\n"
+            f"{source_excerpt(binding, line, col)}\n(fix the schema in the binding and load again)"
+        )
+    return KernelBuildError(f"{display_path(binding)}: registering its ops failed: {error}\n(edit it and load again)")
 
 
 def demangle(symbol):

@@ -195,7 +195,8 @@ def install_error_view():
             if isinstance(value, KernelBuildError):
                 stb = [f"KernelBuildError: {value}"]  # no traceback, no colour codes
                 shell._showtraceback(etype, value, stb)
-                display(HTML(value._render_html()))
+                if log := value._render_html():  # none for an error without a log (the ops did not register)
+                    display(HTML(log))
                 return stb
             if isinstance(value, KernelCheckError):  # the findings at their .cu lines first, as a build error
                 stb = [f"KernelCheckError: {value}"]

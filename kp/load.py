@@ -5,15 +5,19 @@ Owns the process-wide registries (a version is registered once and never undone,
 aborts the process); never compiles anything itself (kp.build does).
 """
 
+import contextlib
 import ctypes
 import importlib.util
 import os
+import sys
+import tempfile
+import warnings
 
 import torch
 
-from kp.build import build_kernel, python_side_of
+from kp.build import build_kernel, python_side_of, resolve_kernel
 from kp.check import check_from_env, raise_findings
-from kp.diagnostics import KernelBuildError, explain_launch_failure
+from kp.diagnostics import KernelBuildError, explain_launch_failure, load_failure, log_failure, registration_failure
 from kp.files import ROOT, copy_atomically, display_path
 from kp.report import record
 
@@ -125,6 +129,13 @@ class LoadedKernel:
         return f"<kernel {self.build.name} [{self.build.target}] ops={self._op_names} namespace={self.namespace}>"
 
 
+class NoPythonSideWarning(UserWarning):
+    """A kernel with ops and no `<op>_ops.py`: its ops have no fake and no autograd formula."""
+
+
+_warned = set()  # the .cu files NoPythonSideWarning was given for (once per file per process)
+
+
 def register_python_side(module, cu):
     """Run `register(ops)` of kernels/<op>_ops.py, if there is one, for one loaded version."""
     path = python_side_of(cu)
@@ -138,6 +149,45 @@ def register_python_side(module, cu):
     code.register(module)  # if it raises, the module is dropped; a retry registers on a new one
 
 
+def warn_if_no_python_side(module):
+    """A NoPythonSideWarning, once per kernel file and process, for a kernel with ops and no `<op>_ops.py`."""
+    cu, path = module.build.source, python_side_of(module.build.source)
+    if module.ops and cu not in _warned and not path.is_file():
+        _warned.add(cu)
+        warnings.warn(no_python_side(module, path), NoPythonSideWarning, stacklevel=3)
+
+
+def no_python_side(module, path):
+    """What a kernel without `path` (its `<op>_ops.py`) lacks, what that breaks, and how to add it."""
+    ops, binding = ", ".join(module.ops), display_path(resolve_kernel(module.build.source)[1])
+    return (
+        f"{binding} registers {ops}, but there is no {display_path(path)}, so these ops have no fake (torch.compile, "
+        "torch.export and torch.library.opcheck fail on them) and no autograd formula (a backward through them "
+        'fails: torch warns "an autograd kernel was not registered" and the gradient is missing: "... appears to '
+        f'not have been used in the graph"). Add {display_path(path)} with a register(ops) that calls '
+        "ops.register_fake and ops.register_autograd for each op, as kernels/add2_ops.py does; one whose "
+        "register(ops) does nothing says the ops need neither."
+    )
+
+
+@contextlib.contextmanager
+def stderr_kept():
+    """Keeps what is written to file descriptor 2 meanwhile instead of printing it: yields a list that holds it
+    (one string) once the block ends."""
+    kept = []
+    sys.stderr.flush()
+    with tempfile.TemporaryFile() as file:
+        saved = os.dup(2)
+        os.dup2(file.fileno(), 2)
+        try:
+            yield kept
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            file.seek(0)
+            kept.append(file.read().decode(errors="replace"))
+
+
 _native = {}  # build key -> (namespace, library copy): C++ registrations made in this process, never undone
 _loaded = {}  # build key -> LoadedKernel: one load per kernel version per process
 
@@ -148,7 +198,8 @@ def load_kernel(name_or_path, target=None, verbose=False, quiet=False, check=Non
     `name_or_path`: an op name ("add2" -> kernels/add2.cu + kernels/add2_binding.cpp, and
     kernels/add2_ops.py if present) or a path to a `.cu` file with its `<stem>_binding.cpp` beside
     it. Prints one line saying what happened, unless `quiet`. Raises KernelBuildError (compile
-    errors, pointing at the `.cu` line) or ToolchainError (a missing or misconfigured tool, with
+    errors, pointing at the `.cu` line; a launcher the binding calls and the `.cu` does not define, in C++;
+    a schema torch refuses, at the binding's line) or ToolchainError (a missing or misconfigured tool, with
     the fix); an error in `<op>_ops.py` is raised as it is.
 
     `check=True` (default: the KP_CHECK environment variable) loads the check-mode build, on the CPU stand-in:
@@ -170,13 +221,20 @@ def load_kernel(name_or_path, target=None, verbose=False, quiet=False, check=Non
             if not copy.exists():
                 copy_atomically(build.library, copy)
             namespace = f"kp_{build.name}_{build.key}"
-            lib = ctypes.CDLL(str(copy))
+            binding = resolve_kernel(build.source)[1]
+            try:  # torch's load in the build may have found the previous version's library under the same path
+                lib = ctypes.CDLL(str(copy))
+            except OSError as refused:  # said in C++: the launcher the binding calls and the .cu does not define
+                failure = load_failure(str(refused), build.library, build.source, binding)
+                raise log_failure(copies.parent, failure) from None
             lib.kp_register.restype = ctypes.c_char_p
-            error = lib.kp_register(namespace.encode())
+            with stderr_kept() as printed:  # torch's C shim prints a refused schema before it returns the error
+                error = lib.kp_register(namespace.encode())
             _native[build.key] = (namespace, copy)
             if error:  # kept, and raised again: registering the same namespace twice would abort the process
-                text = f"{display_path(build.library)}: registering the ops failed: {error.decode()}"
-                _native[build.key] = KernelBuildError(text + "\n(edit the binding and load again)")
+                _native[build.key] = log_failure(copies.parent, registration_failure(error.decode(), binding))
+            else:
+                sys.stderr.write("".join(printed))
         if isinstance(_native[build.key], KernelBuildError):
             raise _native[build.key]
         module = LoadedKernel(build, *_native[build.key])
@@ -185,4 +243,5 @@ def load_kernel(name_or_path, target=None, verbose=False, quiet=False, check=Non
     if not quiet:
         print(build.describe())
     record("build", build.describe())
+    warn_if_no_python_side(module)
     return module

@@ -71,7 +71,12 @@ def execute(path, timeout=1200, allow_errors=False):
                 (i for i, c in enumerate(code_cells) if any(o.get("output_type") == "error" for o in c.outputs)),
                 None,
             )
-        seconds = time.perf_counter() - start
+        finally:
+            seconds = time.perf_counter() - start
+            # nbclient shuts down only the kernels it made itself: ours would live on until this process exits, and
+            # then say "Parent appears to have exited, shutting down" on stderr (at the end of `make run`).
+            if km.has_kernel:
+                km.shutdown_kernel()
     return Executed(path, nb, seconds, error, failed)
 
 

@@ -1,7 +1,8 @@
-"""kp.build: a build follows the kernel's headers, is retried after a failure, is found warm by a new process,
-and survives a build killed midway and two processes building at once."""
+"""kp.build: a build follows the kernel's headers, is retried after a failure (and its log then says no error), is
+found warm by a new process, and survives a build killed midway and two processes building at once."""
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -31,16 +32,30 @@ def test_header_edit_triggers_rebuild(kernel_copy):
     torch.testing.assert_close(helpers.load_kernel(cu, target="cpu").add2(a, b), a + 3 * b)
 
 
-def test_failed_build_is_retried(kernel_copy):
+def test_failed_build_is_retried_and_its_log_then_says_no_error(kernel_copy):
     cu = kernel_copy()
     good = cu.read_text()
     edit(cu, "c[i] = a[i] + b[i];", "c[i] = a[i] + b[i]")  # missing semicolon
     for _ in range(2):  # the same broken text fails again: nothing remembers the failure
-        with pytest.raises(helpers.KernelBuildError, match="error: expected .;. before"):
+        with pytest.raises(helpers.KernelBuildError, match="error: expected .;. before") as failed:
             helpers.load_kernel(cu, target="cpu")
+    log = failed.value.log_path  # named by the error; open in Lab's editor, say
+    assert re.search("error: expected .;. before", log.read_text())
     cu.write_text(good)
     a = torch.randn(10)
-    torch.testing.assert_close(helpers.load_kernel(cu, target="cpu").add2(a, a), 2 * a)
+    ext = helpers.load_kernel(cu, target="cpu")
+    torch.testing.assert_close(ext.add2(a, a), 2 * a)
+    assert re.fullmatch(
+        rf"No error at \d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d: {re.escape(ext.build.describe())}\n"
+        r"\(A build that fails writes its log here.\)\n",
+        log.read_text(),
+    ), log.read_text()
+    edit(cu, "c[i] = a[i] + b[i];", "c[i] = a[i] + b[i]")
+    with pytest.raises(helpers.KernelBuildError):
+        helpers.load_kernel(cu, target="cpu")
+    cu.write_text(good)  # back to a version built before: cached, and the log says so
+    assert helpers.load_kernel(cu, target="cpu", quiet=True) is ext
+    assert log.read_text().startswith("No error at ") and "add2: cached (cpu stand-in;" in log.read_text()
 
 
 def test_warm_load_in_a_new_process_builds_nothing(kernel_copy):

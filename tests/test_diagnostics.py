@@ -1,5 +1,5 @@
 """kp.diagnostics: a build error is the .cu line with the compiler's message and a caret, the full log one click
-away in Jupyter, and the notebook's kernel lives on."""
+away in Jupyter, and the notebook's kernel lives on; a schema torch refuses is said once, at the binding's line."""
 
 import subprocess
 
@@ -64,6 +64,46 @@ def test_in_jupyter_a_build_error_shows_readably_and_the_kernel_lives_on(kernel_
     html = log["data"]["text/html"]
     assert html.startswith("<details><summary>full build log") and "oops" in html and "KernelBuildError" not in html
     assert "tensor([0., 0.])" in run.notebook.cells[2].outputs[-1]["text"]  # same kernel, fixed code
+
+
+SCHEMA = 'm.def("add2_v1(Tensor a, Tensor b) -> Tensor"'
+
+
+def test_a_schema_torch_refuses_is_said_once_at_the_binding_line(kernel_copy, capfd):
+    """torch's C shim prints the error it then returns: the loader keeps that copy off stderr, and says the error at
+    the binding's line, with a caret where torch points; loading again raises it again without registering again."""
+    cu = kernel_copy()
+    binding = cu.with_name("add2_binding.cpp")
+    edit(binding, SCHEMA, SCHEMA.replace("-> Tensor", "-> Tensr"))
+    line, text = next((n, t) for n, t in enumerate(binding.read_text().splitlines(), 1) if "Tensr" in t)
+    col = text.index("Tensr") + 1
+    for _ in range(2):
+        with pytest.raises(helpers.KernelBuildError) as err:
+            helpers.load_kernel(cu, target="cpu", quiet=True)
+        assert str(err.value) == (
+            f"{binding}:{line}:{col}: error: torch refused this schema: unknown type specifier. Common valid schema "
+            "types include Tensor, SymInt, int, float, bool, Scalar; for a full list, please see "
+            "https://github.com/pytorch/pytorch/blob/main/aten/src/ATen/native/README.md#func\n"
+            f"{line:5d} | {text}\n      | {' ' * (col - 1)}^\n(fix the schema in the binding and load again)"
+        )
+        assert err.value._render_html() == ""  # no empty "full build log (0 lines)" under it
+    assert "Tensr" not in capfd.readouterr().err
+
+
+def test_in_jupyter_a_schema_error_is_one_output(kernel_copy, tmp_path):
+    import nbformat
+
+    from kp.notebooks import execute
+
+    cu = kernel_copy()
+    edit(cu.with_name("add2_binding.cpp"), SCHEMA, SCHEMA.replace("(Tensor a,", "(Tensor a"))
+    cells = [f"import helpers\nhelpers.load_kernel({str(cu)!r}, target='cpu')"]
+    path = tmp_path / "schema.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells]), path)
+    outputs = execute(path, allow_errors=True).notebook.cells[0].outputs
+    assert [o["output_type"] for o in outputs] == ["error"], outputs  # no stderr copy, no empty log under it
+    assert outputs[0]["traceback"] == [f"KernelBuildError: {outputs[0]['evalue']}"]
+    assert outputs[0]["evalue"].startswith(f"{cu.with_name('add2_binding.cpp')}:"), outputs[0]["evalue"]
 
 
 def test_a_coloured_compiler_log_reads_as_plain_text(tmp_path):

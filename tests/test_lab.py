@@ -1,10 +1,12 @@
 """The edit-run loop in JupyterLab itself, in a real browser (Debian's chromium, driven by Playwright): Lab started
-as `make lab` starts it (tools/lab.py) on a free port, notebook 01 run top to bottom with no error and its graph and
-plot rendered, kernels/add2.cu edited in Lab's editor and saved, the loading and checking cells re-run and the new
-result seen within 3 s, then a compile error read as the notebook shows it. Screenshots of each step go to
-build/lab-test/. Lab serves a copy of the project, so the real kernels/add2.cu is never edited."""
+as `make lab` starts it (tools/lab.py) on a free port, with no news pop-up, notebook 01 run top to bottom with no
+error and its graph and plot rendered, kernels/add2.cu opened as CUDA C++ with C++ highlighting (kp.cuh too),
+edited in Lab's editor and saved, the loading and checking cells re-run and the new result seen within 3 s, then a
+compile error read as the notebook shows it. Screenshots of each step go to build/lab-test/. Lab serves a copy of the
+project, so the real kernels/add2.cu is never edited."""
 
 import asyncio
+import contextlib
 import json
 import os
 import platform
@@ -13,6 +15,7 @@ import socket
 import subprocess
 import time
 import urllib.request
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -58,6 +61,8 @@ def lab(tmp_path_factory):
     port = free_port()
     cmd = lab_command(port, TOKEN, browser=False, root=project)
     cmd.append("--LabApp.expose_app_in_browser=True")  # window.jupyterapp: the test runs Lab's own commands
+    # Its own workspace (no tabs restored from an earlier Lab) and user settings (the defaults make lab sets apply).
+    cmd += [f"--LabApp.workspaces_dir={project / 'workspaces'}", f"--LabApp.user_settings_dir={project / 'settings'}"]
     log = open(project / "lab.log", "w")
     server = subprocess.Popen(cmd, cwd=project, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
@@ -141,6 +146,57 @@ def cell_text(page, text):
     )
 
 
+def open_in_editor(page, path):
+    """Open `path` in Lab's editor; once a `template` in view is highlighted (CodeMirror parses in the background), or
+    after 30 s: the editor's mime type, CodeMirror's language, and whether every `template` in view is coloured as
+    Lab's theme colours keywords."""
+    notebook_js(page, "await app.commands.execute('docmanager:open', {path: arg});", path)
+    with contextlib.suppress(playwright.TimeoutError):
+        page.wait_for_function(
+            """(path) => {
+                const widget = window.jupyterapp.shell.currentWidget;
+                return widget && widget.context && widget.context.path === path && Array.from(
+                    widget.node.querySelectorAll('.cm-content span')).some(s => s.textContent === 'template');
+            }""",
+            arg=path,
+            timeout=30_000,
+        )
+    return page.evaluate(
+        """() => {
+            const widget = window.jupyterapp.shell.currentWidget;
+            const content = widget.node.querySelector('.cm-content');
+            const probe = document.createElement('span');  // outside the editor: CodeMirror owns its DOM
+            probe.style.color = 'var(--jp-mirror-editor-keyword-color)';
+            document.body.appendChild(probe);
+            const keyword = getComputedStyle(probe).color;
+            probe.remove();
+            const spans = Array.from(content.querySelectorAll('span')).filter(s => s.textContent === 'template');
+            return {
+                mime: widget.content.model.mimeType,
+                language: content.dataset.language,
+                keywords: spans.length > 0 && spans.every(s => getComputedStyle(s).color === keyword),
+            };
+        }"""
+    )
+
+
+def test_make_lab_passes_port_and_lab_gets_the_projects_settings_and_extension():
+    """`make lab PORT=8899` starts Lab on that port; Lab reads its settings (no news, no update check) and its one
+    extension (.cu and .cuh as C++) from tools/, not from the environment's Jupyter folders."""
+    dry = subprocess.run(["make", "-n", "lab", "PORT=8899"], cwd=kp.files.ROOT, capture_output=True, text=True)
+    assert dry.stdout.rstrip().endswith("tools/lab.py --port 8899"), dry.stdout + dry.stderr
+    cmd = lab_command(8899)
+    assert "--ServerApp.port=8899" in cmd and "--ServerApp.port_retries=0" in cmd
+    settings = next(a.split("=", 1)[1] for a in cmd if a.startswith("--LabApp.app_settings_dir="))
+    notification = json.loads((Path(settings) / "overrides.json").read_text())[
+        "@jupyterlab/apputils-extension:notification"
+    ]
+    assert notification == {"fetchNews": "false", "checkForUpdates": False}
+    extensions = next(a.split("=", 1)[1] for a in cmd if a.startswith("--LabApp.extra_labextensions_path="))
+    package = json.loads((Path(extensions) / "kernel-playground" / "package.json").read_text())
+    assert (Path(extensions) / "kernel-playground" / package["jupyterlab"]["_build"]["load"]).is_file()
+
+
 def test_a_notebook_reads_with_this_machines_python_version_and_saves_without_it(tmp_path):
     committed = nbformat.read(kp.files.ROOT / FIRST_NOTEBOOK, as_version=4)
     shutil.copy(kp.files.ROOT / FIRST_NOTEBOOK, tmp_path / "nb.ipynb")
@@ -163,6 +219,15 @@ def test_the_edit_run_loop_in_jupyterlab(lab, page):
         return {dirty: nb.context.model.dirty, trusted: code.every(c => c.model.trusted)};""",
     )
     assert opened == {"dirty": False, "trusted": True}, opened
+    notification = page.evaluate(
+        """async () => {
+            const plugin = await window.jupyterapp.serviceManager.settings.fetch(
+                '@jupyterlab/apputils-extension:notification');
+            const defaults = plugin.schema.properties;
+            return [defaults.fetchNews.default, defaults.checkForUpdates.default, plugin.settings];
+        }"""
+    )  # the defaults, as tools/lab_settings/overrides.json sets them; a user's own settings (none here) would win
+    assert notification == ["false", False, {}], notification
 
     # 1. Notebook 01 runs top to bottom: no error output, the autograd graph (SVG) and the plot (PNG) rendered.
     notebook_js(page, "await app.commands.execute('notebook:run-all-cells');")
@@ -177,10 +242,12 @@ def test_the_edit_run_loop_in_jupyterlab(lab, page):
     assert "image/png" in kinds, "the plot did not render"
     assert "application/vnd.jupyter.widget-view+json" in kinds, "the progress bar is not tqdm's widget"
     assert "max abs error 0.000e+00" in cell_text(page, CHECKING_CELL)
+    toasts = page.evaluate("Array.from(document.querySelectorAll('.jp-toast-message')).map(t => t.textContent)")
+    assert not [t for t in toasts if "news" in t.lower()], toasts  # by now Lab would have asked (within seconds)
 
-    # 2. kernels/add2.cu opened in Lab's editor, edited so the op adds 1, saved with Ctrl+S.
-    notebook_js(page, "await app.commands.execute('docmanager:open', {path: 'kernels/add2.cu'});")
-    page.wait_for_selector(".jp-FileEditor .cm-content", timeout=30_000)
+    # 2. kernels/add2.cu opened in Lab's editor as CUDA C++, highlighted as C++ (tools/lab_extensions), edited so the
+    # op adds 1, saved with Ctrl+S.
+    assert open_in_editor(page, "kernels/add2.cu") == {"mime": "text/x-cuda", "language": "cpp", "keywords": True}
     cu = lab["project"] / "kernels" / "add2.cu"
     line = next(i for i, text in enumerate(cu.read_text().splitlines()) if text.strip() == KERNEL_LINE)
     end = len(cu.read_text().splitlines()[line])
@@ -200,6 +267,8 @@ def test_the_edit_run_loop_in_jupyterlab(lab, page):
         time.sleep(0.1)
     assert "c[i] = a[i] + b[i] + T(1);" in cu.read_text(), "the edit was not saved to kernels/add2.cu"
     page.screenshot(path=SHOTS / "2-kernel-edited.png")
+    assert open_in_editor(page, "kernels/common/kp.cuh") == {"mime": "text/x-cuda", "language": "cpp", "keywords": True}
+    page.screenshot(path=SHOTS / "2-header-opened.png")
 
     # 3. Back in the notebook: the loading cell, then the checking cell; the new result within 3 s.
     notebook_js(page, "app.shell.activateById(nb.id);")

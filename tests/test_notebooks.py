@@ -1,10 +1,12 @@
-"""Every notebook runs top to bottom in a fresh kernel, and is committed without outputs."""
+"""Every notebook runs top to bottom in a fresh kernel, which is shut down after, and is committed without outputs."""
 
 import json
+import os
 import re
 import shutil
 
 import pytest
+from conftest import run_python
 
 from kp.notebooks import all_notebooks, execute
 
@@ -70,3 +72,18 @@ def test_a_failing_cell_is_reported_by_index(tmp_path):
     nbformat.write(nb, path)
     run = execute(path)
     assert run.failed_cell == 1 and "broken kernel" in run.error
+
+
+def test_execute_shuts_its_kernel_down(tmp_path):
+    """nbclient shuts down only kernels it started itself: execute() shuts down its own, so that none lives on after
+    `make run` to print "Parent appears to have exited, shutting down" on the terminal."""
+    import nbformat
+
+    path = tmp_path / "pid.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import os\nprint(os.getpid())")]), path)
+    code = f"from kp.notebooks import execute\nprint(execute({str(path)!r}).notebook.cells[0].outputs[0]['text'])"
+    done = run_python(code)  # its stderr is read until every process holding it (a kernel left over too) has exited
+    assert done.returncode == 0, done.stderr
+    assert "Parent appears to have exited" not in done.stderr and "WARNING" not in done.stderr, done.stderr
+    with pytest.raises(ProcessLookupError):
+        os.kill(int(done.stdout.split()[0]), 0)  # the kernel is gone, not only quiet

@@ -1,11 +1,14 @@
 """`make lab`: JupyterLab at the project root with notebook 01 open, as root or as a normal user.
 
     python tools/lab.py              # prints the URL to open (and opens a browser where there is one)
-    python tools/lab.py --port 8899
+    python tools/lab.py --port 8899  # `make lab PORT=8899`
 
 Rooted at the project, not at notebooks/, so that Lab's file browser reaches kernels/*.cu (the files the
 playground is about: open one, edit, save, re-run the loading cell) and build/ (the full build logs).
-Notebooks open unmodified: see PlaygroundContents. tests/test_lab.py starts Lab through lab_command too.
+Notebooks open unmodified: see PlaygroundContents. Lab's settings come from tools/lab_settings/ (overrides.json:
+no news pop-up, no update check; a user's own settings still win), and tools/lab_extensions/ adds one extension:
+`.cu` and `.cuh` files open as CUDA C++, highlighted as C++. Nothing is written into the environment's Jupyter
+folders. tests/test_lab.py starts Lab through lab_command too.
 """
 
 import argparse
@@ -26,6 +29,8 @@ def lab_command(port=None, token=None, browser=True, root=ROOT):
     cmd = [sys.executable, "-m", "jupyterlab", f"--ServerApp.root_dir={root}"]
     cmd.append(f"--LabApp.default_url=/lab/tree/{FIRST_NOTEBOOK}")
     cmd.append("--ServerApp.contents_manager_class=tools.lab.PlaygroundContents")  # run from ROOT: importable
+    cmd.append(f"--LabApp.app_settings_dir={root / 'tools' / 'lab_settings'}")  # the environment's has nothing
+    cmd.append(f"--LabApp.extra_labextensions_path={root / 'tools' / 'lab_extensions'}")
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         cmd.append("--allow-root")  # Jupyter refuses root without it: "Running as root is not recommended"
     if port:

@@ -325,10 +325,11 @@ def translate(src, path, display_path=None, check=False):
     for m in EXTERN_SHARED.finditer(code):
         ctype = ALIGN.sub("", src[m.start("type") : m.end("type")]).strip()
         name = m.group("name")
+        memory = f'reinterpret_cast<{ctype}*>(::kp::dynamic_shared_memory("{name}", sizeof({ctype})))'
         if enclosing_body(m.start()) is None:
-            replacement = f'\n#define {name} (reinterpret_cast<{ctype}*>(::kp::dynamic_shared_memory("{name}", sizeof({ctype}))))\n'
+            replacement = f"\n#define {name} ({memory})\n"
         else:
-            replacement = f'{ctype}* const {name} = reinterpret_cast<{ctype}*>(::kp::dynamic_shared_memory("{name}", sizeof({ctype})));'
+            replacement = f"{ctype}* const {name} = {memory};"
         edits.append((m.start(), m.end(), replacement))
 
     if check:
