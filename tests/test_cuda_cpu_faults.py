@@ -208,3 +208,27 @@ def test_a_fault_outside_a_kernel_still_ends_the_process_as_before(tmp_path, fau
     run = subprocess.run([sys.executable, *flags, "-c", code], capture_output=True, text=True, timeout=300)
     assert run.returncode == -11 and run.stdout == "launched\n", (run.returncode, run.stdout, run.stderr[-2000:])
     assert ("Fatal Python error: Segmentation fault" in run.stderr) == faulthandler, run.stderr[-2000:]
+
+
+def test_in_a_notebook_a_write_before_a_tensor_of_the_tests_own_kernel_is_an_error_and_the_kernel_lives(tmp_path):
+    """tests/cuda_cpu/faults.cu's wild_write one float before its tensor, through nbclient: an error output naming
+    the op, the tensor and the side; the tensor and the other variables are as they were; the next cell runs."""
+    import nbformat
+
+    cells = [
+        "import os, torch\nfrom helpers import load_kernel\npid = os.getpid()\n"
+        f"k = load_kernel({str(FAULTS)!r}, target='cpu', quiet=True)\nx = torch.zeros(64)\nkept = torch.arange(3.0)",
+        "k.wild_write(x, -1)",
+        "print(pid == os.getpid(), x.abs().sum().item(), kept.tolist(), k.divide(torch.tensor([6], "
+        "dtype=torch.int32), torch.tensor([3], dtype=torch.int32)).tolist())",
+    ]
+    path = tmp_path / "before.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells]), path)
+    run = execute(path, allow_errors=True)
+    error = run.notebook.cells[1].outputs[0]
+    assert error["output_type"] == "error", error
+    assert (
+        "op 'wild_write': kernel 'wild_write_kernel' wrote before the start of 'x' (64 elements of 4 bytes): "
+        "element [-1]" in error["evalue"]
+    ), error["evalue"]
+    assert run.notebook.cells[2].outputs[-1]["text"] == "True 0.0 [0.0, 1.0, 2.0] [2]\n"
