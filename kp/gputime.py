@@ -108,7 +108,7 @@ class Estimate:
 
     def describe(self):
         bounds = "; ".join(f"{e.kernel}: {_time(e.seconds)}, {e.bound}-bound" for e in self.launches)
-        return f"{_time(self.seconds)} on the {self.gpu} ({bounds})"
+        return f"{_time(self.seconds)} on the {self.gpu}, modelled ({bounds})"
 
     def table(self):
         rows = [

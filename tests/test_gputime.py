@@ -124,7 +124,7 @@ def test_launches_add_up_and_other_gpus_use_their_own_constants():
 
 def test_describe_and_table_show_the_time_and_its_bound():
     e = estimate("H100", [add2(65536), LaunchWork("tiny", 1, 32)])
-    assert e.describe() == "274 µs on the H100 SXM (add2: 272 µs, memory-bound; tiny: 2.5 µs, launch-bound)"
+    assert e.describe() == "274 µs on the H100 SXM, modelled (add2: 272 µs, memory-bound; tiny: 2.5 µs, launch-bound)"
     rows = e.table().rows
     assert [(r["kernel"], r["bound"], r["waves"], r["occupancy"]) for r in rows] == [
         ("`add2`", "memory", 63, "100% (threads)"),
