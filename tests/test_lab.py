@@ -183,7 +183,10 @@ def open_in_editor(page, path):
 def test_make_lab_passes_port_and_lab_gets_the_projects_settings_and_extension():
     """`make lab PORT=8899` starts Lab on that port; Lab reads its settings (no news, no update check) and its one
     extension (.cu and .cuh as C++) from tools/, not from the environment's Jupyter folders."""
-    dry = subprocess.run(["make", "-n", "lab", "PORT=8899"], cwd=kp.files.ROOT, capture_output=True, text=True)
+    # --no-print-directory: under `make test` this make is a sub-make, which would print "Entering directory" lines.
+    dry = subprocess.run(
+        ["make", "--no-print-directory", "-n", "lab", "PORT=8899"], cwd=kp.files.ROOT, capture_output=True, text=True
+    )
     assert dry.stdout.rstrip().endswith("tools/lab.py --port 8899"), dry.stdout + dry.stderr
     cmd = lab_command(8899)
     assert "--ServerApp.port=8899" in cmd and "--ServerApp.port_retries=0" in cmd
