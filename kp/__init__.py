@@ -15,7 +15,7 @@ A module imports only modules on floors below its own (no circles, nothing impor
              kp.newop        a new op from templates/new_op/, in its five places (`make new-op NAME=...`)
     floor 3  kp.doctor       every check a target's build needs, and `python helpers.py doctor`
              kp.gputime      a modelled time of counted launches on a named GPU (LaunchWork -> Estimate)
-             kp.standin      the CPU stand-in's shared pieces: translator, runtime, precompiled header
+             kp.standin      the CPU stand-in's shared pieces: translator, runtime, precompiled header, link stubs
     floor 4  kp.build        build key, flags per target, ninja -> Build
     floor 5  kp.check        check mode's findings (KernelCheckError, KernelCheckWarning) and last writers
              kp.ptxas        ptxas's registers, shared memory and spills per kernel, without a GPU

@@ -20,7 +20,14 @@ import torch
 from kp.diagnostics import GCC_DIAGNOSTIC, NVCC_DIAGNOSTIC, KernelBuildError, load_failure, source_excerpt
 from kp.doctor import doctor
 from kp.files import BUILD_ROOT, COMMON, KERNELS, content_key, display_path, locked, write_if_changed
-from kp.standin import UnsupportedConstruct, cpu_runtime, project_headers, translate, with_precompiled_header
+from kp.standin import (
+    UnsupportedConstruct,
+    cpu_runtime,
+    project_headers,
+    torch_link_stubs,
+    translate,
+    with_precompiled_header,
+)
 from kp.toolchain import DEFAULT_CUDA_ARCH, TARGETS, ToolchainError, default_target, linker_flags, probe_linker
 
 if not torch.cuda.is_available():  # its "No CUDA runtime is found" warning is expected here
@@ -100,7 +107,7 @@ def build_flags(target, cu, check=False, runtime=True):
         cflags += [f for f in probe_linker().cflags if f == "-fno-plt"]
         if runtime:  # a packaged op's library has the runtime's sources compiled in (kp.package)
             runtime_dir = Path(cpu_runtime()._name).parent
-            ldflags += [f"-L{runtime_dir}", "-lkp_cuda_cpu", f"-Wl,-rpath,{runtime_dir}"]
+            ldflags += [f"-L{runtime_dir}", "-lkp_cuda_cpu", f"-Wl,-rpath,{runtime_dir}", *torch_link_stubs()]
     # torch builds CUDA extensions without CUDA's half and bfloat16 operators and conversions: they clash with
     # ATen's types. Our kernel files have no ATen: they get __half and __nv_bfloat16 as CUDA defines them, as the
     # stand-in does (kernels/common/cuda_cpu_fp16.h), so one kernel file compiles for both targets.

@@ -1,8 +1,8 @@
-"""The CPU stand-in's build pieces: its source step (the translator), its runtime library, and the precompiled
-header of its headers that every translated kernel file starts with.
+"""The CPU stand-in's build pieces: its source step (the translator), its runtime library, the precompiled
+header of its headers that every translated kernel file starts with, and the stubs its kernels link against.
 
 Owns what is built once per machine and shared by every stand-in kernel (under build/ext/cpu/: runtime-*,
-pch-*); never builds or loads a kernel itself (kp.build does).
+pch-*, torch-stubs-*); never builds or loads a kernel itself (kp.build does).
 """
 
 import contextlib
@@ -21,7 +21,7 @@ import torch
 
 from kp.diagnostics import KernelBuildError
 from kp.files import BUILD_ROOT, COMMON, locked, write_if_changed
-from kp.toolchain import toolchain_identity
+from kp.toolchain import linker_flags, toolchain_identity
 
 
 def _translator():
@@ -143,7 +143,7 @@ def torch_cxx_flags():
     return None
 
 
-_failed = {}  # folder -> the compiler's output: a PCH that failed is not tried again in this process
+_failed = {}  # folder -> the compiler's output: a PCH or stubs that failed are not tried again in this process
 
 
 def precompiled_header(cflags):
@@ -189,3 +189,47 @@ def with_precompiled_header(text, cflags):
     if header is None or not text.startswith(TRANSLATED_FIRST_LINE):
         return text
     return f'#include "{header}"\n' + text[len(TRANSLATED_FIRST_LINE) :]
+
+
+# ---------------------------------------------------------------------------------------------
+# The link. torch.utils.cpp_extension links every kernel library against libc10, libtorch_cpu, libtorch and
+# libtorch_python; the linker then reads their 100,000 exported symbols (libtorch_cpu's alone take 7 MB), most
+# of the link's time, to resolve nothing: a shared library may leave symbols undefined, and the loader binds
+# them when it is loaded. Empty libraries of the same names (SONAMEs), found first on the library path and
+# recorded as dependencies (--no-as-needed: they define nothing), are met at load time by torch's own libraries,
+# which `import torch` loaded.
+TORCH_LIBRARIES = ("c10", "torch_cpu", "torch", "torch_python")  # what load() links a C++ (not CUDA) build with
+
+
+def torch_link_stubs():
+    """Link flags that take empty libraries named as torch's (made once per torch and toolchain) instead of
+    torch's own, for a stand-in kernel's link; [] where they cannot be made or linked (then it links torch's)."""
+    cxx = os.environ.get("CXX", "c++")
+    torch_lib = Path(torch.__file__).parent / "lib"
+    if not all((torch_lib / f"lib{name}.so").exists() for name in TORCH_LIBRARIES):
+        return []
+    digest = hashlib.sha256(repr((toolchain_identity(cxx), str(torch_lib), TORCH_LIBRARIES)).encode()).hexdigest()
+    folder = BUILD_ROOT / "cpu" / f"torch-stubs-{digest[:12]}"
+    flags = [
+        f"-L{folder}",
+        "-Wl,--push-state,--no-as-needed",
+        *(f"-l{name}" for name in TORCH_LIBRARIES),
+        "-Wl,--pop-state",
+    ]
+    if folder in _failed:
+        return []
+    with locked(folder / ".kp-lock"):
+        if not (folder / "ok").exists():
+            source = folder / "stub.cpp"
+            write_if_changed(source, "// An empty library named as one of torch's (kp.standin.torch_link_stubs).\n")
+            shared = [cxx, "-shared", "-fPIC", str(source)]
+            steps = [[*shared, f"-Wl,-soname,lib{n}.so", "-o", str(folder / f"lib{n}.so")] for n in TORCH_LIBRARIES]
+            # then a library linked as a kernel's is, against the four (--push-state: GNU ld and gold since 2.25)
+            steps.append([*shared, *linker_flags(), *flags, "-o", str(folder / "probe.so")])
+            for cmd in steps:
+                done = subprocess.run(cmd, capture_output=True, text=True)
+                if done.returncode:
+                    _failed[folder] = done.stdout + done.stderr
+                    return []
+            (folder / "ok").write_text("")
+    return flags

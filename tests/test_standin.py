@@ -1,5 +1,6 @@
 """kp.standin: the stand-in's precompiled header is the one g++ takes for a kernel file (same flags as ninja's
-compile, normal and check mode), made again when its headers or flags change and never in the way of a build."""
+compile, normal and check mode), made again when its headers or flags change and never in the way of a build;
+kernel libraries link against empty stand-ins of torch's libraries and load torch's own."""
 
 import re
 import shlex
@@ -68,16 +69,21 @@ def test_one_header_per_flag_set_and_the_older_headers_are_removed(monkeypatch, 
     assert not stale.exists() and not header.parent.exists() and other.exists()
 
 
-def test_a_compiler_that_cannot_precompile_headers_still_builds(kernel_copy, tmp_path, monkeypatch):
+def compiler_refusing(tmp_path, argument):
+    """A `c++` wrapper that fails when given `argument`, and runs the real compiler otherwise."""
     real = subprocess.run(["which", "c++"], capture_output=True, text=True).stdout.strip()
     script = tmp_path / "bin" / "c++"
     script.parent.mkdir()
     script.write_text(
-        '#!/bin/sh\nfor a in "$@"; do [ "$a" = c++-header ] && { echo "no PCH here" >&2; exit 1; }; done\n'
+        f'#!/bin/sh\nfor a in "$@"; do [ "$a" = {argument} ] && {{ echo "no {argument} here" >&2; exit 1; }}; done\n'
         f'exec {real} "$@"\n'
     )
     script.chmod(0o755)
-    monkeypatch.setenv("CXX", str(script))
+    return script
+
+
+def test_a_compiler_that_cannot_precompile_headers_still_builds(kernel_copy, tmp_path, monkeypatch):
+    monkeypatch.setenv("CXX", str(compiler_refusing(tmp_path, "c++-header")))
     monkeypatch.setattr(kp.standin, "BUILD_ROOT", tmp_path / "build")  # no PCH made earlier for this compiler
     module = helpers.load_kernel(kernel_copy(), target="cpu", quiet=True)
     a = torch.randn(33)
@@ -90,3 +96,26 @@ def test_a_compiler_that_cannot_precompile_headers_still_builds(kernel_copy, tmp
 def test_torchs_flags_are_found_in_its_source():
     assert kp.standin.torch_cxx_flags()[0] == "-fPIC"
     assert re.fullmatch(r"-std=c\+\+\d\w", kp.standin.torch_cxx_flags()[1])
+
+
+def test_a_kernel_links_against_stubs_and_loads_torchs_own_libraries(kernel_copy):
+    flags = kp.standin.torch_link_stubs()
+    assert flags and flags[0].startswith("-L") and "-ltorch_cpu" in flags
+    stubs = flags[0][2:]
+    module = helpers.load_kernel(kernel_copy(), target="cpu", quiet=True)
+    a = torch.randn(5)
+    torch.testing.assert_close(module.add2(a, a), 2 * a)
+    needed = subprocess.run(["readelf", "-d", str(module.library_path)], capture_output=True, text=True).stdout
+    for name in kp.standin.TORCH_LIBRARIES:
+        assert f"[lib{name}.so]" in needed
+    maps = open("/proc/self/maps").read()
+    assert stubs not in maps and "torch/lib/libtorch_cpu.so" in maps
+
+
+def test_a_linker_without_push_state_links_torchs_own_libraries(kernel_copy, tmp_path, monkeypatch):
+    monkeypatch.setenv("CXX", str(compiler_refusing(tmp_path, "-Wl,--push-state,--no-as-needed")))
+    monkeypatch.setattr(kp.standin, "BUILD_ROOT", tmp_path / "build")
+    assert kp.standin.torch_link_stubs() == []
+    module = helpers.load_kernel(kernel_copy(), target="cpu", quiet=True)
+    a = torch.randn(7)
+    torch.testing.assert_close(module.add2(a, a), 2 * a)
