@@ -81,28 +81,33 @@ def cpu_runtime():
         torch_lib = Path(torch.__file__).parent / "lib"
         with locked(out_dir / ".kp-lock"):
             if not lib.exists():
-                tmp = out_dir / f"libkp_cuda_cpu.so.tmp{os.getpid()}"
-                cmd = [
-                    os.environ.get("CXX", "c++"),
-                    "-std=c++17",
-                    "-O2",
-                    "-fPIC",
-                    "-shared",
-                    "-pthread",
-                    f"-D_GLIBCXX_USE_CXX11_ABI={int(torch.compiled_with_cxx11_abi())}",
-                    f"-I{COMMON}",
-                    *(f"-I{d}" for d in cpp_extension.include_paths()),
-                    "-Wl,-soname,libkp_cuda_cpu.so",
-                    *map(str, sources),
-                    f"-L{torch_lib}",
-                    "-lc10",
-                    f"-Wl,-rpath,{torch_lib}",
-                    "-o",
-                    str(tmp),
+                cxx, tmp = os.environ.get("CXX", "c++"), out_dir / f"libkp_cuda_cpu.so.tmp{os.getpid()}"
+                flags = ["-std=c++17", "-O2", "-fPIC", "-pthread"]
+                flags += [f"-D_GLIBCXX_USE_CXX11_ABI={int(torch.compiled_with_cxx11_abi())}", f"-I{COMMON}"]
+                flags += [f"-I{d}" for d in cpp_extension.include_paths()]
+                objects = [out_dir / f"{s.stem}.o.tmp{os.getpid()}" for s in sources]
+                # the two sources at once (4.7 s and 1.8 s here): a first build waits for the longer one only
+                compiles = [
+                    subprocess.Popen(
+                        [cxx, *flags, "-c", str(s), "-o", str(o)],
+                        stdout=subprocess.PIPE,
+                        stderr=subprocess.STDOUT,
+                        text=True,
+                    )
+                    for s, o in zip(sources, objects)
                 ]
-                done = subprocess.run(cmd, capture_output=True, text=True)
-                if done.returncode:
-                    raise KernelBuildError.from_log(done.stdout + done.stderr, sources)
+                log = "".join(p.communicate()[0] for p in compiles)
+                failed = any(p.returncode for p in compiles)
+                if not failed:
+                    link = [cxx, "-shared", "-pthread", "-Wl,-soname,libkp_cuda_cpu.so", *map(str, objects)]
+                    link += [f"-L{torch_lib}", "-lc10", f"-Wl,-rpath,{torch_lib}", "-o", str(tmp)]
+                    done = subprocess.run(link, capture_output=True, text=True)
+                    failed, log = done.returncode != 0, done.stdout + done.stderr
+                for o in objects:
+                    with contextlib.suppress(OSError):
+                        o.unlink()
+                if failed:
+                    raise KernelBuildError.from_log(log, sources)
                 os.replace(tmp, lib)
         runtime = ctypes.CDLL(str(lib))
         runtime.kp_set_num_threads(torch.get_num_threads())
@@ -154,7 +159,7 @@ def precompiled_header(cflags):
     if torch_flags is None:
         return None
     cxx = os.environ.get("CXX", "c++")
-    flags = [*torch_flags, *cflags, f"-I{COMMON}"]  # a kernel file's compile, less the -D and -I that g++ ignores
+    flags = [*torch_flags, *cflags, f"-I{COMMON}"]  # a kernel file's compile, less -D and -I flags g++ does not compare
     group = hashlib.sha256(repr((toolchain_identity(cxx), flags)).encode()).hexdigest()[:8]
     inputs = [COMMON / "cuda_cpu.h", *sorted(project_headers(COMMON / "cuda_cpu.h", [COMMON]))]
     content = hashlib.sha256(PCH_TEXT.encode() + b"".join(p.read_bytes() for p in inputs)).hexdigest()[:8]

@@ -1,14 +1,16 @@
 """kp.standin: the stand-in's precompiled header is the one g++ takes for a kernel file (same flags as ninja's
 compile, normal and check mode), made again when its headers or flags change and never in the way of a build;
-kernel libraries link against empty stand-ins of torch's libraries and load torch's own."""
+kernel libraries link against empty stand-ins of torch's libraries and load torch's own; the runtime builds
+from nothing."""
 
+import os
 import re
 import shlex
 import subprocess
 
 import pytest
 import torch
-from conftest import edit
+from conftest import edit, run_python
 
 import helpers
 import kp.build
@@ -119,3 +121,11 @@ def test_a_linker_without_push_state_links_torchs_own_libraries(kernel_copy, tmp
     module = helpers.load_kernel(kernel_copy(), target="cpu", quiet=True)
     a = torch.randn(7)
     torch.testing.assert_close(module.add2(a, a), 2 * a)
+
+
+def test_the_runtime_builds_in_a_fresh_folder(tmp_path):
+    env = {**os.environ, "KP_BUILD_DIR": str(tmp_path / "build")}
+    done = run_python("import kp.standin, torch; kp.standin.cpu_runtime(); print(torch.ones(2) + 1)", env=env)
+    assert done.returncode == 0 and "tensor([2., 2.])" in done.stdout, done.stderr
+    (runtime,) = (tmp_path / "build" / "cpu").glob("runtime-*")
+    assert [p.name for p in runtime.iterdir() if not p.name.startswith(".")] == ["libkp_cuda_cpu.so"]  # no objects
