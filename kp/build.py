@@ -22,7 +22,8 @@ from kp.doctor import doctor
 from kp.files import BUILD_ROOT, COMMON, KERNELS, content_key, display_path, locked, write_if_changed
 from kp.standin import (
     UnsupportedConstruct,
-    cpu_runtime,
+    cpu_runtime,  # noqa: F401  (kp.display, kp.profile, kp.check and tests import it from here)
+    prepare,
     project_headers,
     torch_link_stubs,
     translate,
@@ -108,7 +109,7 @@ def build_flags(target, cu, check=False, runtime=True):
         cflags += ["-DKP_CPU_STANDIN", "-g1", "-fstack-clash-protection", "-falign-functions=64"]
         cflags += [f for f in probe_linker().cflags if f == "-fno-plt"]
         if runtime:  # a packaged op's library has the runtime's sources compiled in (kp.package)
-            runtime_dir = Path(cpu_runtime()._name).parent
+            runtime_dir = Path(prepare(cflags)._name).parent
             ldflags += [f"-L{runtime_dir}", "-lkp_cuda_cpu", f"-Wl,-rpath,{runtime_dir}", *torch_link_stubs()]
     # torch builds CUDA extensions without CUDA's half and bfloat16 operators and conversions: they clash with
     # ATen's types. Our kernel files have no ATen: they get __half and __nv_bfloat16 as CUDA defines them, as the
