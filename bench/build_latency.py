@@ -62,7 +62,13 @@ if sys.argv[2] == "edit":
     m = helpers.load_kernel(sys.argv[1], target=target, quiet=True)
     second = time.perf_counter() - t
     assert not run or m.add2(a, a).tolist() == [3.0] * 4, "stale module"
-print(json.dumps({"first": first, "second": second}))
+    # ninja's log: when each output of the reload's build started and ended (ms), the compile and the link
+    log = (m.build.library.parent / ".ninja_log").read_text().splitlines()[1:]
+    steps = {row.split("\t")[3]: row.split("\t")[:2] for row in log}  # the last entry of each output
+    ms = {out: int(end) - int(start) for out, (start, end) in steps.items()}
+    compile_ms = max(v for out, v in ms.items() if out.endswith(".cu.o" if target == "cpu" else ".cuda.o"))
+    pieces = {"compile": compile_ms / 1e3, "link": ms[m.build.library.name] / 1e3}
+print(json.dumps({"first": first, "second": second, **(pieces if second is not None else {})}))
 """
 
 SEED = """
@@ -106,8 +112,8 @@ def measure_ours(tmp, target):
     cu = copy_add2(tmp / f"ours-{target}")  # another folder: a build of its own, the runtime already built
     cold = run(OURS, cu, "no-edit", target, env=env)["first"]
     warm = run(OURS, cu, "no-edit", target, env=env)["first"]
-    edit = run(OURS, cu, "edit", target, env=env)["second"]
-    return first_ever, cold, warm, edit
+    edit = run(OURS, cu, "edit", target, env=env)
+    return first_ever, cold, warm, edit["second"], edit["compile"], edit["link"]
 
 
 def measure_seed(tmp):
@@ -152,11 +158,13 @@ def main(argv=None):
         cells = [f"{ours[t][i + 1]:.2f} s" for t in args.targets]
         ratio = f"{s / ours['cpu'][i + 1]:.3g}x" if s is not None and "cpu" in ours else ""
         print(f"| {step} | {'skipped' if s is None else f'{s:.2f} s'} | " + " | ".join(cells) + f" | {ratio} |")
+    for i, piece in ((4, "compile of the kernel file"), (5, "link")):
+        cells = [f"{ours[t][i]:.2f} s" for t in args.targets]
+        print(f"| edit -> reload: of which the {piece} (ninja's log) | | " + " | ".join(cells) + " | |")
     first = [f"{ours[t][0]:.2f} s" for t in args.targets]
     print(
-        "| first build on a machine (on the cpu target ours also builds the stand-in's runtime, once) | | "
-        + " | ".join(first)
-        + " | |"
+        "| first build on a machine (on the cpu target ours also builds the stand-in's runtime, precompiled header and "
+        "link stubs, once) | | " + " | ".join(first) + " | |"
     )
     print()
     print(

@@ -17,7 +17,8 @@ A module imports only modules on floors below its own (no circles, nothing impor
     floor 3  kp.doctor       every check a target's build needs, and `python helpers.py doctor`
              kp.gputime      a modelled time of counted launches on a named GPU (LaunchWork -> Estimate)
              kp.counts       the GPU model's counts as records (Line, Launch, ...), put at their `.cu` lines
-    floor 4  kp.build        build key, flags per target, ninja, the stand-in's runtime -> Build
+             kp.standin      the CPU stand-in's shared pieces: translator, runtime, precompiled header, link stubs
+    floor 4  kp.build        build key, flags per target, ninja -> Build
     floor 5  kp.check        check mode's findings (KernelCheckError, KernelCheckWarning) and last writers
              kp.ptxas        ptxas's registers, shared memory and spills per kernel, without a GPU
              kp.bench        median_ms, bench -> BenchResult

@@ -1,19 +1,15 @@
-"""Building a kernel: the build key, the flags per target, ninja through torch.utils.cpp_extension, the
-CPU stand-in's runtime, and build errors turned into KernelBuildError / ToolchainError.
+"""Building a kernel: the build key, the flags per target, ninja through torch.utils.cpp_extension, and build
+errors turned into KernelBuildError / ToolchainError (the CPU stand-in's shared pieces: kp.standin).
 
 Returns a Build (where the library is, what it took); never loads a library or registers an op.
 """
 
 import contextlib
-import ctypes
 import hashlib
-import importlib.util
 import json
 import logging
 import os
 import re
-import subprocess
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,96 +19,20 @@ import torch
 from kp.diagnostics import KernelBuildError, build_failure, log_failure, log_success, source_excerpt
 from kp.doctor import doctor
 from kp.files import BUILD_ROOT, COMMON, KERNELS, content_key, display_path, locked, write_if_changed
+from kp.standin import (
+    UnsupportedConstruct,
+    cpu_runtime,  # noqa: F401  (kp.display, kp.profile, kp.check and tests import it from here)
+    prepare,
+    project_headers,
+    torch_link_stubs,
+    translate,
+    with_precompiled_header,
+)
 from kp.toolchain import DEFAULT_CUDA_ARCH, TARGETS, ToolchainError, default_target, linker_flags, probe_linker
 
 if not torch.cuda.is_available():  # its "No CUDA runtime is found" warning is expected here
     logging.getLogger("torch.utils.cpp_extension").setLevel(logging.ERROR)
 import torch.utils.cpp_extension as cpp_extension  # noqa: E402  (after kp/__init__ set CUDA_HOME)
-
-
-def _translator():
-    """kernels/common/cuda_cpu_translate.py, the stand-in's source step: it lives beside the stand-in it
-    feeds, outside any package, so it is loaded from its file (once per process, under its own name)."""
-    module = sys.modules.get("cuda_cpu_translate")
-    if module is None:
-        spec = importlib.util.spec_from_file_location("cuda_cpu_translate", COMMON / "cuda_cpu_translate.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module
-        spec.loader.exec_module(module)
-    return module
-
-
-_cuda_cpu_translate = _translator()
-UnsupportedConstruct, translate = _cuda_cpu_translate.UnsupportedConstruct, _cuda_cpu_translate.translate
-
-
-INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.M)
-
-
-def project_headers(path, include_dirs):
-    """Every header that `path` includes with quotes, transitively, that exists on disk."""
-    seen, todo = set(), [Path(path)]
-    while todo:
-        current = todo.pop()
-        with contextlib.suppress(OSError):
-            for name in INCLUDE.findall(current.read_text()):
-                for base in (current.parent, *include_dirs):
-                    candidate = (Path(base) / name).resolve()
-                    if candidate.is_file():
-                        if candidate not in seen:
-                            seen.add(candidate)
-                            todo.append(candidate)
-                        break
-    return seen
-
-
-_runtime = None
-
-
-def cpu_runtime():
-    """The CPU stand-in's runtime library (thread pool, fibers, the redzones around CPU tensors), built once and
-    loaded once per process. Loading it installs the redzones' allocator as torch's CPU allocator: tensors made
-    from then on have redzones (kernels/common/cuda_cpu_redzones.cpp)."""
-    global _runtime
-    if _runtime is None:
-        sources = [COMMON / "cuda_cpu_runtime.cpp", COMMON / "cuda_cpu_redzones.cpp"]
-        headers = sorted(set().union(*(project_headers(s, [COMMON]) for s in sources)))  # cuda_cpu_check.h among them
-        digest = hashlib.sha256(
-            b"".join(p.read_bytes() for p in [*sources, *headers]) + torch.__version__.encode()  # it links torch's c10
-        ).hexdigest()[:12]
-        out_dir = BUILD_ROOT / "cpu" / f"runtime-{digest}"
-        lib = out_dir / "libkp_cuda_cpu.so"
-        torch_lib = Path(torch.__file__).parent / "lib"
-        with locked(out_dir / ".kp-lock"):
-            if not lib.exists():
-                tmp = out_dir / f"libkp_cuda_cpu.so.tmp{os.getpid()}"
-                cmd = [
-                    os.environ.get("CXX", "c++"),
-                    "-std=c++17",
-                    "-O2",
-                    "-fPIC",
-                    "-shared",
-                    "-pthread",
-                    f"-D_GLIBCXX_USE_CXX11_ABI={int(torch.compiled_with_cxx11_abi())}",
-                    f"-I{COMMON}",
-                    *(f"-I{d}" for d in cpp_extension.include_paths()),
-                    "-Wl,-soname,libkp_cuda_cpu.so",
-                    *map(str, sources),
-                    f"-L{torch_lib}",
-                    "-lc10",
-                    f"-Wl,-rpath,{torch_lib}",
-                    "-o",
-                    str(tmp),
-                ]
-                done = subprocess.run(cmd, capture_output=True, text=True)
-                if done.returncode:
-                    raise KernelBuildError.from_log(done.stdout + done.stderr, sources)
-                os.replace(tmp, lib)
-        runtime = ctypes.CDLL(str(lib))
-        runtime.kp_set_num_threads(torch.get_num_threads())
-        runtime.kp_redzones_install()
-        _runtime = runtime
-    return _runtime
 
 
 def resolve_kernel(name_or_path):
@@ -186,11 +106,13 @@ def build_flags(target, cu, check=False, runtime=True):
         # -g1: line tables only (no cost measured on add2), so that a fault in a kernel names its .cu line.
         # -fstack-clash-protection: a frame larger than a page touches it page by page, so that a thread
         # that overflows its stack faults in the guard page below it, not in a neighbour's stack.
-        cflags += ["-DKP_CPU_STANDIN", "-g1", "-fstack-clash-protection"]
+        # -falign-functions=64: a kernel's speed no longer moves with an edit elsewhere in its file (add2's
+        # kernel, not inlined into the block loop, ran 12% slower 96 bytes further on: bench/ops.py).
+        cflags += ["-DKP_CPU_STANDIN", "-g1", "-fstack-clash-protection", "-falign-functions=64"]
         cflags += [f for f in probe_linker().cflags if f == "-fno-plt"]
         if runtime:  # a packaged op's library has the runtime's sources compiled in (kp.package)
-            runtime_dir = Path(cpu_runtime()._name).parent
-            ldflags += [f"-L{runtime_dir}", "-lkp_cuda_cpu", f"-Wl,-rpath,{runtime_dir}"]
+            runtime_dir = Path(prepare(cflags)._name).parent
+            ldflags += [f"-L{runtime_dir}", "-lkp_cuda_cpu", f"-Wl,-rpath,{runtime_dir}", *torch_link_stubs()]
     # torch builds CUDA extensions without CUDA's half and bfloat16 operators and conversions: they clash with
     # ATen's types. Our kernel files have no ATen: they get __half and __nv_bfloat16 as CUDA defines them, as the
     # stand-in does (kernels/common/cuda_cpu_fp16.h), so one kernel file compiles for both targets.
@@ -254,6 +176,7 @@ def build_kernel(name_or_path, target=None, verbose=False, check=False):
                 text = translate(cu.read_text(), str(cu), display_path(cu), check=check)
             except UnsupportedConstruct as e:
                 raise log_failure(build_dir, KernelBuildError(f"{e}\n{source_excerpt(cu, e.line)}")) from None
+            text = with_precompiled_header(text, cflags)  # its first line: the stand-in's headers, precompiled
             (build_dir / "src").mkdir(parents=True, exist_ok=True)
             sources = [build_dir / "src" / f"{cu.name}.cpp", binding]
             write_if_changed(sources[0], text)

@@ -182,9 +182,9 @@ def last_write(tensor, index):
     """Who last wrote `tensor`'s element at `index` (a tuple, or a flat index of a contiguous tensor) in a launch
     of a check build: "kernel 'k' block (x,y,z) thread (x,y,z), at kernels/x.cu:LINE", or None if no check
     launch wrote it (or the runtime is not loaded, or the tensor is not on the CPU)."""
-    from kp import build
+    from kp import standin
 
-    if build._runtime is None or not torch.is_tensor(tensor) or tensor.device.type != "cpu":
+    if standin._runtime is None or not torch.is_tensor(tensor) or tensor.device.type != "cpu":
         return None
     if isinstance(index, int):
         index = tuple(int(i) for i in torch.unravel_index(torch.tensor(index), tensor.shape))
@@ -192,7 +192,7 @@ def last_write(tensor, index):
         tensor.data_ptr() + sum(i * s for i, s in zip(index, tensor.stride(), strict=True)) * tensor.element_size()
     )
     out = ctypes.create_string_buffer(1024)
-    if not build._runtime.kp_check_last_write(ctypes.c_void_p(address), out, len(out)):
+    if not standin._runtime.kp_check_last_write(ctypes.c_void_p(address), out, len(out)):
         return None
     text = out.value.decode(errors="replace")
     if m := re.search(r" (/\S+?\.so)\+0x([0-9a-f]+)$", text):

@@ -148,8 +148,10 @@ def _probe_build(cxx, flags, folder):
     return done.returncode == 0, cmd, tail
 
 
-def _toolchain_identity(cxx):
-    """What the probe's answer depends on: the compiler driver (it may be a wrapper) and the linkers."""
+@functools.cache
+def toolchain_identity(cxx):
+    """What the probe's answer (and a precompiled header, kp.standin) depends on: the compiler driver (it may be
+    a wrapper) and the linkers, as a hash; once per process and compiler."""
     parts = [cxx]
     for tool in (cxx, "ld", "ld.gold"):
         found = shutil.which(tool)
@@ -173,7 +175,7 @@ def probe_linker(environ=os.environ):
     cxx = environ.get("CXX", "c++")
     if cxx in _linker_choices:  # once per process and compiler: no subprocess on the edit-reload path
         return _linker_choices[cxx]
-    identity = _toolchain_identity(cxx)
+    identity = toolchain_identity(cxx)
     cache = BUILD_ROOT / "toolchain" / f"linker-{identity}.json"
     with contextlib.suppress(OSError, ValueError, TypeError):
         choice = LinkerChoice(**json.loads(cache.read_text()))

@@ -24,6 +24,7 @@ FLOORS = {
     "newop": 2,
     "doctor": 3,
     "gputime": 3,
+    "standin": 3,
     "build": 4,
     "check": 5,
     "load": 6,

@@ -179,6 +179,9 @@ KP_API cudaError_t last_error(bool clear);  // this host thread's
 // The text of this host thread's last error, more detailed than cudaGetErrorString: it names the
 // kernel, its configuration and what was wrong. Not cleared by cudaGetLastError; "" before any.
 KP_API const char* last_error_message();
+// Throws std::runtime_error("<file>:<line>: kernel launch failed: " + last_error_message()): KP_CHECK_LAUNCH
+// (kp.cuh) after a failed launch.
+[[noreturn]] KP_API void throw_launch_failure(const char* file, int line);
 }  // namespace kp
 
 extern "C" {

@@ -29,6 +29,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -986,6 +987,11 @@ cudaError_t last_error(bool clear) {
 }  // namespace detail
 
 const char* last_error_message() { return detail::t_last_message; }
+
+void throw_launch_failure(const char* file, int line) {
+  throw std::runtime_error(std::string(file) + ":" + std::to_string(line) +
+                           ": kernel launch failed: " + detail::t_last_message);
+}
 
 }  // namespace kp
 
