@@ -22,6 +22,7 @@ from kp.check import KernelCheckError, check_from_env
 from kp.diagnostics import KernelBuildError
 from kp.files import ROOT, display_path
 from kp.ptxas import resources_table
+from kp.sourceview import function_definitions
 from kp.toolchain import ToolchainError, dot_problem
 
 
@@ -72,17 +73,21 @@ def progress(iterable=None, **kwargs):
 LONG_LISTING = 80  # lines: a longer kernel file shows its opening comment, its code one click away
 
 
-def show_kernel(name_or_path):
+def show_kernel(name_or_path, function=None):
     """Display a kernel file with syntax highlighting (plain text outside IPython). A file longer than
-    LONG_LISTING lines shows its opening comment (the op's contract) and, collapsed under it, its code."""
+    LONG_LISTING lines shows its opening comment (the op's contract) and, collapsed under it, its code.
+    `function="add2_fwd_kernel"`: that function alone (with its template line and the comment above it), with
+    the file's line numbers, and the whole file one click away under it."""
     cu, _ = resolve_kernel(name_or_path)
     text = cu.read_text()
+    if function is not None:
+        return show_function(cu, text, function)
+    lines = text.splitlines()
     try:
         from IPython.display import Code, display
     except ImportError:
         print(text)
         return
-    lines = text.splitlines()
     if len(lines) <= LONG_LISTING:
         display(Code(text, language="cuda"))
         return
@@ -91,6 +96,34 @@ def show_kernel(name_or_path):
     summary = f"the code: {display_path(cu)}, lines {head + 1}-{len(lines)} (click to show)"
     html_text = f"{contract}<details><summary>{summary}</summary>{code}</details>"
     display({"text/html": html_text, "text/plain": text}, raw=True)  # text/plain: a terminal, a text report
+
+
+def show_function(cu, text, function):
+    """One function of `cu` with its line numbers; the whole file collapsed under it. ValueError naming the
+    functions the file defines when it defines no `function`."""
+    spans = function_definitions(text)
+    if function not in spans:
+        raise ValueError(f"{display_path(cu)} defines no function {function!r}; it defines: {', '.join(spans)}")
+    first, last = spans[function]
+    lines = text.splitlines()
+    plain = "\n".join(f"{n:4d}  {line}" for n, line in enumerate(lines[first - 1 : last], first))
+    try:
+        from IPython.display import display
+        from pygments import highlight
+        from pygments.formatters import HtmlFormatter
+        from pygments.lexers import CudaLexer
+    except ImportError:
+        print(f"{display_path(cu)}, lines {first}-{last}:\n{plain}")
+        return
+
+    def code_html(part, start):
+        formatter = HtmlFormatter(linenos="inline", linenostart=start, noclasses=True)
+        return highlight("\n".join(part), CudaLexer(), formatter)
+
+    summary = f"{display_path(cu)}, lines {first}-{last}; the whole file (click to show)"
+    html_text = f"{code_html(lines[first - 1 : last], first)}<details><summary>{summary}</summary>"
+    html_text += f"{code_html(lines, 1)}</details>"
+    display({"text/html": html_text, "text/plain": f"{display_path(cu)}, lines {first}-{last}:\n{plain}"}, raw=True)
 
 
 def show_graph(tensor, params=None):

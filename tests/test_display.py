@@ -9,6 +9,7 @@ import helpers
 import kp.display
 import kp.files
 import kp.load
+import kp.sourceview
 import kp.toolchain
 from kp.diagnostics import plain
 
@@ -50,6 +51,46 @@ def test_a_long_kernel_shows_its_contract_and_its_code_collapsed_a_short_one_who
     assert "fully connected layer" in contract and "constexpr" not in contract
     assert code.startswith(summary) and "constexpr" in code and code.endswith("</details>")
     assert type(add2) is IPython.display.Code and add2.data == (kp.files.KERNELS / "add2.cu").read_text()
+
+
+def test_show_kernel_shows_one_function_with_its_line_numbers_and_the_whole_file_collapsed(monkeypatch):
+    import IPython.display
+
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", lambda obj, raw=False: shown.append(obj))
+    helpers.show_kernel("add2", function="add2_fwd_kernel")
+    (kernel,) = shown
+    lines = (kp.files.KERNELS / "add2.cu").read_text().splitlines()
+    first = next(n for n, line in enumerate(lines, 1) if "void add2_fwd_kernel(" in line) - 1  # its template line
+    last = next(n for n, line in enumerate(lines, 1) if n > first and line == "}")
+    assert lines[first - 1] == "template <typename T>"
+    plain = kernel["text/plain"].splitlines()
+    assert plain[0] == f"kernels/add2.cu, lines {first}-{last}:"
+    assert plain[1:] == [f"{n:4d}  {lines[n - 1]}" for n in range(first, last + 1)]
+    shown_part, whole = kernel["text/html"].split("<details>")
+    assert "add2_fwd_kernel_v2" not in shown_part and "add2_fwd_kernel_v2" in whole
+    assert f"lines {first}-{last}; the whole file (click to show)" in whole
+
+
+def test_show_kernel_of_a_function_the_file_lacks_names_those_it_has():
+    with pytest.raises(ValueError, match=r"kernels/add2.cu defines no function 'add3'; it defines: add2_at, "):
+        helpers.show_kernel("add2", function="add3")
+
+
+def test_function_definitions_take_the_comment_and_template_above_and_skip_calls_and_braces_in_comments():
+    text = """#include "x.h"
+// the sum, { in a comment
+template <typename T>
+__global__ void k(const T* a,
+                  T* c) {
+  if (a) { c[0] = f(a[0]); }  // } not the end
+  const char* s = "}";
+}
+
+int g(int x);
+int h() { return g(1); }
+"""
+    assert kp.sourceview.function_definitions(text) == {"k": (2, 8), "h": (11, 11)}
 
 
 class Saves(torch.autograd.Function):
