@@ -9,33 +9,38 @@ import numpy as np
 BY = ("thread", "warp", "block")
 
 
-def _array(profile, what):
-    """The profiled array `what` names: a tensor (matched by its data pointer) or a name; (array record, shape)."""
+def _array(profile, what, shape=None):
+    """The profiled array `what` names: a tensor (matched by its data pointer) or a name; (array record, shape):
+    `shape` where given (an output tensor the profile did not hand back, drawn as its op's caller sees it)."""
     arrays = profile.arrays
     if hasattr(what, "data_ptr"):
         found = [a for a in arrays if a.begin == what.data_ptr()]
-        shape = tuple(what.shape)
     else:
         found = [a for a in arrays if a.name == what]
-        shape = None
     if not found:
         names = ", ".join(sorted({f"'{a.name}'" for a in arrays})) or "none"
         raise ValueError(f"the profile saw no access to {what!r} (it saw {names})")
     array = found[0]
-    shape = shape or array.dims or (array.elements,)
+    if shape is not None:
+        if int(np.prod(shape)) != array.elements:
+            raise ValueError(
+                f"shape {tuple(shape)} has {int(np.prod(shape))} elements; '{array.name}' has {array.elements}"
+            )
+        return array, tuple(shape)
+    shape = tuple(what.shape) if hasattr(what, "data_ptr") else array.dims or (array.elements,)
     if int(np.prod(shape)) != array.elements:
         shape = (array.elements,)
-    return array, shape
+    return array, tuple(shape)
 
 
-def touch_map(profile, what, by="thread", kind=None):
+def touch_map(profile, what, by="thread", kind=None, shape=None):
     """An array of the shape of `what` (a tensor, or the name of a tensor or `__shared__` array): for each element,
     the linear id of the last thread (`by="thread"`: its index in its block), warp (`"warp"`: block x warps per block
     + warp) or block (`"block"`) that touched it in the profile (or `kind`: "load", "store" or "atomic"); -1 where
     none did."""
     if by not in BY:
         raise ValueError(f"by is one of {BY}, got {by!r}")
-    array, shape = _array(profile, what)
+    array, shape = _array(profile, what, shape)
     out = np.full(array.elements, -1, dtype=np.int64)
     kinds = {"load": 0, "store": 1, "atomic": 2}
     for t in profile.touches:
@@ -47,11 +52,11 @@ def touch_map(profile, what, by="thread", kind=None):
     return out.reshape(shape)
 
 
-def picture(profile, what, by="thread", kind=None, ax=None):
+def picture(profile, what, by="thread", kind=None, ax=None, shape=None):
     """`touch_map` drawn: one cell per element, coloured by who touched it, numbered where the array is small."""
     import matplotlib.pyplot as plt
 
-    grid = touch_map(profile, what, by, kind)
+    grid = touch_map(profile, what, by, kind, shape)
     grid2 = grid.reshape(1, -1) if grid.ndim == 1 else grid.reshape(grid.shape[0], -1)
     if ax is None:
         _, ax = plt.subplots(figsize=(min(12, 1 + 0.35 * grid2.shape[1]), min(8, 1 + 0.35 * grid2.shape[0])))

@@ -63,9 +63,10 @@ class Profile:
         self.unprofiled, self.unprofiled_names = counts.unprofiled, counts.unprofiled_names
         self.worst, self.arrays, self.touches = counts.worst, counts.arrays, counts.touches  # for kp.pictures
 
-    def picture(self, tensor_or_name, by="thread", kind=None, ax=None):
-        """Which thread (warp, block) touched which element of a tensor or `__shared__` array (kp.pictures)."""
-        return picture(self, tensor_or_name, by, kind, ax)
+    def picture(self, tensor_or_name, by="thread", kind=None, ax=None, shape=None):
+        """Which thread (warp, block) touched which element of a tensor or `__shared__` array (kp.pictures), drawn
+        in `shape` where given (e.g. an op's output, named: `p.picture("c", shape=a.shape)`)."""
+        return picture(self, tensor_or_name, by, kind, ax, shape)
 
     def banks(self, line, ax=None):
         """The worst warp request of the shared-memory access at `line`: its 32 lanes against the 32 banks."""

@@ -35,6 +35,12 @@ def test_each_element_is_coloured_by_the_thread_warp_and_block_that_wrote_it(k):
     drawn = figure.axes[0].images[0].get_array()
     assert drawn.shape == (1, 40) and (np.asarray(drawn[0]) == expected_thread).all()
     assert "out: the thread that touched each element last (a model)" == figure.axes[0].get_title()
+    # An array drawn by name in a shape of its caller's (an op's output, which the profile does not hand back).
+    figure = p.picture("out", by="block", shape=(5, 8))
+    drawn = figure.axes[0].images[0].get_array()
+    assert drawn.shape == (5, 8) and (np.asarray(drawn).ravel() == np.r_[np.zeros(32), np.ones(8)]).all()
+    with pytest.raises(ValueError, match=r"shape \(3, 8\) has 24 elements; 'out' has 40"):
+        p.picture("out", shape=(3, 8))
 
 
 def kp_map(p, what, by, kind=None):
