@@ -22,7 +22,7 @@ from kp.check import KernelCheckError, check_from_env
 from kp.diagnostics import KernelBuildError
 from kp.files import ROOT, display_path
 from kp.ptxas import resources_table
-from kp.sourceview import function_definitions
+from kp.standin import blank_comments_and_strings, function_bodies
 from kp.toolchain import ToolchainError, dot_problem
 
 
@@ -96,6 +96,31 @@ def show_kernel(name_or_path, function=None):
     summary = f"the code: {display_path(cu)}, lines {head + 1}-{len(lines)} (click to show)"
     html_text = f"{contract}<details><summary>{summary}</summary>{code}</details>"
     display({"text/html": html_text, "text/plain": text}, raw=True)  # text/plain: a terminal, a text report
+
+
+def function_definitions(text):
+    """{name: (first line, last line)} (1-based) of each function a `.cu` or C++ text defines (the stand-in's
+    translator finds the bodies): its signature, with the `template <...>` and the comment lines just above it,
+    through its closing brace. Overloads and specialisations: the first one."""
+    code, lines, spans = blank_comments_and_strings(text), text.splitlines(), {}
+    for start, end, _ in function_bodies(code):
+        close = code.rfind(")", 0, start)
+        depth, open_paren = 0, -1
+        for k in range(close, -1, -1):
+            depth += {")": 1, "(": -1}.get(code[k], 0)
+            if depth == 0:
+                open_paren = k
+                break
+        name = re.search(r"([A-Za-z_]\w*)\s*$", code[:open_paren]) if open_paren > 0 else None
+        if not name or name.group(1) in spans:
+            continue
+        first = code.count("\n", 0, name.start(1))  # 0-based line of the name
+        while first > 0 and (above := lines[first - 1].strip()) and not above.endswith((";", "}", "{", "\\")):
+            if above.startswith("#"):
+                break
+            first -= 1  # the signature's earlier lines: `template <typename T>`, `__global__ void`, a comment
+        spans[name.group(1)] = (first + 1, code.count("\n", 0, end) + 1)
+    return spans
 
 
 def show_function(cu, text, function):

@@ -5,7 +5,6 @@ kp.profile (duck-typed: `.lines`, `.advice()`), never counts or runs anything.
 """
 
 import html
-import re
 from collections import defaultdict
 
 from kp.files import ROOT
@@ -76,72 +75,3 @@ def profile_html(profile):
         head = f"<tr>{head}</tr>"
         parts.append(f"<p><code>{html.escape(file)}</code></p><table class='kp-src'>{head}{''.join(rows)}</table>")
     return "".join(parts)
-
-
-KEYWORDS = {"if", "for", "while", "switch", "return", "sizeof", "catch", "defined"}
-
-
-def _code_only(text):
-    """`text` with comments and string/char literals blanked (same length, newlines kept): braces and parentheses
-    in them do not count."""
-    out, i, n = list(text), 0, len(text)
-    while i < n:
-        two = text[i : i + 2]
-        if two in ("//", "/*"):
-            end = text.find("\n", i) if two == "//" else text.find("*/", i + 2) + 2
-            end = n if end in (-1, 1) else end
-        elif text[i] in "\"'":
-            end = i + 1
-            while end < n and text[end] != text[i] and text[end] != "\n":
-                end += 2 if text[end] == "\\" else 1
-            end += 1
-        else:
-            i += 1
-            continue
-        for k in range(i, min(end, n)):
-            out[k] = out[k] if text[k] == "\n" else " "
-        i = end
-    return "".join(out)
-
-
-def _matching(code, open_at):
-    """The index of the bracket closing the one at `open_at` in `code` (comments blanked), or -1."""
-    pair = {"(": ")", "{": "}", "[": "]"}[code[open_at]]
-    depth = 0
-    for k in range(open_at, len(code)):
-        if code[k] == code[open_at]:
-            depth += 1
-        elif code[k] == pair:
-            depth -= 1
-            if depth == 0:
-                return k
-    return -1
-
-
-def function_definitions(text):
-    """{name: (first line, last line)} (1-based) of each function a `.cu` or C++ text defines: its signature, with
-    the `template <...>` and the comment lines just above it, through its closing brace. Overloads and
-    specialisations: the first one."""
-    code = _code_only(text)
-    spans = {}
-    for match in re.finditer(r"\b([A-Za-z_]\w*)\s*\(", code):
-        name = match.group(1)
-        if name in KEYWORDS or name in spans:
-            continue
-        close = _matching(code, match.end() - 1)
-        rest = code[close + 1 :] if close > 0 else ""
-        body = re.match(r"\s*(?:const\s*|noexcept\s*|override\s*|->\s*[\w:<>]+\s*)*\{", rest)
-        if not body:
-            continue
-        open_brace = close + body.end()
-        end = _matching(code, open_brace)
-        if end < 0:
-            continue
-        lines = text.splitlines()
-        first = code.count("\n", 0, match.start())  # 0-based line of the name
-        while first > 0 and (above := lines[first - 1].strip()) and not above.endswith((";", "}", "{", "\\")):
-            if above.startswith("#"):
-                break
-            first -= 1  # the signature's earlier lines: `template <typename T>`, `__global__ void`, a comment
-        spans[name] = (first + 1, code.count("\n", 0, end) + 1)
-    return spans

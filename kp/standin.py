@@ -39,6 +39,10 @@ def _translator():
 
 _cuda_cpu_translate = _translator()
 UnsupportedConstruct, translate = _cuda_cpu_translate.UnsupportedConstruct, _cuda_cpu_translate.translate
+blank_comments_and_strings, function_bodies = (
+    _cuda_cpu_translate.blank_comments_and_strings,
+    _cuda_cpu_translate.function_bodies,
+)
 
 
 INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.M)

@@ -9,7 +9,6 @@ import helpers
 import kp.display
 import kp.files
 import kp.load
-import kp.sourceview
 import kp.toolchain
 from kp.diagnostics import plain
 
@@ -90,7 +89,7 @@ __global__ void k(const T* a,
 int g(int x);
 int h() { return g(1); }
 """
-    assert kp.sourceview.function_definitions(text) == {"k": (2, 8), "h": (11, 11)}
+    assert kp.display.function_definitions(text) == {"k": (2, 8), "h": (11, 11)}
 
 
 class Saves(torch.autograd.Function):
