@@ -1,7 +1,7 @@
 """The GPU model's counts as records: what the stand-in's profiler (kernels/common/cuda_cpu_profile.h) reports, read
-and put at the `.cu` lines they are about (addr2line). Line (one `.cu` line's accesses of one space and kind), Launch,
-and for pictures Array, Touch and Worst (a shared line's worst warp request). Never runs or models anything
-(kp.profile does).
+and put at the `.cu` lines they are about (addr2line). Line (one `.cu` line's accesses of one space and kind),
+Branch (one `.cu` line's branch conditions: executions, active lanes, divergent ones), Launch, and for pictures
+Array, Touch and Worst (a shared line's worst warp request). Never runs or models anything (kp.profile does).
 """
 
 import dataclasses
@@ -57,6 +57,23 @@ class Line:
 
 
 @dataclasses.dataclass(frozen=True)
+class Branch:
+    """What the branch conditions (`if`, `while`, `for`) of one `.cu` line did, summed over the profiled launches."""
+
+    kernel: str
+    file: str
+    line: int
+    executions: int  # warp-level executions: a warp's lanes evaluating the condition together
+    lanes: int  # active lanes, summed over executions
+    divergent: int  # executions whose lanes went both ways
+
+    @property
+    def active_lanes(self):
+        """Mean active lanes per execution (32: the whole warp evaluated it)."""
+        return self.lanes / self.executions if self.executions else 0.0
+
+
+@dataclasses.dataclass(frozen=True)
 class Launch:
     kernel: str
     grid: tuple
@@ -98,12 +115,12 @@ Touch = namedtuple("Touch", "array launch index block tid kind")
 Worst = namedtuple("Worst", "kernel file line lanes size addresses")
 
 
-Counts = namedtuple("Counts", "lines launches unprofiled unprofiled_names worst arrays touches")
+Counts = namedtuple("Counts", "lines launches unprofiled unprofiled_names worst arrays touches branches")
 
 
 def parse(report):
     """The runtime's profile report (cuda_cpu_profile.h's profile_take) as Counts, sites put at their lines."""
-    sites, launches, unprofiled, worst_rows, arrays, touches = [], [], (0, ""), [], [], []
+    sites, launches, unprofiled, worst_rows, arrays, touches, branch_rows = [], [], (0, ""), [], [], [], []
     for row in report.splitlines():
         f = row.split("\t")
         if f[0] == "touch":
@@ -115,13 +132,15 @@ def parse(report):
             worst_rows.append(f[1:])
         elif f[0] == "site" and len(f) == 13:
             sites.append(f[1:])
+        elif f[0] == "branch" and len(f) == 6:
+            branch_rows.append(f[1:])
         elif f[0] == "launch" and len(f) == 14:
             g, b = (tuple(int(v) for v in f[i].split()) for i in (2, 3))
             launches.append(Launch(f[1], g, b, *(int(v) for v in f[4:])))
         elif f[0] == "unprofiled":
             unprofiled = (int(f[1]), f[2] if len(f) > 2 else "")
     by_library = defaultdict(set)
-    for site in sites + worst_rows:
+    for site in sites + worst_rows + branch_rows:
         if m := re.fullmatch(r"(/\S+?\.so)\+0x([0-9a-f]+)", site[1]):
             by_library[m[1]].add(m[2])
     placed = {}
@@ -146,4 +165,10 @@ def parse(report):
         for kernel, pc, lanes, size, *addresses in worst_rows
         for file, line in [placed.get(pc, "?:0").rsplit(":", 1)]
     ]
-    return Counts(lines, launches, *unprofiled, worst, arrays, touches)
+    branch_totals = defaultdict(lambda: [0, 0, 0])
+    for kernel, pc, *counts in branch_rows:
+        file, line = placed.get(pc, "?:0").rsplit(":", 1)
+        t = branch_totals[(kernel, _shown(file), int(line))]
+        t[:] = [a + int(b) for a, b in zip(t, counts)]
+    branches = [Branch(*key, *t) for key, t in sorted(branch_totals.items(), key=lambda kv: (kv[0][1], kv[0][2]))]
+    return Counts(lines, launches, *unprofiled, worst, arrays, touches, branches)

@@ -3,7 +3,8 @@
 `profile(fn, *args, **kwargs)` runs `fn` (an op of a kernel loaded with `load_kernel(..., check=True)`, or any
 callable that calls such ops) with the CPU stand-in's profiler on, and returns a Profile: `.lines`, one Line per
 (kernel, file, line, memory space, access kind) with Nsight Compute's source counters (requests, sectors or
-wavefronts, the ideal, active lanes); `.launches`, one Launch per kernel launch; `.estimate(gpu="H100")`, the
+wavefronts, the ideal, active lanes); `.branches`, one Branch per line of branch conditions (warp-level executions,
+active lanes, divergent executions); `.launches`, one Launch per kernel launch; `.estimate(gpu="H100")`, the
 modelled time of the call on that GPU (kp.gputime); `.advice()`, the worst lines in plain words.
 
 The counting rules (warp requests from the threads' accesses, 32-byte sectors, 32 banks of 4 bytes and their
@@ -22,6 +23,8 @@ from kp.pictures import banks, picture
 from kp.ptxas import kernel_resources
 from kp.sourceview import profile_html
 from kp.table import Table
+
+DIVERGENT_SHARE = 0.05  # advice names a branch when at least this share of its warp executions diverge
 
 
 class ProfileError(RuntimeError):
@@ -59,7 +62,7 @@ class Profile:
     Jupyter, a source view (kp.sourceview) show them."""
 
     def __init__(self, counts):
-        self.lines, self.launches = counts.lines, counts.launches  # Line, Launch (kp.counts)
+        self.lines, self.launches, self.branches = counts.lines, counts.launches, counts.branches  # kp.counts
         self.unprofiled, self.unprofiled_names = counts.unprofiled, counts.unprofiled_names
         self.worst, self.arrays, self.touches = counts.worst, counts.arrays, counts.touches  # for kp.pictures
 
@@ -126,6 +129,17 @@ class Profile:
                 "active lanes": f"{ln.active_lanes:.3g}",
             }
             for ln in self.lines
+        ] + [
+            {
+                "line": f"{b.file}:{b.line}",
+                "kernel": b.kernel,
+                "access": "branch",
+                "requests": b.executions,
+                "per request": f"{b.divergent} divergent",
+                "ideal": "0 divergent",
+                "active lanes": f"{b.active_lanes:.3g}",
+            }
+            for b in self.branches
         ]
         return Table(rows, "the GPU model's counters (a model, counted on the CPU stand-in; Nsight Compute's rules)")
 
@@ -145,6 +159,12 @@ class Profile:
                     f"{ln.ideal / ln.requests:.3g} would do: the lanes of a warp {verb} bytes that are not next to "
                     "each other"
                 )
+        for b in sorted(self.branches, key=lambda b: -b.divergent):
+            if b.divergent and b.divergent >= DIVERGENT_SHARE * b.executions:
+                said.append(
+                    f"a divergent branch at {b.file}:{b.line}: in {b.divergent} of its {b.executions} warp executions "
+                    "some lanes took it and some did not, and the warp ran both paths one after the other"
+                )
         for ln in self.lines:
             if ln.active_lanes < WARP - 0.5:
                 said.append(
@@ -155,7 +175,8 @@ class Profile:
 
     def __repr__(self):
         kernels = ", ".join(dict.fromkeys(la.kernel for la in self.launches))
-        return f"<Profile of {len(self.launches)} launch(es) of {kernels}: {len(self.lines)} lines counted (a model)>"
+        counted = len({(x.file, x.line) for x in [*self.lines, *self.branches]})
+        return f"<Profile of {len(self.launches)} launch(es) of {kernels}: {counted} lines counted (a model)>"
 
     def _repr_html_(self):
         return profile_html(self)

@@ -1,7 +1,7 @@
 """A profile shown as Nsight Compute's source view would show it: the kernel's `.cu` lines with the GPU model's
 figures beside them (requests, sectors or wavefronts per request against the ideal, active lanes), the worst
 lines highlighted, the advice in plain words on top, labelled as a model. HTML for Jupyter; takes the records of
-kp.profile (duck-typed: `.lines`, `.advice()`), never counts or runs anything.
+kp.profile (duck-typed: `.lines`, `.advice()`, and `.branches` where there are any), never counts or runs anything.
 """
 
 import html
@@ -18,6 +18,8 @@ CONTEXT = 2  # source lines shown around the counted ones
 
 
 def _severity(line):
+    if not hasattr(line, "space"):  # a Branch
+        return "warn" if line.divergent else ""
     if (line.space == "shared" and line.worst >= 4) or (line.space == "global" and line.excess >= 4):
         return "bad"
     if line.excess >= 1.5 or (line.space == "shared" and line.worst >= 2) or line.active_lanes < 31.5:
@@ -26,6 +28,8 @@ def _severity(line):
 
 
 def _figures(line):
+    if not hasattr(line, "space"):  # a Branch
+        return ("branch", f"{line.executions:,}", f"{line.divergent:,} divergent", f"{line.active_lanes:.3g}")
     unit = "sectors" if line.space == "global" else "wavefronts"
     ideal = line.ideal / line.requests if line.requests else 0
     return (
@@ -39,7 +43,7 @@ def _figures(line):
 def profile_html(profile):
     """The source view of a profile: per `.cu` file, its counted lines and a few around them."""
     by_file = defaultdict(lambda: defaultdict(list))
-    for ln in profile.lines:
+    for ln in [*profile.lines, *getattr(profile, "branches", ())]:
         by_file[ln.file][ln.line].append(ln)
     parts = [
         STYLE,

@@ -67,6 +67,34 @@ def test_inactive_lanes_show_as_divergence(k):
     )
 
 
+def test_a_branch_whose_lanes_go_both_ways_is_divergent_in_every_warp(k):
+    (branch,) = run(k, "even_lanes").branches
+    assert (branch.line, branch.executions, branch.active_lanes, branch.divergent) == (
+        line_of("threadIdx.x % 2 == 0"),
+        32,
+        32,
+        32,
+    )
+    assert (
+        f"a divergent branch at tests/cuda_cpu/patterns.cu:{branch.line}: in 32 of its 32 warp executions some lanes "
+        "took it and some did not, and the warp ran both paths one after the other"
+    ) in run(k, "even_lanes").advice()
+
+
+@pytest.mark.parametrize("n, divergent", [(1024, 0), (1000, 1)])
+def test_the_guard_diverges_only_in_a_ragged_last_warp_and_is_no_advice(k, n, divergent):
+    p = run(k, "strided", 1, n=n)
+    (branch,) = p.branches
+    assert (branch.line, branch.executions, branch.active_lanes, branch.divergent) == (
+        line_of("if (i < n) out[i] = x[(int64_t)i * k];"),
+        -(-n // 32),
+        32,
+        divergent,
+    )
+    assert not [a for a in p.advice() if "divergent branch" in a]  # 1 warp of 32: not worth a word
+    assert "branch" in [row["access"] for row in p.table().rows]
+
+
 def test_a_ragged_last_warp_has_fewer_active_lanes(k):
     load = one(run(k, "strided", 1, n=1000), "global", "load")
     assert (load.requests, load.lanes, load.sectors) == (32, 1000, 31 * 4 + 1)  # the last warp: 8 floats, 1 sector

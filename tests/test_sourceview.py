@@ -40,3 +40,11 @@ def test_counted_lines_show_their_figures_with_the_source_and_the_worst_are_high
 def test_a_line_with_inactive_lanes_is_marked():
     page = profile_html(SimpleNamespace(lines=[line(33, lanes=160)], advice=lambda: []))
     assert "<tr class='warn'><td>33</td>" in page and "<td>16</td></tr>" in page  # 16 active lanes
+
+
+def test_a_divergent_branch_shows_its_executions_and_is_marked():
+    branch = SimpleNamespace(
+        file="tests/cuda_cpu/patterns.cu", line=34, kernel="even_lanes", executions=32, divergent=32, active_lanes=32.0
+    )
+    page = profile_html(SimpleNamespace(lines=[], branches=[branch], advice=lambda: []))
+    assert "<tr class='warn'><td>34</td>" in page and "<td>branch</td><td>32</td><td>32 divergent</td>" in page

@@ -92,6 +92,33 @@ def test_check_mode_guards_and_registers_every_shared_variable_on_the_same_lines
     assert "check_shared" not in translate(src, "/k.cu") and "kp_guard" not in translate(src, "/k.cu")
 
 
+def test_check_mode_wraps_the_branch_conditions_of_device_code_for_the_gpu_model():
+    """`if`, `while`, `do ... while` and a `for`'s condition in device code go through KP_BRANCH (kp.profile counts
+    each lane's outcome); `if constexpr`, a declaration as the condition, a range-for, a `for` without a condition
+    and host code are left alone, and so is everything in the plain translation. Lines keep their numbers."""
+    src = (
+        "__global__ void k(float* c, int n) {\n"
+        "  if (n > 0) c[0] = 1;\n"
+        "  for (int j = 0; j < n; ++j) { while (n > 3 && (j == 1)) --n; }\n"
+        "  do { n--; } while (n >= 0);\n"
+        "  if constexpr (sizeof(float) == 4) c[0] = 0;\n"
+        "  if (int x = n) c[0] = x;\n"
+        "  for (float v : {1.f}) c[0] = v;\n"
+        "  for (;;) break;\n"
+        "}\n"
+        "void host(int n) { if (n) return; }\n"
+    )
+    out = body(translate(src, "/k.cu", check=True)).splitlines()
+    assert out == [
+        src.splitlines()[0],
+        "  if (KP_BRANCH(n > 0)) c[0] = 1;",
+        "  for (int j = 0;KP_BRANCH( j < n); ++j) { while (KP_BRANCH(n > 3 && (j == 1))) --n; }",
+        "  do { n--; } while (KP_BRANCH(n >= 0));",
+        *src.splitlines()[4:],
+    ]
+    assert "KP_BRANCH" not in translate(src, "/k.cu")
+
+
 def test_noinline_becomes_an_attribute():
     out = body(translate("__device__ __noinline__ float f(float x) { return x; }\n", "/k.cu"))
     assert out == "__device__ __attribute__((noinline)) float f(float x) { return x; }\n"

@@ -305,6 +305,9 @@ KP_API void check_block_start(Worker* w);
 KP_API void check_shared(const void* var, size_t bytes, size_t elem, const unsigned* dims, int rank, const char* name,
                          const void* guard_lo, const void* guard_hi);
 KP_API void check_dynamic_name(const char* name, size_t elem);
+// Check mode: a branch condition of device code (the source step wraps each `if`, `while` and `for` condition in
+// KP_BRANCH); while profiling, the GPU model counts its lanes (cuda_cpu_profile.h). Returns `taken`.
+KP_API bool check_branch(bool taken);
 
 // Runs the blocks [begin, end) of a launch, each block's CUDA threads as plain calls of `body`,
 // which g++ inlines here. When a thread reaches a barrier the runtime moves the block to fibers and
@@ -404,6 +407,8 @@ inline void* dynamic_shared_memory(const char* name, size_t elem) {
 #endif
   return detail::state()->dynamic_smem;
 }
+
+#define KP_BRANCH(condition) ::kp::detail::check_branch(static_cast<bool>(condition))
 
 #ifdef KP_CHECK
 // Check mode: the source step follows every __shared__ declaration with this call, and surrounds the

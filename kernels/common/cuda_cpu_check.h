@@ -492,7 +492,7 @@ bool check_stopped(const CheckState& c) { return c.stop; }
 
 void check_block_start(Worker* w) {
   CheckState& c = *w->check;
-  if (c.profiling && !t_profile.requests.empty()) profile_block_end(c.kernel->name);
+  if (c.profiling && profile_pending()) profile_block_end(c.kernel->name);
   ++c.block;
   ++c.epoch;
   if (c.warps_used) {
@@ -544,6 +544,13 @@ void check_collective(Worker& w, unsigned warp, uint32_t group, unsigned mask, C
                 "(the first: lane %u, thread %s); every lane a mask names must reach the same call",
                 collective_name(kind), mask, triple(w.st->block_idx).c_str(), __builtin_popcount(missing), warp, lane,
                 triple(thread_of(c, t)).c_str()));
+}
+
+bool check_branch(bool taken) {
+  Worker* w = tls.worker;
+  if (w && w->check && w->running && w->check->profiling)
+    profile_branch(*w, taken, reinterpret_cast<uintptr_t>(__builtin_return_address(0)));
+  return taken;
 }
 
 void check_shared(const void* var, size_t bytes, size_t elem, const unsigned* dims, int rank, const char* name,

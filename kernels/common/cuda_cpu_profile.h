@@ -20,6 +20,11 @@
 //     used bank has distinct words (at least one). The ideal is one wavefront per 128 bytes of active lanes.
 //     An N-way bank conflict: a phase of N wavefronts.
 //   - atomics count as their space's accesses of their size.
+//   - branches (check builds wrap each `if`, `while` and `for` condition of device code: cuda_cpu_translate.py): the
+//     lanes of warp w evaluating a condition at `pc` for the n-th time are one executed branch instruction (block,
+//     w, pc, n); its active lanes are those lanes, and it is *divergent* when some of them take it and some do not
+//     (Nsight Compute's smsp__sass_branch_targets_threads_divergent: the branch's lanes go to more than one
+//     target). Short-circuit operands (`&&`, `||`) and `?:` inside a condition are not separate branches here.
 // Local memory (a thread's stack) and accesses outside registered tensors and __shared__ variables are not
 // counted. A launch of many blocks may be sampled: every k-th block runs and is counted, the counts are
 // multiplied by k, and the skipped blocks do not run at all (the op's output is then incomplete; Python says so).
@@ -83,6 +88,14 @@ struct Touch {
   uint8_t kind;
 };
 
+struct Branch {
+  uint32_t lanes = 0, taken = 0;  // lanes that evaluated the condition; those for which it held
+};
+
+struct BranchStats {
+  uint64_t executions = 0, lanes = 0, divergent = 0;  // warp-level executions, their active lanes, the divergent ones
+};
+
 struct SiteKey {
   const char* kernel;
   uintptr_t pc;
@@ -113,8 +126,10 @@ struct Profile {
   // The running block:
   std::unordered_map<uint64_t, uint32_t> executions;  // (pc, thread) -> times it executed pc so far
   std::unordered_map<RequestKey, Request, RequestHash> requests;
+  std::unordered_map<RequestKey, Branch, RequestHash> branches;
   // Since the profile began:
   std::map<SiteKey, SiteStats> sites;
+  std::map<std::pair<const char*, uintptr_t>, BranchStats> branch_sites;  // (kernel, pc)
   std::vector<LaunchRecord> launches;
   uint64_t unprofiled = 0;  // launches of kernels built without check mode while profiling
   std::string unprofiled_names;
@@ -211,9 +226,19 @@ void profile_block_end(const char* kernel) {
     s.ideal += uint64_t(ideal) * p.every;
     if (worst > s.worst) s.worst = worst, s.worst_bank = bank, s.worst_lanes = lanes, s.worst_request = r;
   }
+  for (const auto& [key, b] : p.branches) {
+    BranchStats& s = p.branch_sites[{kernel, key.pc}];
+    s.executions += p.every;
+    s.lanes += uint64_t(__builtin_popcount(b.lanes)) * p.every;
+    if (b.taken && b.taken != b.lanes) s.divergent += p.every;
+  }
   p.requests.clear();
+  p.branches.clear();
   p.executions.clear();
 }
+
+// Whether the running block has requests or branches still to count.
+bool profile_pending() { return !t_profile.requests.empty() || !t_profile.branches.empty(); }
 
 // One touch of element `index` of the array (begin, name), for pictures.
 void profile_touch(Worker& w, Space space, const std::string& name, uintptr_t begin, uint64_t elements,
@@ -251,6 +276,16 @@ void profile_access(Worker& w, Space space, uintptr_t a, size_t n, bool write, b
   r.addr[tid % 32] = a;
 }
 
+// Lane `tid % 32` of the running block evaluated the branch condition at `pc`.
+void profile_branch(Worker& w, bool taken, uintptr_t pc) {
+  Profile& p = t_profile;
+  const unsigned tid = running_tid(w);
+  const uint32_t nth = p.executions[(uint64_t(pc) << 10) | tid]++;
+  Branch& b = p.branches[RequestKey{pc, tid / 32, nth}];
+  b.lanes |= 1u << (tid % 32);
+  if (taken) b.taken |= 1u << (tid % 32);
+}
+
 }  // namespace
 
 // Hooks of the runtime (cuda_cpu_runtime.cpp), for check launches.
@@ -275,7 +310,7 @@ void profile_launch_begin(const Kernel& kernel, dim3 grid, dim3 block, size_t sh
 bool profile_skips(uint64_t index) { return t_profiling && index % t_profile.every; }
 
 void profile_launch_end(const Kernel& kernel) {
-  if (!t_profile.requests.empty()) profile_block_end(kernel.name);
+  if (profile_pending()) profile_block_end(kernel.name);
 }
 
 // A launch of a kernel built without check mode, while profiling: its accesses cannot be counted.
@@ -296,6 +331,7 @@ void profile_begin(uint64_t max_blocks) {
 //   site  kernel  pc(library+0xOFFSET)  space  kind  requests  lanes  bytes  units  ideal  worst  worst_bank  worst_lanes
 //   launch  kernel  gx gy gz  bx by bz  shmem  blocks  traced  sectors_read  sectors_written  wavefronts
 //           load_requests  load_sites  distinct_read  distinct_written (the distinct ones x the sampling stride)
+//   branch  kernel  pc  executions  lanes  divergent
 //   unprofiled  count  names
 //   worst  kernel  pc  lanes  size  addr0 .. addr31   (a shared site's worst request)
 //   array  id  space  name  begin  elements  dims
@@ -318,6 +354,9 @@ std::string profile_take() {
                   (unsigned long long)l.load_requests, l.load_sites.size(),
                   (unsigned long long)(l.distinct_read.size() * ((l.blocks + l.traced - 1) / l.traced)),
                   (unsigned long long)(l.distinct_written.size() * ((l.blocks + l.traced - 1) / l.traced)));
+  for (const auto& [key, b] : p.branch_sites)
+    out += format("branch\t%s\t%s\t%llu\t%llu\t%llu\n", key.first, where(key.second).c_str(),
+                  (unsigned long long)b.executions, (unsigned long long)b.lanes, (unsigned long long)b.divergent);
   if (p.unprofiled) out += format("unprofiled\t%llu\t%s\n", (unsigned long long)p.unprofiled, p.unprofiled_names.c_str());
   for (const auto& [key, s] : p.sites) {
     if (key.space != kShared || !s.worst_request.lanes) continue;

@@ -12,7 +12,9 @@ The `.cu` on disk stays ordinary CUDA. `translate()` returns a copy that
     and `#pragma unroll` the way g++ understands them;
   * for check mode (`check=True`), surrounds every `__shared__` declaration with two guard arrays and
     registers its variables with the runtime (`::kp::check_shared`): as the declaration runs, or, for
-    file-scope ones, as each kernel starts.
+    file-scope ones, as each kernel starts; and wraps the condition of every `if`, `while` and `for` of device
+    code in `KP_BRANCH(...)`, for the GPU model's branch counts (not an `if constexpr`, a declaration as the
+    condition, or a range-for).
 Constructs the stand-in cannot honour are rejected here, before g++ runs, with
 `file.cu:LINE: <construct> is not supported on the CPU stand-in`: the ones in UNSUPPORTED, and every
 name of CUDA's device API (cuda_names.txt) that neither cuda_cpu.h defines nor the C math library has.
@@ -265,6 +267,38 @@ def check_mode_edits(code, bodies):
     return edits
 
 
+BRANCH = re.compile(r"\b(if|while|for)\s*\(")
+ASSIGNMENT = re.compile(r"(?<![=!<>+\-*/%&|^])=(?!=)")
+DECLARED = re.compile(r"\s*(?:const\s+)?[\w:<>,]+[\s*&]+\w+\s*")  # `int x` of `if (int x = f())`
+
+
+def branch_edits(code, bodies):
+    """Check mode: `KP_BRANCH(` and `)` around the condition of every `if`, `while` and `for` in device code
+    (`code`: comments, strings and preprocessor lines blanked), so that the GPU model sees each lane's outcome."""
+    edits = []
+    for start, end, device in bodies:
+        if not device:
+            continue
+        for m in BRANCH.finditer(code, start, end):
+            open_paren = m.end() - 1
+            close = matching(code, open_paren)
+            if close < 0:
+                continue
+            begin, stop = open_paren + 1, close
+            if m.group(1) == "for":
+                parts = split_top_level(code[begin:close], code[begin:close], ";")
+                if len(parts) != 3:  # a range-for
+                    continue
+                begin += len(parts[0]) + 1
+                stop = begin + len(parts[1])
+            condition = code[begin:stop]
+            assignment = ASSIGNMENT.search(condition)
+            if not condition.strip() or (assignment and DECLARED.fullmatch(condition[: assignment.start()])):
+                continue
+            edits += [(begin, begin, "KP_BRANCH("), (stop, stop, ")")]
+    return edits
+
+
 def translate(src, path, display_path=None, check=False):
     """Return the g++-ready copy of the CUDA source `src` read from `path`.
 
@@ -333,7 +367,7 @@ def translate(src, path, display_path=None, check=False):
         edits.append((m.start(), m.end(), replacement))
 
     if check:
-        edits += check_mode_edits(preprocessor_free, bodies)
+        edits += check_mode_edits(preprocessor_free, bodies) + branch_edits(preprocessor_free, bodies)
 
     # g++ ignores nvcc's `#pragma unroll [N]`; its own spelling takes a count (8 when none is given).
     for m in re.finditer(r"(?m)^[ \t]*#[ \t]*pragma[ \t]+unroll\b[ \t]*\(?[ \t]*(\d*)[ \t]*\)?", code):
