@@ -2,8 +2,10 @@
 as `make lab` starts it (tools/lab.py) on a free port, with no news pop-up, notebook 01 run top to bottom with no
 error and its graph and plot rendered, kernels/add2.cu opened as CUDA C++ with C++ highlighting (kp.cuh too),
 edited in Lab's editor and saved, the loading and checking cells re-run and the new result seen within 3 s, then a
-compile error read as the notebook shows it. Screenshots of each step go to build/lab-test/. Lab serves a copy of the
-project, so the real kernels/add2.cu is never edited."""
+compile error read as the notebook shows it; the off-by-one (`i <= n`) loaded normally: a RuntimeError that names the
+tensor, and the kernel and its variables live on; a new op made from a Lab cell (`new_op`) whose notebook then runs
+top to bottom in Lab. Screenshots of each step go to build/lab-test/. Lab serves a copy of the project, so the real
+kernels/add2.cu is never edited and the new op's files are written to the copy."""
 
 import asyncio
 import contextlib
@@ -47,9 +49,9 @@ def free_port():
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
-    """JupyterLab over a copy of the project (notebooks/, kernels/, kp/, helpers.py): its URL."""
+    """JupyterLab over a copy of the project (notebooks/, kernels/, kp/, tools/, templates/, helpers.py): its URL."""
     project = tmp_path_factory.mktemp("project")
-    for folder in ("notebooks", "kernels", "kp", "tools"):
+    for folder in ("notebooks", "kernels", "kp", "tools", "templates"):
         shutil.copytree(kp.files.ROOT / folder, project / folder, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(kp.files.ROOT / "helpers.py", project / "helpers.py")
     # Its own signature store, so that only the signing below (what `make lab` does) makes the notebooks trusted.
@@ -91,28 +93,27 @@ def page(lab):
         browser.close()
 
 
-# JavaScript: notebook 01's panel among Lab's open documents.
-FIND_NOTEBOOK = (
-    "Array.from(window.jupyterapp.shell.widgets('main'))"
-    f".find(w => w.context && w.context.path === {json.dumps(FIRST_NOTEBOOK)})"
-)
+def find_notebook(path=FIRST_NOTEBOOK):
+    """JavaScript: the panel of the notebook at `path` among Lab's open documents."""
+    panels = "Array.from(window.jupyterapp.shell.widgets('main'))"
+    return f"{panels}.find(w => w.context && w.context.path === {json.dumps(path)})"
 
 
-def notebook_js(page, body, arg=None):
-    """Run `body` in the browser with `nb` = notebook 01's panel and `app` = Lab."""
+def notebook_js(page, body, arg=None, path=FIRST_NOTEBOOK):
+    """Run `body` in the browser with `nb` = the panel of the notebook at `path` (01's) and `app` = Lab."""
     script = f"""async (arg) => {{
         const app = window.jupyterapp;
-        const nb = {FIND_NOTEBOOK};
+        const nb = {find_notebook(path)};
         {body}
     }}"""
     return page.evaluate(script, arg)
 
 
-def wait_idle(page, timeout=900):
-    """Until notebook 01's kernel is idle and none of its cells is queued or running (an `[*]` prompt)."""
+def wait_idle(page, timeout=900, path=FIRST_NOTEBOOK):
+    """Until the notebook's kernel is idle and none of its cells is queued or running (an `[*]` prompt)."""
     page.wait_for_function(
         f"""() => {{
-            const nb = {FIND_NOTEBOOK};
+            const nb = {find_notebook(path)};
             const kernel = nb && nb.sessionContext.session && nb.sessionContext.session.kernel;
             const prompts = Array.from(nb ? nb.node.querySelectorAll('.jp-InputPrompt') : []);
             return kernel && kernel.status === 'idle' && !prompts.some(p => p.textContent.includes('[*]'));
@@ -122,6 +123,26 @@ def wait_idle(page, timeout=900):
 
 
 CODE_OUTPUTS = "Array.from(nb.content.widgets).filter(c => c.model.type === 'code').map(c => c.model.toJSON().outputs)"
+
+
+def run_new_cell(page, source):
+    """Add a cell with `source` at the end of notebook 01, run it as a person would (Shift+Enter's command), wait
+    until the kernel is idle: the text of its outputs (error outputs: name, message and traceback)."""
+    notebook_js(
+        page,
+        """nb.content.activeCellIndex = nb.content.widgets.length - 1;
+        await app.commands.execute('notebook:insert-cell-below');
+        nb.content.activeCell.model.sharedModel.setSource(arg);
+        await app.commands.execute('notebook:run-cell');""",
+        source,
+    )
+    wait_idle(page, timeout=300)
+    return notebook_js(
+        page,
+        """const c = nb.content.widgets[nb.content.widgets.length - 1];
+        return c.model.toJSON().outputs.map(o => o.text || (o.data && o.data['text/plain'])
+            || `${o.ename}: ${o.evalue}\\n${(o.traceback || []).join('\\n')}`).join('\\n');""",
+    )
 
 
 def run_cell_containing(page, text):
@@ -308,3 +329,40 @@ def test_the_edit_run_loop_in_jupyterlab(lab, page):
     saved = nbformat.read(lab["project"] / FIRST_NOTEBOOK, as_version=4)
     assert any(cell.get("outputs") for cell in saved.cells)
     assert saved.metadata == nbformat.read(kp.files.ROOT / FIRST_NOTEBOOK, as_version=4).metadata
+
+    # 7. The off-by-one every first kernel has (`i <= n`), loaded normally on the CPU stand-in: the call fails with a
+    # RuntimeError naming the tensor and the side and pointing to check mode; the kernel process lives on, with its
+    # variables; the fixed file answers again.
+    before = run_new_cell(page, "import os\n\npid = os.getpid()\nprint(pid)")
+    guard, original = "if (i < n) add2_at(a, b, c, i);", cu.read_text()
+    cu.write_text(original.replace(guard, guard.replace("<", "<=")))
+    call = 'stand_in = load_kernel("add2", target="cpu")\nstand_in.add2_v1(torch.randn(1000), torch.randn(1000)).sum()'
+    failed = run_new_cell(page, call)
+    page.screenshot(path=SHOTS / "7-off-by-one.png", full_page=True)
+    assert "\nRuntimeError: " in failed and "wrote past the end of 'c'" in failed, failed  # after the build line
+    assert "element [1000]" in failed and "check=True" in failed, failed
+    alive = run_new_cell(page, "print(os.getpid() == pid, len(losses), losses[-1] < 1e-3 * losses[0])")
+    assert before.strip().isdigit() and alive.strip() == "True 500 True", (before, alive)
+    cu.write_text(original)
+    fixed = run_new_cell(page, call)
+    assert "tensor(" in fixed and "Error" not in fixed, fixed
+
+    # 8. A new op from a Lab cell: new_op writes its five files; its notebook, opened in Lab, runs top to bottom.
+    made = run_new_cell(page, 'from helpers import new_op\n\nnew_op("leaky_relu")')
+    assert "wrote kernels/leaky_relu.cu" in made and "wrote kernels/leaky_relu_ops.py" in made, made
+    (generated,) = [
+        p.relative_to(lab["project"]).as_posix() for p in lab["project"].glob("notebooks/*_leaky_relu.ipynb")
+    ]
+    assert f"wrote {generated}" in made, made
+    notebook_js(page, "await app.commands.execute('docmanager:open', {path: arg});", generated)
+    page.wait_for_function(
+        f"() => {{ const nb = {find_notebook(generated)}; return nb && nb.sessionContext.session; }}", timeout=60_000
+    )
+    notebook_js(
+        page, "app.shell.activateById(nb.id); await app.commands.execute('notebook:run-all-cells');", path=generated
+    )
+    wait_idle(page, path=generated)
+    page.screenshot(path=SHOTS / "8-new-op-notebook.png", full_page=True)
+    outputs = [o for cell in notebook_js(page, f"return {CODE_OUTPUTS};", path=generated) for o in cell]
+    assert outputs and not [o for o in outputs if o["output_type"] == "error"], outputs
+    assert any("image/svg+xml" in o.get("data", {}) for o in outputs), "the new op's autograd graph did not render"
