@@ -10,7 +10,8 @@ shared-memory races and divergent barriers raise KernelCheckError at the `.cu` l
 Targets: "cuda" (nvcc) when a GPU is present, else "cpu": the CPU stand-in for CUDA's
 execution model (kernels/common/cuda_cpu.h), which runs the same `.cu` file.
 `python helpers.py doctor` checks the toolchain; `new_op("leaky_relu")` (or `make new-op NAME=leaky_relu`)
-starts a new op of your own, from the template in templates/new_op/.
+starts a new op of your own, from the template in templates/new_op/. `puzzle("map")` checks your answer to a
+puzzle of notebook 00 (puzzles/map.cu).
 """
 
 import sys
@@ -24,6 +25,7 @@ from kp.files import KERNELS, kernel_variant
 from kp.load import load_kernel
 from kp.newop import new_op
 from kp.profile import profile
+from kp.puzzle import puzzle, scoreboard, show_puzzle
 from kp.report import record
 from kp.toolchain import ToolchainError
 from kp.verify import OpsRun, check_against_reference, check_compiled, gradcheck
@@ -41,6 +43,9 @@ __all__ = [
     "progress",
     "bench",
     "profile",
+    "puzzle",
+    "show_puzzle",
+    "scoreboard",
     "record",
     "KERNELS",
     "kernel_variant",

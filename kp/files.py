@@ -7,8 +7,10 @@ Owns where things are (ROOT, KERNELS, COMMON, BUILD_ROOT); never builds, loads o
 import contextlib
 import fcntl
 import hashlib
+import importlib.util
 import os
 import shutil
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -65,6 +67,18 @@ def copy_atomically(src, dst):
     tmp = Path(f"{dst}.tmp{os.getpid()}")
     shutil.copyfile(src, tmp)
     os.replace(tmp, dst)
+
+
+def module_from_file(name, path):
+    """The Python file `path` as module `name`, loaded once per process: for the files that live beside what they
+    serve, outside any package (the stand-in's translator in kernels/common/, the puzzles' table in puzzles/)."""
+    module = sys.modules.get(name)
+    if module is None:
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return module
 
 
 def kernel_variant(op, name, old, new):

@@ -9,35 +9,21 @@ import contextlib
 import ctypes
 import functools
 import hashlib
-import importlib.util
 import os
 import re
 import shutil
 import subprocess
-import sys
 import threading
 from pathlib import Path
 
 import torch
 
 from kp.diagnostics import KernelBuildError
-from kp.files import BUILD_ROOT, COMMON, locked, write_if_changed
+from kp.files import BUILD_ROOT, COMMON, locked, module_from_file, write_if_changed
 from kp.toolchain import linker_flags, toolchain_identity
 
-
-def _translator():
-    """kernels/common/cuda_cpu_translate.py, the stand-in's source step: it lives beside the stand-in it
-    feeds, outside any package, so it is loaded from its file (once per process, under its own name)."""
-    module = sys.modules.get("cuda_cpu_translate")
-    if module is None:
-        spec = importlib.util.spec_from_file_location("cuda_cpu_translate", COMMON / "cuda_cpu_translate.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module
-        spec.loader.exec_module(module)
-    return module
-
-
-_cuda_cpu_translate = _translator()
+# kernels/common/cuda_cpu_translate.py, the stand-in's source step: it lives beside the stand-in it feeds.
+_cuda_cpu_translate = module_from_file("cuda_cpu_translate", COMMON / "cuda_cpu_translate.py")
 UnsupportedConstruct, translate = _cuda_cpu_translate.UnsupportedConstruct, _cuda_cpu_translate.translate
 blank_comments_and_strings, function_bodies = (
     _cuda_cpu_translate.blank_comments_and_strings,

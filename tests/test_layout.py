@@ -34,6 +34,7 @@ FLOORS = {
     "profile": 6,
     "bench": 5,
     "display": 7,
+    "puzzle": 7,
 }
 PACKAGE = kp.files.ROOT / "kp"
 

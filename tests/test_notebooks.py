@@ -11,6 +11,10 @@ from conftest import run_python
 from kp.notebooks import all_notebooks, execute
 
 NOTEBOOKS = all_notebooks()
+# What a notebook records for `make run`'s report: a lesson on an op builds it, gradchecks it, measures and benchmarks;
+# the puzzles (kernels with no op to train or differentiate) record their builds and the score.
+RECORDS = {"00_puzzles": {"build", "metric"}}
+OP_LESSON = {"build", "gradcheck", "metric", "bench"}
 
 
 def test_there_are_notebooks():
@@ -46,12 +50,14 @@ def test_runs_top_to_bottom_and_records_what_the_report_shows(path, tmp_path, mo
     run = execute(path)
     assert run.error is None, f"{path.name} failed in code cell {run.failed_cell}:\n{run.error[-4000:]}"
     found = json.loads(records.read_text())
-    assert set(found) == {"build", "gradcheck", "metric", "bench"}, found
-    assert all(v.startswith("passed: ") for v in found["gradcheck"]), found["gradcheck"]
-    assert all(re.search(r"\d", v) for v in found["metric"] + found["bench"] + found["build"]), found
+    assert set(found) == RECORDS.get(path.stem, OP_LESSON), found
+    assert all(v.startswith("passed: ") for v in found.get("gradcheck", [])), found["gradcheck"]
+    assert all(re.search(r"\d", v) for values in found.values() for v in values), found
     # Progress as text, not a widget nothing draws here: the bar's last state, not each redraw.
     outputs = [o for cell in run.notebook.cells if cell.cell_type == "code" for o in cell.outputs]
     assert not any("application/vnd.jupyter.widget-view+json" in o.get("data", {}) for o in outputs)
+    if path.stem in RECORDS:
+        return  # no training loop, no autograd graph
     stdout = "".join(o["text"] for o in outputs if o.get("name") == "stdout")
     bars = re.findall(r"^.*\| *\d+/\d+ \[.*$", stdout, re.M)  # tqdm's "| 500/500 [00:00<00:00, ...]"
     assert bars and all("100%|" in bar for bar in bars) and "\r" not in stdout, bars

@@ -1,0 +1,9 @@
+// Puzzle 12 · axis_sum: out[r] = a[r][0] + ... + a[r][cols - 1], one block per row.
+// spec:   out = a.sum(1)
+// launch: rows blocks of 256 threads (cols <= 256)
+#include "kp.cuh"
+
+// hint: The dot puzzle's tree, once per block: block r sums row r.
+__global__ void axis_sum(const float* a, float* out, int rows, int cols) {
+  // FILL ME IN (about 9 lines)
+}

@@ -1,0 +1,9 @@
+// Puzzle 3 · guard: out[i] = a[i] + 10, with more threads than elements.
+// spec:   out = a + 10
+// launch: one block of `size` rounded up to a multiple of 32 threads: some threads have no element
+#include "kp.cuh"
+
+// hint: A thread whose index is not below `size` must not read or write: check mode names the line if it does.
+__global__ void guard(const float* a, float* out, int size) {
+  // FILL ME IN (about 2 lines)
+}

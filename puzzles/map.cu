@@ -1,0 +1,9 @@
+// Puzzle 1 · map: out[i] = a[i] + 10, one thread per element.
+// spec:   out = a + 10
+// launch: one block of exactly `size` threads (as many threads as elements)
+#include "kp.cuh"
+
+// hint: threadIdx.x is this thread's index in its block; here it is also the element's index.
+__global__ void map(const float* a, float* out, int size) {
+  // FILL ME IN (about 2 lines)
+}

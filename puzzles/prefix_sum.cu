@@ -1,0 +1,10 @@
+// Puzzle 11 · prefix_sum: out[i] = a[0] + ... + a[i] (an inclusive scan).
+// spec:   out = a.cumsum(0)
+// launch: one block of 256 threads (size <= 256)
+#include "kp.cuh"
+
+// hint: Hillis and Steele: at step s = 1, 2, 4, ..., every thread adds the value s places to its left. Read it into a
+// register, __syncthreads(), then write: else a thread reads what its neighbour already overwrote (a race).
+__global__ void prefix_sum(const float* a, float* out, int size) {
+  // FILL ME IN (about 11 lines)
+}

@@ -1,0 +1,10 @@
+// Puzzle 7 · blocks2d: out[r][c] = a[r][c] + 10, with a 2-D grid of 8 x 8 blocks.
+// spec:   out = a + 10
+// launch: a grid of (ceil(cols / 8), ceil(rows / 8)) blocks of 8 x 8 threads
+#include "kp.cuh"
+
+// hint: blocks in two dimensions: the column from the .x parts, the row from the .y parts.
+__global__ void blocks2d(const float* a, float* out, int rows, int cols) {
+  int c = blockIdx.x * blockDim.x + threadIdx.x, r = blockIdx.y * blockDim.y + threadIdx.y;
+  if (r < rows && c < cols) out[r * cols + c] = a[r * cols + c] + 10;
+}

@@ -1,0 +1,132 @@
+"""The puzzles of notebook 00, in order, each with its spec: a torch function of the inputs (and the sizes) that says
+what the kernel's `out` must hold, the sizes it is checked on, how it is launched, and the most global and shared
+reads and writes one thread may make. kp.puzzle reads this file (`puzzle("map")`); the kernels are puzzles/<name>.cu,
+their solutions puzzles/solutions/<name>.cu.
+"""
+
+import dataclasses
+
+import torch
+import torch.nn.functional as F
+
+
+@dataclasses.dataclass(frozen=True)
+class Puzzle:
+    """One puzzle: its kernel's parameters (C types and names, in order), the sizes it is checked on, how it is
+    launched for a size, the inputs for a size, and the spec: what `out` must hold."""
+
+    number: int
+    name: str
+    title: str
+    params: tuple  # ("const float* a", "float* out", "int size"): tensors are the pointers, in order
+    sizes: tuple  # one case per entry: the ints the kernel takes (size; rows, cols; ...)
+    launch: object  # sizes -> (grid, block): (x, y) pairs
+    inputs: object  # sizes, generator -> the input tensors (the pointer parameters but out)
+    out: object  # sizes, inputs -> out as the kernel finds it (NaN where it must write; zeros where it adds)
+    spec: object  # *inputs, *sizes -> what out must hold
+    target: dict  # the most accesses one thread may make: {"global reads": 1, ...}; a value may be sizes -> int
+    rtol: float = 0.0  # float sums in another order than torch's differ in the last bits
+    atol: float = 0.0
+
+
+def _f(*shape, g):
+    return torch.randn(*shape, generator=g)
+
+
+def _nan(*shape):
+    return torch.full(shape, float("nan"))
+
+
+def _blocks(n, per):
+    return -(-n // per)
+
+
+PUZZLES = [
+    Puzzle(
+        1, "map", "one thread per element", ("const float* a", "float* out", "int size"), ((4,), (33,), (100,)),
+        lambda n: ((1, 1), (n, 1)), lambda n, g: [_f(n, g=g)], lambda n, a: _nan(n),
+        lambda a, *_: a + 10, {"global reads": 1, "global writes": 1},
+    ),
+    Puzzle(
+        2, "zip", "two inputs", ("const float* a", "const float* b", "float* out", "int size"), ((4,), (33,), (100,)),
+        lambda n: ((1, 1), (n, 1)), lambda n, g: [_f(n, g=g), _f(n, g=g)], lambda n, a, b: _nan(n),
+        lambda a, b, *_: a + b, {"global reads": 2, "global writes": 1},
+    ),
+    Puzzle(
+        3, "guard", "more threads than elements", ("const float* a", "float* out", "int size"), ((5,), (33,), (100,)),
+        lambda n: ((1, 1), (_blocks(n, 32) * 32, 1)), lambda n, g: [_f(n, g=g)], lambda n, a: _nan(n),
+        lambda a, *_: a + 10, {"global reads": 1, "global writes": 1},
+    ),
+    Puzzle(
+        4, "map2d", "a 2-D block", ("const float* a", "float* out", "int rows", "int cols"), ((3, 5), (7, 9), (20, 13)),
+        lambda r, c: ((1, 1), (_blocks(c, 8) * 8, _blocks(r, 8) * 8)), lambda r, c, g: [_f(r, c, g=g)],
+        lambda r, c, a: _nan(r, c), lambda a, *_: a + 10, {"global reads": 1, "global writes": 1},
+    ),
+    Puzzle(
+        5, "broadcast", "a column plus a row",
+        ("const float* a", "const float* b", "float* out", "int rows", "int cols"),
+        ((3, 5), (7, 9), (20, 13)), lambda r, c: ((1, 1), (_blocks(c, 8) * 8, _blocks(r, 8) * 8)),
+        lambda r, c, g: [_f(r, g=g), _f(c, g=g)], lambda r, c, a, b: _nan(r, c),
+        lambda a, b, *_: a[:, None] + b[None, :], {"global reads": 2, "global writes": 1},
+    ),
+    Puzzle(
+        6, "blocks", "more elements than a block has threads", ("const float* a", "float* out", "int size"),
+        ((5,), (100,), (1000,)), lambda n: ((_blocks(n, 32), 1), (32, 1)), lambda n, g: [_f(n, g=g)],
+        lambda n, a: _nan(n), lambda a, *_: a + 10, {"global reads": 1, "global writes": 1},
+    ),
+    Puzzle(
+        7, "blocks2d", "a 2-D grid of 2-D blocks", ("const float* a", "float* out", "int rows", "int cols"),
+        ((5, 7), (33, 20), (9, 70)), lambda r, c: ((_blocks(c, 8), _blocks(r, 8)), (8, 8)),
+        lambda r, c, g: [_f(r, c, g=g)], lambda r, c, a: _nan(r, c), lambda a, *_: a + 10,
+        {"global reads": 1, "global writes": 1},
+    ),
+    Puzzle(
+        8, "shared", "shared memory and a barrier", ("const float* a", "float* out", "int size"),
+        ((5,), (100,), (1000,)), lambda n: ((_blocks(n, 32), 1), (32, 1)), lambda n, g: [_f(n, g=g)],
+        lambda n, a: _nan(n), lambda a, *_: a + 10,
+        {"global reads": 1, "global writes": 1, "shared reads": 1, "shared writes": 1},
+    ),
+    Puzzle(
+        9, "pooling", "a 1-D stencil through shared memory", ("const float* a", "float* out", "int size"),
+        ((5,), (100,), (1000,)), lambda n: ((_blocks(n, 32), 1), (32, 1)), lambda n, g: [_f(n, g=g)],
+        lambda n, a: _nan(n), lambda a, *_: a + F.pad(a, (1, 0))[:-1] + F.pad(a, (2, 0))[:-2],
+        {"global reads": 2, "global writes": 1}, rtol=1e-6, atol=1e-6,
+    ),
+    Puzzle(
+        10, "dot", "a block reduction", ("const float* a", "const float* b", "float* out", "int size"),
+        ((1,), (33,), (256,)), lambda n: ((1, 1), (256, 1)), lambda n, g: [_f(n, g=g), _f(n, g=g)],
+        lambda n, a, b: _nan(1), lambda a, b, *_: (a * b).sum().reshape(1),
+        {"global reads": 2, "global writes": 1}, rtol=1e-5, atol=1e-5,
+    ),
+    Puzzle(
+        11, "prefix_sum", "an inclusive scan in one block", ("const float* a", "float* out", "int size"),
+        ((1,), (33,), (256,)), lambda n: ((1, 1), (256, 1)), lambda n, g: [_f(n, g=g)], lambda n, a: _nan(n),
+        lambda a, *_: a.cumsum(0), {"global reads": 1, "global writes": 1}, rtol=1e-5, atol=1e-5,
+    ),
+    Puzzle(
+        12, "axis_sum", "a sum along rows, a block per row", ("const float* a", "float* out", "int rows", "int cols"),
+        ((4, 7), (3, 256), (5, 100)), lambda r, c: ((r, 1), (256, 1)), lambda r, c, g: [_f(r, c, g=g)],
+        lambda r, c, a: _nan(r), lambda a, *_: a.sum(1), {"global reads": 1, "global writes": 1}, rtol=1e-5, atol=1e-5,
+    ),
+    Puzzle(
+        13, "histogram", "atomics", ("const int* x", "int* counts", "int size", "int bins"),
+        ((5, 4), (1000, 10), (3000, 7)), lambda n, bins: ((_blocks(n, 64), 1), (64, 1)),
+        lambda n, bins, g: [torch.randint(0, bins, (n,), generator=g, dtype=torch.int32)],
+        lambda n, bins, x: torch.zeros(bins, dtype=torch.int32),
+        lambda x, size, bins: torch.bincount(x, minlength=bins).int(),
+        {"global reads": 1, "global writes": 1},
+    ),
+    Puzzle(
+        14, "warp_sum", "warp shuffles", ("const float* a", "float* out", "int size"), ((5,), (64,), (1000,)),
+        lambda n: ((_blocks(n, 64), 1), (64, 1)), lambda n, g: [_f(n, g=g)], lambda n, a: _nan(_blocks(n, 32)),
+        lambda a, *_: F.pad(a, (0, -len(a) % 32)).reshape(-1, 32).sum(1),
+        {"global reads": 1, "global writes": 1, "shared reads": 0, "shared writes": 0}, rtol=1e-5, atol=1e-5,
+    ),
+    Puzzle(
+        15, "matmul", "a tiled matrix product",
+        ("const float* a", "const float* b", "float* out", "int n", "int m", "int k"),
+        ((1, 1, 1), (17, 33, 9), (40, 20, 35)), lambda n, m, k: ((_blocks(k, 16), _blocks(n, 16)), (16, 16)),
+        lambda n, m, k, g: [_f(n, m, g=g), _f(m, k, g=g)], lambda n, m, k, a, b: _nan(n, k), lambda a, b, *_: a @ b,
+        {"global reads": lambda n, m, k: 2 * _blocks(m, 16), "global writes": 1}, rtol=1e-5, atol=1e-5,
+    ),
+]  # fmt: skip
