@@ -4,8 +4,9 @@ error and its graph and plot rendered, kernels/add2.cu opened as CUDA C++ with C
 edited in Lab's editor and saved, the loading and checking cells re-run and the new result seen within 3 s, then a
 compile error read as the notebook shows it; the off-by-one (`i <= n`) loaded normally: a RuntimeError that names the
 tensor, and the kernel and its variables live on; a new op made from a Lab cell (`new_op`) whose notebook then runs
-top to bottom in Lab. Screenshots of each step go to build/lab-test/. Lab serves a copy of the project, so the real
-kernels/add2.cu is never edited and the new op's files are written to the copy."""
+top to bottom in Lab; a puzzle of notebook 00 solved in Lab's editor, from FAIL to PASS. Screenshots of each step go
+to build/lab-test/. Lab serves a copy of the project, so the real kernels/add2.cu and puzzles/map.cu are never edited
+and the new op's files are written to the copy."""
 
 import asyncio
 import contextlib
@@ -49,9 +50,10 @@ def free_port():
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
-    """JupyterLab over a copy of the project (notebooks/, kernels/, kp/, tools/, templates/, helpers.py): its URL."""
+    """JupyterLab over a copy of the project (notebooks/, kernels/, kp/, tools/, templates/, puzzles/, helpers.py): its
+    URL."""
     project = tmp_path_factory.mktemp("project")
-    for folder in ("notebooks", "kernels", "kp", "tools", "templates"):
+    for folder in ("notebooks", "kernels", "kp", "tools", "templates", "puzzles"):
         shutil.copytree(kp.files.ROOT / folder, project / folder, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(kp.files.ROOT / "helpers.py", project / "helpers.py")
     # Its own signature store, so that only the signing below (what `make lab` does) makes the notebooks trusted.
@@ -366,3 +368,29 @@ def test_the_edit_run_loop_in_jupyterlab(lab, page):
     outputs = [o for cell in notebook_js(page, f"return {CODE_OUTPUTS};", path=generated) for o in cell]
     assert outputs and not [o for o in outputs if o["output_type"] == "error"], outputs
     assert any("image/svg+xml" in o.get("data", {}) for o in outputs), "the new op's autograd graph did not render"
+
+    # 9. A puzzle: puzzles/map.cu as it comes fails; its body typed in Lab's editor and saved, it passes.
+    notebook_js(page, "app.shell.activateById(nb.id);")
+    assert "puzzle 1 · map (puzzles/map.cu): FAIL" in run_new_cell(page, 'from helpers import puzzle\n\npuzzle("map");')
+    assert open_in_editor(page, "puzzles/map.cu")["language"] == "cpp"
+    stub = lab["project"] / "puzzles" / "map.cu"
+    line = next(i for i, text in enumerate(stub.read_text().splitlines()) if "FILL ME IN" in text)
+    page.evaluate(
+        """(line) => {
+            const editor = window.jupyterapp.shell.currentWidget.content.editor;
+            editor.setCursorPosition({line, column: 0});
+            editor.focus();
+        }""",
+        line,
+    )
+    page.keyboard.type("  out[threadIdx.x] = a[threadIdx.x] + 10;\n")
+    page.keyboard.press("Control+s")
+    deadline = time.time() + 10
+    while "out[threadIdx.x] = a[threadIdx.x] + 10;" not in stub.read_text() and time.time() < deadline:
+        time.sleep(0.1)
+    notebook_js(page, "app.shell.activateById(nb.id);")
+    solved = run_new_cell(page, 'puzzle("map");')
+    page.screenshot(path=SHOTS / "9-puzzle-solved.png", full_page=True)
+    assert "puzzle 1 · map (puzzles/map.cu): PASS" in solved and "| most by one thread | 1 | 1 | 0 | 0 |" in solved, (
+        solved
+    )
