@@ -18,6 +18,7 @@ import sys
 
 from kp.bench import bench
 from kp.check import KernelCheckError
+from kp.contract import check_contract
 from kp.diagnostics import KernelBuildError
 from kp.display import install_error_view, progress, setup, show_graph, show_kernel, show_kernel_resources
 from kp.doctor import main as doctor_cli
@@ -39,6 +40,7 @@ __all__ = [
     "check_against_reference",
     "gradcheck",
     "check_compiled",
+    "check_contract",
     "OpsRun",
     "progress",
     "bench",

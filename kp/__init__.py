@@ -28,6 +28,7 @@ A module imports only modules on floors below its own (no circles, nothing impor
              kp.profile      the GPU model's counters per `.cu` line (profile -> Profile) and its modelled time
     floor 7  kp.display      setup, show_kernel, show_graph, show_kernel_resources, the notebook's error view
              kp.puzzle       notebook 00's puzzles: a learner's kernel in check mode against its spec, and a score
+    floor 8  kp.contract     a lesson's op contract in one cell: opcheck, gradcheck, torch.compile, the graph
 
 tests/test_layout.py holds the package to this.
 

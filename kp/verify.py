@@ -15,12 +15,13 @@ from kp.check import last_write
 from kp.report import record
 
 
-def check_against_reference(name, got, expected, atol=None, rtol=None):
-    """Print the max abs error of `got` vs `expected`, then assert they are close. On a mismatch the error names
-    the first wrong element, and, when a check-mode build wrote it (kp.check), the block, thread and `.cu` line
-    of its last write."""
+def check_against_reference(name, got, expected, atol=None, rtol=None, quiet=False):
+    """Print the max abs error of `got` vs `expected` (not when `quiet`), then assert they are close. On a mismatch
+    the error names the first wrong element, and, when a check-mode build wrote it (kp.check), the block, thread
+    and `.cu` line of its last write. Returns the max abs error."""
     err = (got.detach() - expected.detach()).abs().max().item() if got.numel() else 0.0
-    print(f"{name:<12} max abs error {err:.3e}  ({got.dtype}, shape {tuple(got.shape)})")
+    if not quiet:
+        print(f"{name:<12} max abs error {err:.3e}  ({got.dtype}, shape {tuple(got.shape)})")
     try:
         torch.testing.assert_close(got, expected, atol=atol, rtol=rtol)
     except AssertionError as mismatch:
@@ -48,8 +49,9 @@ def first_wrong_element(got, expected, atol=None, rtol=None):
     return text
 
 
-def gradcheck(fn, inputs, name=None, **kwargs):
-    """torch.autograd.gradcheck on `fn(*inputs)`: prints what passed, raises GradcheckError if not.
+def gradcheck(fn, inputs, name=None, quiet=False, **kwargs):
+    """torch.autograd.gradcheck on `fn(*inputs)`: prints what passed (not when `quiet`), raises GradcheckError if
+    not. Returns what it checked: "<name>, gradients for <shapes and dtypes>".
 
     Use float64 inputs: finite differences in float32 are too coarse to mean anything.
     """
@@ -62,13 +64,16 @@ def gradcheck(fn, inputs, name=None, **kwargs):
     except Exception as e:
         record("gradcheck", f"FAILED: {name}: {str(e).splitlines()[0]}")
         raise
-    print(f"gradcheck passed: {name}, gradients for {shapes}")
+    if not quiet:
+        print(f"gradcheck passed: {name}, gradients for {shapes}")
     record("gradcheck", f"passed: {name}")
+    return f"{name}, gradients for {shapes}"
 
 
-def check_compiled(model, *inputs, **compile_kwargs):
+def check_compiled(model, *inputs, quiet=False, **compile_kwargs):
     """Run `model(*inputs)` eagerly and under torch.compile(fullgraph=True); check that outputs agree,
-    and gradients too, for every input and parameter that requires grad. Returns the compiled model.
+    and gradients too, for every input and parameter that requires grad. Returns the compiled model, with
+    `.kp_seconds` (compiling and running it) and `.kp_max_error` (the largest difference from eager).
 
     fullgraph=True makes any graph break an error: the custom ops and their autograd Function
     must trace whole, which takes a fake (shape-only) implementation of every op.
@@ -91,14 +96,17 @@ def check_compiled(model, *inputs, **compile_kwargs):
     expected = run(model)
     start = time.perf_counter()
     got = run(compiled)
-    print(f"torch.compile(fullgraph=True): compiled and ran in {time.perf_counter() - start:.1f} s")
+    compiled.kp_seconds, compiled.kp_max_error = time.perf_counter() - start, 0.0
+    if not quiet:
+        print(f"torch.compile(fullgraph=True): compiled and ran in {compiled.kp_seconds:.1f} s")
     for i, (g, e) in enumerate(zip(got[0], expected[0], strict=True)):
-        check_against_reference(f"output {i}", g, e)
+        err = check_against_reference(f"output {i}", g, e, quiet=quiet)
+        compiled.kp_max_error = max(compiled.kp_max_error, err)
     for (n, _), g, e in zip(named, got[1], expected[1], strict=True):
         if (g is None) != (e is None):
             raise AssertionError(f"grad of {n}: compiled gave {g is not None}, eager gave {e is not None}")
         if g is not None:
-            check_against_reference(f"grad {n}", g, e)
+            compiled.kp_max_error = max(compiled.kp_max_error, check_against_reference(f"grad {n}", g, e, quiet=quiet))
     return compiled
 
 

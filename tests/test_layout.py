@@ -35,6 +35,7 @@ FLOORS = {
     "bench": 5,
     "display": 7,
     "puzzle": 7,
+    "contract": 8,
 }
 PACKAGE = kp.files.ROOT / "kp"
 
