@@ -20,25 +20,14 @@ import torch
 
 import helpers
 import kp.files
+from kp.gpus import H100_MEASURED
 from kp.profile import profile
 from kp.table import Table
 
 sys.path.insert(0, str(kp.files.ROOT / "bench"))
 from ops import all_ops  # noqa: E402
 
-# The README's "On a GPU" table: op -> (size, measured throughput: bytes/s for memory-bound ops, FLOP/s otherwise).
-MEASURED = {
-    "add2": (2**26, 3.02e12),
-    "add2_v1": (2**26, 2.74e12),
-    "mul": (2**26, 3.01e12),
-    "mul, broadcast": (2**26, 2.54e12),
-    "mul_backward": (2**26, 3.01e12),
-    "add": (2**26, 3.01e12),
-    "poly2": (2**26, 2.96e12),
-    "exp": (2**26, 2.96e12),
-    "linear": ((4096, 4096, 4096), 5.83e12),
-    "involution": ((32, 64, 56, 7), 0.829e12),
-}
+MEASURED = H100_MEASURED  # the README's "On a GPU" table (kp.gpus)
 MAX_BLOCKS = 64
 GPU = "H100"
 

@@ -8,6 +8,7 @@ import time
 
 import torch
 
+from kp.gpus import H100_MEASURED, H100_MEASURED_ON
 from kp.report import record
 from kp.table import Table
 
@@ -53,6 +54,7 @@ class BenchResult(Table):
     def __init__(self, rows, unit, formula, custom, baseline, title, where):
         super().__init__(rows, title)
         self.unit, self.formula, self.custom, self.baseline, self.where = unit, formula, custom, baseline, where
+        self.notes = []  # said under the table: what the stand-in's times are, what the H100 measured
 
     def throughput(self, provider, size):
         return next(r[self.unit] for r in self.rows if r["provider"] == provider and r["size"] == size)
@@ -74,7 +76,7 @@ class BenchResult(Table):
         for size in sizes:
             cells = [f"{self.throughput(p, size):.3g}" for p in providers]
             lines.append(f"| {size} | {' | '.join(cells)} | {self.ratio(size):.3g}x |")
-        note = f"{self.unit} = {self.formula} ÷ median time; {self.where}"
+        note = " ".join([f"{self.unit} = {self.formula} ÷ median time; {self.where}.", *self.notes])
         return (f"{self.title}\n\n" if self.title else "") + "\n".join(lines) + f"\n\n{note}"
 
     _repr_markdown_ = markdown
@@ -97,6 +99,8 @@ def bench(
     title="",
     plot=True,
     logy=False,
+    model=None,
+    measured_on_h100=None,
 ):
     """Time each provider on each size; report throughput as a table and one plot (a line per provider).
 
@@ -109,6 +113,10 @@ def bench(
     ratio is taken against. `threads`: torch's CPU threads while timing (the stand-in's pool follows
     them), restored after; on a small shared machine, 1 gives the steadiest numbers. Returns a
     BenchResult (shown as a table in Jupyter).
+
+    On the CPU stand-in the custom op's time is what emulating a GPU costs, not a GPU's. `model` (kp.profile's
+    `modelled(check_mode_op)`) adds, per size, what the GPU model gives on its GPU, and the table says which is which;
+    `measured_on_h100` names the op's row of kp.gpus.H100_MEASURED, quoted under the table.
     """
     if (bytes_moved is None) == (flops is None):
         raise ValueError("give exactly one of bytes_moved= (GB/s) or flops= (GFLOP/s)")
@@ -130,11 +138,23 @@ def bench(
             for name, fn in providers.items():
                 ms, reps = median_ms(fn, args, warmup, min_reps, min_seconds, max_reps)
                 rows.append({"provider": name, "size": size, "ms": ms, unit: amount(size) / ms / 1e6, "runs": reps})
+            if model is not None and not any(torch.is_tensor(a) and a.is_cuda for a in args):
+                ms = model(*args) * 1e3
+                name = f"{names[0]} on the {model.gpu}, modelled"
+                rows.append({"provider": name, "size": size, "ms": ms, unit: amount(size) / ms / 1e6, "runs": 1})
         if where == "CPU":
             where = f"CPU, {torch.get_num_threads()} thread{'s' if torch.get_num_threads() > 1 else ''}"
     finally:
         torch.set_num_threads(before)
     result = BenchResult(rows, unit, formula, names[0], baseline, title, where)
+    if model is not None and where.startswith("CPU"):
+        result.notes.append(f"{names[0]} on the CPU stand-in: its time is the emulation's cost, not a GPU's.")
+    if measured_on_h100:
+        size, rate = H100_MEASURED[measured_on_h100]
+        per_second = "TB/s" if bytes_moved else "TFLOP/s"
+        result.notes.append(
+            f"Measured: {measured_on_h100} at size {size}, {rate / 1e12:.3g} {per_second} on {H100_MEASURED_ON}."
+        )
     record("bench", result.summary())
     if plot:
         import matplotlib.pyplot as plt

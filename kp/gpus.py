@@ -105,6 +105,23 @@ class GPU:
         return self.sms * self.fp64_per_clock_per_sm * 2 * self.clock_hz
 
 
+# What the H100 measured: the README's "On a GPU" table (`make bench` on one NVIDIA H100 80GB HBM3, torch
+# 2.11.0+cu130, 2026-11-23): op -> (size, throughput: bytes/s for memory-bound ops, FLOP/s otherwise).
+H100_MEASURED_ON = 'one NVIDIA H100 80GB HBM3, `make bench`, 2026-11-23 (the README\'s "On a GPU" table)'
+H100_MEASURED = {
+    "add2": (2**26, 3.02e12),
+    "add2_v1": (2**26, 2.74e12),
+    "mul": (2**26, 3.01e12),
+    "mul, broadcast": (2**26, 2.54e12),
+    "mul_backward": (2**26, 3.01e12),
+    "add": (2**26, 3.01e12),
+    "poly2": (2**26, 2.96e12),
+    "exp": (2**26, 2.96e12),
+    "linear": ((4096, 4096, 4096), 5.83e12),
+    "involution": ((32, 64, 56, 7), 0.829e12),
+}
+
+
 def _gpu(name, cc, sms, boost_clock_ghz, dram_bandwidth, l2_mib, achievable=None):
     """A GPU row: its data sheet numbers, and the rest from its compute capability's SM_LIMITS."""
     achievable = achievable or dram_bandwidth * ACHIEVABLE_FRACTION

@@ -57,6 +57,21 @@ def profile(fn, *args, max_blocks=0, **kwargs):
     return result
 
 
+def modelled(fn, gpu="H100", max_blocks=64, flops=None):
+    """`fn` (an op of a check-mode build) as the GPU model times it: a callable of fn's arguments that returns the
+    modelled seconds on `gpu` (`flops(*args)` for FLOP-bound kernels), counting at most about `max_blocks` blocks per
+    launch (sampled quietly: only the counts are wanted). For bench(model=...): its `.gpu` names the GPU."""
+
+    def seconds(*args):
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="sampled: ")
+            counted = profile(fn, *args, max_blocks=max_blocks)
+        return counted.estimate(gpu, flops=flops(*args) if flops else 0.0)
+
+    seconds.gpu = gpu
+    return seconds
+
+
 class Profile:
     """Counts of one profiled call: `lines` (Line), `launches` (Launch). Data first; `table()`, `advice()` and, in
     Jupyter, a source view (kp.sourceview) show them."""

@@ -44,6 +44,32 @@ def test_bench_reports_throughput_from_the_formula_and_the_ratio(tmp_path, monke
     assert result.summary() == f"custom {ratio:.3g}x native at size 4000 (GB/s, CPU, 1 thread)"
 
 
+def test_on_the_cpu_the_gpu_models_time_stands_beside_the_emulation_and_the_h100s_measurement_under_it():
+    def model(x, y):
+        return x.numel() * 1e-12  # seconds: 1 ps an element
+
+    model.gpu = "H100"
+    result = helpers.bench(
+        {"custom": torch.add, "native": torch.add},
+        sizes=[1000],
+        make_inputs=lambda n: (torch.randn(n), torch.randn(n)),
+        formula="3 × 4n bytes",
+        bytes_moved=lambda n: 12 * n,
+        min_reps=3,
+        min_seconds=0,
+        plot=False,
+        model=model,
+        measured_on_h100="add2",
+    )
+    modelled = result.rows[-1]
+    assert (modelled["provider"], modelled["ms"]) == ("custom on the H100, modelled", pytest.approx(1e-6))
+    assert modelled["GB/s"] == pytest.approx(12 * 1000 / 1e-6 / 1e6)
+    table = result.markdown()
+    assert "| size | custom, GB/s | native, GB/s | custom on the H100, modelled, GB/s | custom ÷ native |" in table
+    assert "custom on the CPU stand-in: its time is the emulation's cost, not a GPU's." in table
+    assert "Measured: add2 at size 67108864, 3.02 TB/s on one NVIDIA H100 80GB HBM3, `make bench`, 2026-11-23" in table
+
+
 def test_bench_refuses_a_missing_formula_or_provider():
     args = {"sizes": [10], "make_inputs": lambda n: (torch.randn(n),), "plot": False}
     with pytest.raises(ValueError, match="exactly one of bytes_moved"):

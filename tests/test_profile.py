@@ -181,3 +181,12 @@ def test_every_op_of_the_collection_is_profiled_on_irregular_sizes(name):
     assert loads and stores
     assert all(ln.units >= ln.ideal > 0 and 0 < ln.active_lanes <= 32 for ln in p.lines)
     assert p.estimate("H100") > 0
+
+
+def test_modelled_is_the_profiles_estimate_as_a_function_of_the_arguments(k):
+    from kp.profile import modelled
+
+    x, out = torch.arange(1024.0), torch.zeros(1024)
+    seconds = modelled(k.run, "A100")(NAMES.index("strided"), x, out, 1)
+    assert seconds == profile(k.run, NAMES.index("strided"), x, out, 1).estimate("A100") and seconds > 0
+    assert modelled(k.run, "A100").gpu == "A100"
