@@ -25,7 +25,7 @@ from kp.doctor import main as doctor_cli
 from kp.files import KERNELS, kernel_variant
 from kp.load import load_kernel
 from kp.newop import new_op
-from kp.profile import profile
+from kp.profile import modelled, profile
 from kp.puzzle import puzzle, scoreboard, show_puzzle
 from kp.report import record
 from kp.toolchain import ToolchainError
@@ -45,6 +45,7 @@ __all__ = [
     "progress",
     "bench",
     "profile",
+    "modelled",
     "puzzle",
     "show_puzzle",
     "scoreboard",

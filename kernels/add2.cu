@@ -1,4 +1,4 @@
-// add2: the elementwise sum of two tensors of the same shape (seed 002, used for a² + b²).
+// add2: the elementwise sum of two tensors of the same shape (notebook 01 trains a² + b² through it).
 //
 // forward:  c[i] = a[i] + b[i]
 // backward: dL/da = dL/dc and dL/db = dL/dc: the gradient passes through, no kernel needed

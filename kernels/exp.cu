@@ -1,4 +1,5 @@
-// exp: the elementwise exponential, used as an activation and as a link function (seed 003).
+// exp: the elementwise exponential, used as an activation and as a link function
+// (notebook 04: the link of a Poisson regression).
 //
 // forward:  y[i] = exp(x[i])
 // backward: dL/dx[i] = dL/dy[i] · y[i]   (d exp(x)/dx = exp(x): the saved output, no second exp)

@@ -1,5 +1,5 @@
 // involution: a spatial filter generated per pixel and shared by the channels of a group
-// (Li et al., CVPR 2021; seed 003). Convolution shares one filter across pixels and varies it
+// (Li et al., CVPR 2021). Convolution shares one filter across pixels and varies it
 // across channels; involution does the opposite.
 //
 // forward:  out[n, c, h, w] = sum_{kh, kw} weight[n, g, kh, kw, h, w] * input[n, c, y, x]

@@ -1,4 +1,4 @@
-// linear: a fully connected layer, Y = X·Wᵀ + b (seed 004), through shared-memory tiled matrix products.
+// linear: a fully connected layer, Y = X·Wᵀ + b, through shared-memory tiled matrix products.
 //
 // forward:  Y[i, n] = sum_m X[i, m] W[n, m] + b[n]              (linear_fwd_kernel)
 // backward: with G = dL/dY,

@@ -1,4 +1,5 @@
-// mul_add: elementwise multiply and add with torch's broadcasting (seed 000, a linear model w·x + b).
+// mul_add: elementwise multiply and add with torch's broadcasting (notebook 02 trains a linear model w·x + b
+// with them).
 //
 // forward:  mul: out = w * x        add: out = x + b        (out has the broadcast shape of the two inputs)
 // backward: mul: dL/dw = sum_to(dL/dout · x, w.shape)    dL/dx = sum_to(dL/dout · w, x.shape)

@@ -1,7 +1,7 @@
-// poly2: the quadratic P2(x) = x² + 2x, elementwise (seed 001, fitted to tan as a + b·P2(c·x + d)).
+// poly2: the quadratic P2(x) = x² + 2x, elementwise (notebook 03 fits a + b·P2(c·x + d) to tan).
 //
 // forward:  y[i] = x[i]² + 2·x[i]
-// backward: dL/dx[i] = dL/dy[i] · (2·x[i] + 2)   (the seed's backward had a typo, `inptu`; this is the fixed one)
+// backward: dL/dx[i] = dL/dy[i] · (2·x[i] + 2)   (P2's derivative is 2x + 2)
 // shapes:   x, y, dL/dy and dL/dx share one shape (contiguous; any number of elements, 0 included)
 // dtypes:   float32, float64, float16 and bfloat16 (templated on T; with __half and __nv_bfloat16 each
 //           + and * goes through float and rounds to nearest even, as on a GPU and in torch; as in CUDA, an
