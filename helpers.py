@@ -16,7 +16,7 @@ puzzle of notebook 00 (puzzles/map.cu).
 
 import sys
 
-from kp.bench import bench
+from kp.bench import bench, gpu_trace
 from kp.check import KernelCheckError
 from kp.contract import check_contract
 from kp.diagnostics import KernelBuildError
@@ -44,6 +44,7 @@ __all__ = [
     "OpsRun",
     "progress",
     "bench",
+    "gpu_trace",
     "profile",
     "modelled",
     "puzzle",

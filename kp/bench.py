@@ -172,3 +172,29 @@ def bench(
         ax.legend()
         plt.show()
     return result
+
+
+def gpu_trace(fn, *args, runs=10, kernel="<kernel name>"):
+    """On a GPU (CUDA tensors in `args`): `runs` calls of fn under torch.profiler, its table of the ops and kernels
+    by GPU time printed and returned, and how to run Nsight Compute on `kernel`. Without one: the one line that says
+    so, and where the GPU model stands in; returns None."""
+    ncu = (
+        f"Nsight Compute, for the hardware's own counters of one launch: ncu --set full -k regex:{kernel} -c 1 "
+        "python your_script.py (a script that loads the op and calls it; the GPU model's sectors per request, bank "
+        "conflicts and occupancy are its counterparts)"
+    )
+    if not any(torch.is_tensor(a) and a.is_cuda for a in args):
+        print(
+            f"torch.profiler's GPU timeline and {ncu.split(',')[0]} need a GPU; on this machine the GPU model above "
+            "gives their counterparts, as a model."
+        )
+        return None
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        for _ in range(runs):
+            fn(*args)
+        torch.cuda.synchronize()
+    table = prof.key_averages().table(sort_by="device_time_total", row_limit=8)
+    print(f"{table}\n{ncu}")
+    return table

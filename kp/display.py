@@ -21,7 +21,8 @@ from kp.build import cpu_runtime, resolve_kernel
 from kp.check import KernelCheckError, check_from_env
 from kp.diagnostics import KernelBuildError
 from kp.files import ROOT, display_path
-from kp.ptxas import resources_table
+from kp.gpus import occupancy
+from kp.ptxas import resources_table, spills
 from kp.standin import blank_comments_and_strings, function_bodies
 from kp.toolchain import ToolchainError, dot_problem
 
@@ -208,15 +209,23 @@ def label_saved_tensors(body, grad_fn):
     return body
 
 
-def show_kernel_resources(name_or_path, arch=None):
-    """Show ptxas's registers, shared memory, stack and spills of each kernel in a `.cu` file (resources_table),
-    once; without nvcc, print the one line that says how to get it."""
+def show_kernel_resources(name_or_path, arch=None, threads=256, gpu="H100"):
+    """What each kernel of a `.cu` file gets on `gpu`, as one line per kernel from ptxas's registers and shared
+    memory (resources_table) at `threads` per block: "16 registers x 256 threads -> 8 blocks (64 warps) per SM on
+    an H100: 100% occupancy (limited by threads)", and its spills where it has any. Shown once; without nvcc, the
+    one line that says how to get it."""
     try:
         table = resources_table([name_or_path], arch)
     except ToolchainError as e:
         print(str(e))
         return
-    show("Markdown", table.markdown(), table.markdown())
+    lines = []
+    for row in table.rows:
+        fits = occupancy(gpu, threads, row["registers"], row["shared memory (bytes)"]).describe()
+        spilled = f"; spills {row['spills (bytes, stores / loads)']} bytes (stores / loads)" if spills(row) else ""
+        lines.append(f"- {row['kernel']}: {fits}{spilled}")
+    text = f"{table.title}, {threads} threads per block:\n\n" + "\n".join(lines)
+    show("Markdown", text, text)
 
 
 def user_frames(tb):

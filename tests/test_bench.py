@@ -78,3 +78,16 @@ def test_bench_refuses_a_missing_formula_or_provider():
         helpers.bench({"a": torch.neg}, formula="n", flops=lambda n: n, **args)
     with pytest.raises(ValueError, match="baseline 'c' is not one of the providers"):
         helpers.bench({"a": torch.neg, "b": torch.neg}, formula="n", flops=lambda n: n, baseline="c", **args)
+
+
+def test_gpu_trace_without_a_gpu_says_so_in_one_line(capsys):
+    assert helpers.gpu_trace(torch.add, torch.ones(3), torch.ones(3), kernel="add") is None
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1 and "need a GPU" in out and "the GPU model above" in out
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="cuda: no GPU here")
+def test_gpu_trace_on_a_gpu_lists_the_ops_by_gpu_time_and_says_how_to_run_ncu(capsys):
+    a = torch.ones(1024, device="cuda")
+    table = helpers.gpu_trace(torch.add, a, a, kernel="add")
+    assert "aten::add" in table and "ncu --set full -k regex:add -c 1" in capsys.readouterr().out
