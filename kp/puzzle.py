@@ -23,8 +23,12 @@ from kp.verify import first_wrong_element
 PUZZLES_DIR = ROOT / "puzzles"
 
 
-PUZZLES = module_from_file("kp_puzzle_specs", PUZZLES_DIR / "specs.py").PUZZLES  # the table, beside the puzzles
-BY_NAME = {p.name: p for p in PUZZLES}
+def puzzles():
+    """The puzzles, in order: puzzles/specs.py's table, which lives beside the puzzles (read on first use, so that
+    helpers imports where there is no puzzles/ folder: a copy of the project, a packaged op)."""
+    return module_from_file("kp_puzzle_specs", PUZZLES_DIR / "specs.py").PUZZLES
+
+
 COUNTS = ("global reads", "global writes", "shared reads", "shared writes")
 
 
@@ -51,9 +55,10 @@ class PuzzleResult:
 
 
 def _find(name):
-    if name not in BY_NAME:
-        raise ValueError(f"no puzzle {name!r}; the puzzles, in order: {', '.join(BY_NAME)}")
-    return BY_NAME[name]
+    by_name = {p.name: p for p in puzzles()}
+    if name not in by_name:
+        raise ValueError(f"no puzzle {name!r}; the puzzles, in order: {', '.join(by_name)}")
+    return by_name[name]
 
 
 def launcher(p):
@@ -260,7 +265,7 @@ def scoreboard():
     """Every puzzle checked again (quietly: the builds are cached), printed as a table of PASS and FAIL in order;
     returns the number solved."""
     rows = []
-    for p in PUZZLES:
+    for p in puzzles():
         passed = puzzle(p.name, quiet=True).passed
         rows.append({"puzzle": f"{p.number} · {p.name}", "what it teaches": p.title, "": "PASS" if passed else "FAIL"})
     solved = sum(row[""] == "PASS" for row in rows)

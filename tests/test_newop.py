@@ -87,7 +87,7 @@ def project(tmp_path):
 @pytest.mark.parametrize("scalar", [False, True], ids=["plain", "scalar"])
 def test_it_writes_the_template_renamed_in_the_five_places(project, scalar, capsys):
     paths = new_op("my_op", scalar=scalar, root=project)
-    number = f"{len(list(ROOT.glob('notebooks/[0-9][0-9]_*.ipynb'))) + 1:02d}"
+    number = f"{max(int(p.name[:2]) for p in ROOT.glob('notebooks/[0-9][0-9]_*.ipynb')) + 1:02d}"
     expected = ["kernels/my_op.cu", "kernels/my_op_binding.cpp", "kernels/my_op_ops.py"]
     expected += [f"notebooks/{number}_my_op.ipynb", "tests/test_my_op.py"]
     assert [p.relative_to(project).as_posix() for p in paths] == expected
@@ -236,7 +236,7 @@ def test_the_next_number_follows_the_last_notebook(tmp_path):
     for name in ("01_a.ipynb", "06_b.ipynb", "scratch.ipynb"):
         (tmp_path / "notebooks" / name).write_text("{}")
     assert next_number(tmp_path) == "07"
-    assert next_number() == f"{len(list(ROOT.glob('notebooks/[0-9][0-9]_*.ipynb'))) + 1:02d}"
+    assert next_number() == f"{max(int(p.name[:2]) for p in ROOT.glob('notebooks/[0-9][0-9]_*.ipynb')) + 1:02d}"
     (tmp_path / "notebooks" / "99_last.ipynb").write_text("{}")
     with pytest.raises(ValueError, match="no next number"):
         next_number(tmp_path)

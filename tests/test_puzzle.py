@@ -7,10 +7,10 @@ import re
 import pytest
 
 import kp.puzzle
-from kp.puzzle import PUZZLES, puzzle
+from kp.puzzle import puzzle, puzzles
 
 SOLUTIONS = kp.puzzle.PUZZLES_DIR / "solutions"
-NAMES = [p.name for p in PUZZLES]
+NAMES = [p.name for p in puzzles()]
 
 
 @pytest.mark.parametrize("name", NAMES)
