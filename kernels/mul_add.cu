@@ -4,8 +4,9 @@
 // forward:  mul: out = w * x        add: out = x + b        (out has the broadcast shape of the two inputs)
 // backward: mul: dL/dw = sum_to(dL/dout · x, w.shape)    dL/dx = sum_to(dL/dout · w, x.shape)
 //           add: dL/dx = sum_to(dL/dout, x.shape)        dL/db = sum_to(dL/dout, b.shape)
-//           sum_to(g, shape) sums g over the dims along which an input of that shape was broadcast, and is
-//           torch::stable::sum in the binding (no kernel here); add needs no kernel for its backward.
+//           sum_to(g, shape) sums g over the dims along which an input of that shape was broadcast: the binding
+//           moves those dims first and sum_rows (below) sums the rows, with notebook 08's column sums
+//           (common/colsum.cuh); add needs no kernel of its own for its backward.
 // broadcasting: as torch does it (shapes aligned from the right; a dim of size 1, or a missing leading dim,
 //           repeats). The inputs are never expanded or copied: the binding gives the kernels, for each dim
 //           of the output, its size and each input's stride, 0 along a broadcast dim (any strides, so
@@ -16,6 +17,7 @@
 // launch:   one thread per N output elements (a Pack: 16 bytes, 4 floats or 2 doubles), 256 threads per
 //           block, for every kernel; 16-byte loads and stores where the innermost dim allows (see the kernels)
 // saved for backward: mul saves w and x; add saves only the two input shapes
+#include "common/colsum.cuh"
 #include "common/kp.cuh"
 
 constexpr int kMaxDims = 8;
@@ -205,6 +207,34 @@ void add_fwd(const T* x, const T* b, T* out, int64_t n, int ndim, const int64_t*
   KP_CHECK_LAUNCH();
 }
 
+// Rows [blockIdx.y * rows_per_block, + rows_per_block) of the block's 32 columns of x (R, C), summed into
+// sums[blockIdx.y][c].
+template <typename T>
+__global__ void sum_rows_kernel(const T* __restrict__ x, T* __restrict__ sums, int64_t R, int64_t C,
+                                int64_t rows_per_block) {
+  __shared__ T partial[32][33];
+  int64_t begin = (int64_t)blockIdx.y * rows_per_block, end = begin + rows_per_block < R ? begin + rows_per_block : R;
+  T v = column_sums(x, begin, end, C, partial);
+  int64_t c = (int64_t)blockIdx.x * 32 + threadIdx.y;
+  if (threadIdx.x == 0 && c < C) sums[blockIdx.y * C + c] = v;
+}
+
+// out (C) = the column sums of x (R, C), notebook 08's version 5: the sums of chunks of 256 rows into `sums`
+// (ceil(R / 256) x C), then the column sums of those; the same bits on every run.
+template <typename T>
+void sum_rows(const T* x, T* out, T* sums, int64_t R, int64_t C, cudaStream_t stream) {
+  if (C == 0) return;
+  const int64_t blocks = ceil_div<int64_t>(C, 32), chunks = ceil_div<int64_t>(R, 256);
+  if (chunks <= 1) {  // one chunk (or none: zeros): its sums are the answer
+    sum_rows_kernel<T><<<blocks, dim3(32, 32), 0, stream>>>(x, out, R, C, 256);
+  } else {
+    sum_rows_kernel<T><<<dim3(blocks, chunks), dim3(32, 32), 0, stream>>>(x, sums, R, C, 256);
+    KP_CHECK_LAUNCH();
+    sum_rows_kernel<T><<<blocks, dim3(32, 32), 0, stream>>>(sums, out, chunks, C, chunks);
+  }
+  KP_CHECK_LAUNCH();
+}
+
 template void mul_fwd<float>(const float*, const float*, float*, int64_t, int, const int64_t*, const int64_t*,
                              const int64_t*, cudaStream_t);
 template void mul_fwd<double>(const double*, const double*, double*, int64_t, int, const int64_t*, const int64_t*,
@@ -217,3 +247,5 @@ template void add_fwd<float>(const float*, const float*, float*, int64_t, int, c
                              const int64_t*, cudaStream_t);
 template void add_fwd<double>(const double*, const double*, double*, int64_t, int, const int64_t*, const int64_t*,
                               const int64_t*, cudaStream_t);
+template void sum_rows<float>(const float*, float*, float*, int64_t, int64_t, cudaStream_t);
+template void sum_rows<double>(const double*, double*, double*, int64_t, int64_t, cudaStream_t);

@@ -1,6 +1,6 @@
-// mul_add's torch side: argument checks, broadcasting (the output's shape and each input's strides),
-// the sum of broadcast gradients down to each input's shape (torch::stable::sum), dtype dispatch and
-// registration. Kernels: mul_add.cu.
+// mul_add's torch side: argument checks, broadcasting (the output's shape and each input's strides), the sum of
+// broadcast gradients down to each input's shape (sum_rows in mul_add.cu: notebook 08's column sums), dtype dispatch
+// and registration. Kernels: mul_add.cu.
 #include <algorithm>
 #include <vector>
 
@@ -12,6 +12,8 @@ void mul_fwd(const T* w, const T* x, T* out, int64_t n, int ndim, const int64_t*
 template <typename T>
 void mul_bwd(const T* grad_out, const T* w, const T* x, T* grad_w, T* grad_x, int64_t n, int ndim, const int64_t* size,
              const int64_t* w_stride, const int64_t* x_stride, cudaStream_t stream);
+template <typename T>
+void sum_rows(const T* x, T* out, T* sums, int64_t R, int64_t C, cudaStream_t stream);
 template <typename T>
 void add_fwd(const T* x, const T* b, T* out, int64_t n, int ndim, const int64_t* size, const int64_t* x_stride,
              const int64_t* b_stride, cudaStream_t stream);
@@ -90,15 +92,30 @@ Layout broadcast_layout(const char* op, const char* a_name, const kp::Tensor& a,
   return l;
 }
 
-// `g` (of a broadcast shape) summed over the dims along which an input of shape `shape` was broadcast.
+// `g` (of a broadcast shape) summed over the dims along which an input of shape `shape` was broadcast: those dims
+// moved first (a copy, unless they are first already), the rest flattened, and the rows summed by sum_rows.
 kp::Tensor sum_to_shape(kp::Tensor g, IntHeaderOnlyArrayRef shape) {
   int64_t lead = g.dim() - static_cast<int64_t>(shape.size());
-  Shape dims;
-  for (int64_t d = 0; d < g.dim(); ++d)
-    if (d < lead || (shape[d - lead] == 1 && g.size(d) != 1)) dims.push_back(d);
-  // sum with an empty dim list would sum everything: only reduce when something was broadcast.
-  if (!dims.empty()) g = torch::stable::sum(g, IntHeaderOnlyArrayRef(dims), /*keepdim=*/true);
-  return torch::stable::reshape(g, shape);
+  Shape reduced, kept;
+  int64_t R = 1, C = 1;
+  for (int64_t d = 0; d < g.dim(); ++d) {
+    const bool summed = d < lead || (shape[d - lead] == 1 && g.size(d) != 1);
+    (summed ? reduced : kept).push_back(d);
+    (summed ? R : C) *= g.size(d);
+  }
+  if (reduced.empty()) return torch::stable::reshape(g, shape);
+  Shape order = reduced;
+  order.insert(order.end(), kept.begin(), kept.end());
+  bool in_order = true;
+  for (size_t i = 0; i < order.size(); ++i) in_order = in_order && order[i] == static_cast<int64_t>(i);
+  g = kp::contiguous(in_order ? g : torch::stable::permute(g, IntHeaderOnlyArrayRef(order)));
+  kp::Tensor out = torch::stable::new_empty(g, {C});
+  kp::Tensor sums = torch::stable::new_empty(g, {R > 256 ? (R + 255) / 256 * C : 0});
+  KP_DISPATCH_FLOATING(g.scalar_type(), "sum_to", [&] {
+    sum_rows<scalar_t>(kp::data<const scalar_t>(g, "grad"), kp::data<scalar_t>(out, "out"),
+                       kp::data<scalar_t>(sums, "sums"), R, C, kp::stream_of(g));
+  });
+  return torch::stable::reshape(out, shape);
 }
 
 }  // namespace

@@ -546,6 +546,19 @@ void check_collective(Worker& w, unsigned warp, uint32_t group, unsigned mask, C
                 triple(thread_of(c, t)).c_str()));
 }
 
+// A lane called a warp collective with a mask that does not name it (undefined in CUDA): a finding, and the block
+// ends (its other lanes would wait for this one, or finish without it).
+[[noreturn]] void check_mask_names_caller(Worker& w, unsigned mask, Collective kind, int line) {
+  CheckState& c = *w.check;
+  const unsigned tid = running_tid(w);
+  report(w, true, "barrier", format("self@%d", line), thread_of(c, tid), format("@%d", line), "", "",
+         format("%s(0x%08x) {here} in block %s: lane %u of warp %u (thread %s) calls it, and its mask does not name "
+                "it; every lane that calls a _sync collective must be in the mask it passes",
+                collective_name(kind), mask, triple(w.st->block_idx).c_str(), tid % 32, tid / 32,
+                triple(thread_of(c, tid)).c_str()));
+  skip_block(w);
+}
+
 bool check_branch(bool taken) {
   Worker* w = tls.worker;
   if (w && w->check && w->running && w->check->profiling)

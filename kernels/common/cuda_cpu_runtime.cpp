@@ -262,6 +262,7 @@ struct Launch {
 void check_barrier(Worker& w, int line);
 [[noreturn]] void check_deadlock(Worker& w, const char* detail, int line);
 void check_collective(Worker& w, unsigned warp, uint32_t group, unsigned mask, Collective kind, int line);
+[[noreturn]] void check_mask_names_caller(Worker& w, unsigned mask, Collective kind, int line);
 
 namespace {
 
@@ -610,6 +611,7 @@ void syncthreads(Worker* w, int line) {
 uint64_t warp_collective(Worker* w, Collective kind, unsigned mask, uint64_t value, int arg, int width, int line) {
   if (!w->st->fiber_mode) enter_fibers(*w);
   const unsigned me = w->cur, warp = me / 32, bit = 1u << (me % 32);
+  if (w->check && !(mask & bit)) check_mask_names_caller(*w, mask, kind, line);
   Slot& s = w->slots[me];
   s.status = kWaitWarp;
   s.kind = kind;

@@ -1,0 +1,85 @@
+"""colsum (kernels/colsum.cu), the reductions ladder of notebook 08: every version against torch.sum(x, 0) on ragged
+shapes in float32 and float64, on every target; check mode finds nothing in any version; version 5 gives the same
+bits on every run, version 4 (atomics) the same sums to rounding; the argument errors name what is wrong."""
+
+import pytest
+import torch
+from conftest import on
+
+import helpers
+
+SHAPES = [(1, 1), (3, 5), (257, 33), (1000, 7), (33, 1025), (600, 40)]
+VERSIONS = [1, 2, 3, 4, 5]
+
+
+def assert_column_sums(got, x):
+    """`got` is x's column sums to within summation's rounding: any order of R additions is off by at most
+    (R - 1) eps sum|x| (Higham, Accuracy and Stability of Numerical Algorithms, 4.2), and so is torch's own sum in
+    float64, the reference: twice that apart at most."""
+    exact = x.double().sum(0)
+    bound = 2 * max(x.shape[0] - 1, 0) * torch.finfo(x.dtype).eps * x.double().abs().sum(0)
+    assert got.shape == exact.shape and got.dtype == x.dtype
+    excess = (got.double() - exact).abs() - bound
+    assert (excess <= 0).all(), f"{tuple(x.shape)}: column {excess.argmax().item()} is off by more than the bound"
+
+
+@pytest.fixture(scope="module")
+def colsum(target):
+    return helpers.load_kernel("colsum", target=target, quiet=True)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
+def test_every_version_sums_the_columns(colsum, target_device, version, dtype):
+    for shape in SHAPES:
+        x = on(target_device, torch.randn(shape, dtype=dtype))
+        assert_column_sums(colsum.colsum(x, version), x)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_empty_columns_sum_to_zero_and_no_columns_to_nothing(colsum, target_device, version):
+    assert torch.equal(colsum.colsum(on(target_device, torch.zeros(0, 3)), version), on(target_device, torch.zeros(3)))
+    assert colsum.colsum(on(target_device, torch.zeros(4, 0)), version).shape == (0,)
+
+
+def test_the_two_stage_version_gives_the_same_bits_every_run(colsum, target_device):
+    x = on(target_device, torch.randn(5000, 33))
+    first = colsum.colsum(x, 5)
+    assert all(torch.equal(colsum.colsum(x, 5), first) for _ in range(5))
+    assert_column_sums(colsum.colsum(x, 4), x)  # atomics: the same sums, to rounding
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_check_mode_finds_nothing_in_any_version(version):
+    checked = helpers.load_kernel("colsum", target="cpu", check=True, quiet=True)
+    for shape in [(3, 5), (600, 40)]:
+        x = torch.randn(shape, dtype=torch.float64)
+        assert_column_sums(checked.colsum(x, version), x)
+
+
+def test_a_wrong_shuffle_mask_is_named_by_check_mode():
+    variant = helpers.kernel_variant(
+        "colsum",
+        "colsum_wrong_mask",
+        "__shfl_down_sync(0xffffffff, v, offset)",
+        "__shfl_down_sync(0x0000ffff, v, offset)",
+    )
+    with pytest.raises(
+        helpers.KernelCheckError,
+        match=r"__shfl_down_sync\(0x0000ffff\) at .*: lane 16 of warp 0 \(thread \(16,0,0\)\) calls it, and its mask "
+        "does not name it",
+    ):
+        helpers.load_kernel(variant, check=True, quiet=True).colsum(torch.randn(40, 40), 3)
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        ((torch.randn(5),), r"colsum: x must be a matrix \(rows, columns\), got shape \[5\]"),
+        ((torch.randn(3, 4), 0), "colsum: version must be 1 to 5, got 0"),
+        ((torch.ones(3, 4, dtype=torch.int32),), "colsum: x must be float32 or float64, got Int"),
+    ],
+)
+def test_bad_arguments_are_named(colsum, target_device, args, message):
+    with pytest.raises(RuntimeError, match=message):
+        colsum.colsum(on(target_device, args[0]), *args[1:])
