@@ -216,7 +216,8 @@ def _original(path):
 
 def code_lines(library, offsets):
     """{offset: `file.cu:LINE`} for the code at each offset (hex) in `library`, by one run of addr2line (the
-    innermost inlined function's line); offsets it cannot place are left out."""
+    innermost inlined function's line in a `.cu` file, else in a `.cuh` header it includes); offsets it cannot place
+    are left out."""
     found = {}
     if shutil.which("addr2line") is None or not offsets:
         return found
@@ -227,13 +228,18 @@ def code_lines(library, offsets):
             text=True,
             timeout=60,
         )
-        at = None
+        at, headers = None, {}
         for text in out.stdout.splitlines():
             if re.fullmatch(r"0x[0-9a-f]+", text):
                 at = text  # the address addr2line answers for, then its lines, innermost first
                 continue
-            if at and at not in found and (m := re.match(r"(\S+\.cu)(\.cpp)?:(\d+)", text)):
-                found[at] = f"{_original(m[1] + (m[2] or ''))}:{m[3]}"
+            if at and at not in found and (m := re.match(r"(\S+\.cuh?)(\.cpp)?:(\d+)", text)):
+                place = f"{_original(m[1] + (m[2] or ''))}:{m[3]}"
+                if m[1].endswith(".cu"):
+                    found[at] = place  # the kernel file's line (of the call, for code inlined from a header)
+                else:
+                    headers.setdefault(at, place)  # a header's line, where no kernel file's line comes
+        found = {**headers, **found}
         by_value = {int(o, 16): o for o in offsets}
         return {by_value[int(k, 16)]: v for k, v in found.items() if int(k, 16) in by_value}
     return found
