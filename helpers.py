@@ -28,6 +28,7 @@ from kp.newop import new_op
 from kp.profile import modelled, profile
 from kp.puzzle import puzzle, scoreboard, show_puzzle
 from kp.report import record
+from kp.table import Table
 from kp.toolchain import ToolchainError
 from kp.verify import OpsRun, check_against_reference, check_compiled, gradcheck
 
@@ -51,6 +52,7 @@ __all__ = [
     "show_puzzle",
     "scoreboard",
     "record",
+    "Table",
     "KERNELS",
     "kernel_variant",
     "new_op",
