@@ -1,0 +1,108 @@
+// linear_ladder: Y = X·Wᵀ + b, the fully connected layer of notebook 05, made faster step by step (notebook 07,
+// after siboehm's SGEMM worklog). X (M, K), W (N, K) and b (N) contiguous; Y (M, N). Any M, N and K (0 included):
+// every step guards every edge of every tile.
+//
+// dtypes:   float32 and float64 (templated on T)
+// kernels:  v1 linear_v1: one thread per output, threadIdx.x along the rows of Y: a warp reads 32 rows of X (32
+//              sectors per request) and writes 32 rows of Y.
+//           v2 linear_v2: threadIdx.x along the columns of Y: the warp shares its row of X (one sector), writes a
+//              contiguous piece of Y; W is still read 32 rows apart.
+//           v3 linear_v3: 32 x 32 tiles of X and W staged in shared memory, loaded along K (both operands are
+//              K-contiguous: every load coalesces); W's tile stored transposed, padded to [33] against bank conflicts.
+//           v4 linear_v4: 1-D register tiling: a 64 x 64 block of Y per 512 threads, each thread 8 outputs of one
+//              column; tiles of 8 along K; 8 multiply-adds per shared read of W's tile.
+//           The op `linear_ladder(x, w, b, version)` runs one of them.
+#include "common/kp.cuh"
+
+template <typename T>
+__global__ void linear_v1(const T* __restrict__ X, const T* __restrict__ W, const T* __restrict__ b,
+                          T* __restrict__ Y, int64_t M, int64_t N, int64_t K) {
+  int64_t i = (int64_t)blockIdx.x * 32 + threadIdx.x, n = (int64_t)blockIdx.y * 32 + threadIdx.y;
+  if (i >= M || n >= N) return;
+  T acc = b[n];
+  for (int64_t k = 0; k < K; ++k) acc += X[i * K + k] * W[n * K + k];
+  Y[i * N + n] = acc;
+}
+
+template <typename T>
+__global__ void linear_v2(const T* __restrict__ X, const T* __restrict__ W, const T* __restrict__ b,
+                          T* __restrict__ Y, int64_t M, int64_t N, int64_t K) {
+  int64_t n = (int64_t)blockIdx.x * 32 + threadIdx.x, i = (int64_t)blockIdx.y * 32 + threadIdx.y;
+  if (i >= M || n >= N) return;
+  T acc = b[n];
+  for (int64_t k = 0; k < K; ++k) acc += X[i * K + k] * W[n * K + k];
+  Y[i * N + n] = acc;
+}
+
+template <typename T>
+__global__ void linear_v3(const T* __restrict__ X, const T* __restrict__ W, const T* __restrict__ b,
+                          T* __restrict__ Y, int64_t M, int64_t N, int64_t K) {
+  __shared__ T Xs[32][33];  // Xs[row][k]
+  __shared__ T Ws[32][33];  // Ws[k][column]: W's tile transposed
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  const int64_t i = (int64_t)blockIdx.y * 32 + ty, n = (int64_t)blockIdx.x * 32 + tx;
+  const int64_t w_row = (int64_t)blockIdx.x * 32 + ty;  // the W row this thread loads
+  T acc = 0;
+  for (int64_t k0 = 0; k0 < K; k0 += 32) {
+    Xs[ty][tx] = i < M && k0 + tx < K ? X[i * K + k0 + tx] : T(0);  // neighbouring tx: neighbouring k
+    Ws[tx][ty] = w_row < N && k0 + tx < K ? W[w_row * K + k0 + tx] : T(0);
+    __syncthreads();
+    for (int k = 0; k < 32; ++k) acc += Xs[ty][k] * Ws[k][tx];
+    __syncthreads();
+  }
+  if (i < M && n < N) Y[i * N + n] = acc + b[n];
+}
+
+constexpr int V4_BM = 64, V4_BN = 64, V4_BK = 8, V4_TM = 8;  // 64 x 64 outputs per block, 8 per thread
+
+template <typename T>
+__global__ void linear_v4(const T* __restrict__ X, const T* __restrict__ W, const T* __restrict__ b,
+                          T* __restrict__ Y, int64_t M, int64_t N, int64_t K) {
+  __shared__ T Xs[V4_BK][V4_BM];  // Xs[k][row]: X's tile transposed
+  __shared__ T Ws[V4_BK][V4_BN];  // Ws[k][column]: W's tile transposed
+  const int t = threadIdx.x;                              // 512 threads
+  const int col = t % V4_BN, row0 = t / V4_BN * V4_TM;    // this thread: rows row0 .. row0 + 7 of column col
+  const int load_k = t % V4_BK, load_r = t / V4_BK;       // the loads: 64 rows x 8 k of each operand
+  const int64_t m0 = (int64_t)blockIdx.y * V4_BM, n0 = (int64_t)blockIdx.x * V4_BN;
+  T acc[V4_TM] = {};
+  for (int64_t k0 = 0; k0 < K; k0 += V4_BK) {
+    const int64_t k = k0 + load_k;
+    Xs[load_k][load_r] = m0 + load_r < M && k < K ? X[(m0 + load_r) * K + k] : T(0);
+    Ws[load_k][load_r] = n0 + load_r < N && k < K ? W[(n0 + load_r) * K + k] : T(0);
+    __syncthreads();
+    for (int kk = 0; kk < V4_BK; ++kk) {
+      const T w = Ws[kk][col];  // one shared read of W for 8 multiply-adds
+      for (int r = 0; r < V4_TM; ++r) acc[r] += Xs[kk][row0 + r] * w;
+    }
+    __syncthreads();
+  }
+  const int64_t n = n0 + col;
+  if (n >= N) return;
+  for (int r = 0; r < V4_TM; ++r)
+    if (m0 + row0 + r < M) Y[(m0 + row0 + r) * N + n] = acc[r] + b[n];
+}
+
+template <typename T>
+void linear_ladder(const T* x, const T* w, const T* b, T* y, int64_t M, int64_t N, int64_t K, int version,
+                   cudaStream_t stream) {
+  if (M == 0 || N == 0) return;
+  if (version == 1) {
+    linear_v1<T><<<dim3(ceil_div<int64_t>(M, 32), ceil_div<int64_t>(N, 32)), dim3(32, 32), 0, stream>>>(x, w, b, y, M,
+                                                                                                          N, K);
+  } else if (version == 2) {
+    linear_v2<T><<<dim3(ceil_div<int64_t>(N, 32), ceil_div<int64_t>(M, 32)), dim3(32, 32), 0, stream>>>(x, w, b, y, M,
+                                                                                                          N, K);
+  } else if (version == 3) {
+    linear_v3<T><<<dim3(ceil_div<int64_t>(N, 32), ceil_div<int64_t>(M, 32)), dim3(32, 32), 0, stream>>>(x, w, b, y, M,
+                                                                                                          N, K);
+  } else {
+    linear_v4<T><<<dim3(ceil_div<int64_t>(N, V4_BN), ceil_div<int64_t>(M, V4_BM)), V4_BM * V4_BN / V4_TM, 0, stream>>>(
+        x, w, b, y, M, N, K);
+  }
+  KP_CHECK_LAUNCH();
+}
+
+template void linear_ladder<float>(const float*, const float*, const float*, float*, int64_t, int64_t, int64_t, int,
+                                   cudaStream_t);
+template void linear_ladder<double>(const double*, const double*, const double*, double*, int64_t, int64_t, int64_t,
+                                    int, cudaStream_t);
