@@ -32,6 +32,7 @@ STEPS = {
     2: "threadIdx.x along Y's columns",
     3: "32 x 32 tiles in shared memory",
     4: "1-D register tiling: 8 outputs per thread",
+    5: "2-D register tiling: 4 x 4 outputs per thread",
 }
 
 

@@ -11,7 +11,7 @@ from conftest import on
 import helpers
 
 SHAPES = [(1, 1, 1), (3, 5, 7), (65, 33, 129), (127, 255, 63), (0, 4, 5), (4, 0, 5), (4, 5, 0)]  # (M, K, N)
-VERSIONS = [1, 2, 3, 4]
+VERSIONS = [1, 2, 3, 4, 5]
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +53,7 @@ def test_check_mode_finds_nothing_in_any_version(version):
     "shapes, version, message",
     [
         (((3, 4), (5, 3), (5,)), 1, r"linear_ladder: w \[5, 3\] and b \[5\] do not fit x \[3, 4\]"),
-        (((3, 4), (5, 4), (5,)), 9, "linear_ladder: version must be 1 to 4, got 9"),
+        (((3, 4), (5, 4), (5,)), 9, "linear_ladder: version must be 1 to 5, got 9"),
         (((3,), (5, 4), (5,)), 1, r"linear_ladder: x must be \(rows, in_features\)"),
     ],
 )
