@@ -33,6 +33,7 @@ STEPS = {
     3: "32 x 32 tiles in shared memory",
     4: "1-D register tiling: 8 outputs per thread",
     5: "2-D register tiling: 4 x 4 outputs per thread",
+    6: "v5 with 16-byte loads of the tiles",
 }
 
 

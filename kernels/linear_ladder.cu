@@ -14,6 +14,9 @@
 //           v5 linear_v5: 2-D register tiling: a 64 x 64 block of Y per 256 threads, each thread a 4 x 4 piece of it;
 //              per step along K it reads 4 values of X's tile and 4 of W's into registers and does 16 multiply-adds
 //              with them: 2 shared reads per multiply-add in v3, 1/8 + 1 in v4, 1/2 here.
+//           v6 linear_v6: v5 with each tile row loaded as 16-byte Packs (4 floats or 2 doubles: one load instruction
+//              instead of 4 or 2) where K is a multiple of a Pack and X and W are 16-byte aligned, element by element
+//              elsewhere; the Pack's values are stored transposed into the tiles.
 //           The op `linear_ladder(x, w, b, version)` runs one of them.
 #include "common/kp.cuh"
 
@@ -121,6 +124,54 @@ __global__ void linear_v5(const T* __restrict__ X, const T* __restrict__ W, cons
     }
 }
 
+// One 8-wide row of a tile: row `r` of A (rows x K) at k0 .. k0 + 7, stored transposed into tile[k][r]; zeros past
+// the edges. 16-byte Packs where `packed` (K a multiple of a Pack, A aligned), element by element otherwise.
+template <typename T>
+__device__ void load_tile_row(const T* __restrict__ A, int64_t rows, int64_t K, int64_t row0, int64_t k0, int r,
+                              int kk, bool packed, T (*tile)[V5_BM]) {
+  constexpr int N = Pack<T>::N;
+  const int64_t row = row0 + r, k = k0 + kk;
+  if (packed && row < rows && k + N <= K) {
+    const Pack<T> p = load_pack(A + row * K + k);
+    for (int e = 0; e < N; ++e) tile[kk + e][r] = p.v[e];
+  } else {
+    for (int e = 0; e < N; ++e) tile[kk + e][r] = row < rows && k + e < K ? A[row * K + k + e] : T(0);
+  }
+}
+
+template <typename T>
+__global__ void linear_v6(const T* __restrict__ X, const T* __restrict__ W, const T* __restrict__ b,
+                          T* __restrict__ Y, int64_t M, int64_t N, int64_t K, bool packed) {
+  constexpr int P = Pack<T>::N;  // elements per Pack: a tile row of 8 is 8 / P Packs
+  __shared__ T Xs[V5_BK][V5_BM];
+  __shared__ T Ws[V5_BK][V5_BN];
+  const int t = threadIdx.x;
+  const int tc = t % (V5_BN / V5_TN), tr = t / (V5_BN / V5_TN);
+  const int64_t m0 = (int64_t)blockIdx.y * V5_BM, n0 = (int64_t)blockIdx.x * V5_BN;
+  T acc[V5_TM][V5_TN] = {};
+  for (int64_t k0 = 0; k0 < K; k0 += V5_BK) {
+    for (int l = t; l < V5_BM * V5_BK / P; l += V5_THREADS) {  // 128 (float) or 256 (double) Packs of each tile
+      const int kk = l % (V5_BK / P) * P, r = l / (V5_BK / P);
+      load_tile_row(X, M, K, m0, k0, r, kk, packed, Xs);
+      load_tile_row(W, N, K, n0, k0, r, kk, packed, Ws);
+    }
+    __syncthreads();
+    for (int kk = 0; kk < V5_BK; ++kk) {
+      T xr[V5_TM], wr[V5_TN];
+      for (int i = 0; i < V5_TM; ++i) xr[i] = Xs[kk][tr * V5_TM + i];
+      for (int j = 0; j < V5_TN; ++j) wr[j] = Ws[kk][tc * V5_TN + j];
+      for (int i = 0; i < V5_TM; ++i)
+        for (int j = 0; j < V5_TN; ++j) acc[i][j] += xr[i] * wr[j];
+    }
+    __syncthreads();
+  }
+  for (int i = 0; i < V5_TM; ++i)
+    for (int j = 0; j < V5_TN; ++j) {
+      const int64_t row = m0 + tr * V5_TM + i, col = n0 + tc * V5_TN + j;
+      if (row < M && col < N) Y[row * N + col] = acc[i][j] + b[col];
+    }
+}
+
 template <typename T>
 void linear_ladder(const T* x, const T* w, const T* b, T* y, int64_t M, int64_t N, int64_t K, int version,
                    cudaStream_t stream) {
@@ -137,6 +188,10 @@ void linear_ladder(const T* x, const T* w, const T* b, T* y, int64_t M, int64_t 
   } else if (version == 4) {
     linear_v4<T><<<dim3(ceil_div<int64_t>(N, V4_BN), ceil_div<int64_t>(M, V4_BM)), V4_BM * V4_BN / V4_TM, 0, stream>>>(
         x, w, b, y, M, N, K);
+  } else if (version == 6) {
+    const bool packed = K % Pack<T>::N == 0 && kp::packs_fit(x, w);
+    linear_v6<T><<<dim3(ceil_div<int64_t>(N, V5_BN), ceil_div<int64_t>(M, V5_BM)), V5_THREADS, 0, stream>>>(
+        x, w, b, y, M, N, K, packed);
   } else {
     linear_v5<T><<<dim3(ceil_div<int64_t>(N, V5_BN), ceil_div<int64_t>(M, V5_BM)), V5_THREADS, 0, stream>>>(x, w, b, y,
                                                                                                            M, N, K);

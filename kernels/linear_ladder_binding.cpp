@@ -5,7 +5,7 @@ template <typename T>
 void linear_ladder(const T* x, const T* w, const T* b, T* y, int64_t M, int64_t N, int64_t K, int version,
                    cudaStream_t stream);
 
-constexpr int64_t kVersions = 5;
+constexpr int64_t kVersions = 6;
 
 kp::Tensor linear_ladder_op(kp::Tensor x, kp::Tensor w, kp::Tensor b, int64_t version) {
   const char* op = "linear_ladder";

@@ -13,8 +13,8 @@ def fake(x, w, b, version):
     require_floating("linear_ladder", "x", x)
     if x.dim() != 2 or w.dim() != 2 or b.dim() != 1 or w.shape[1] != x.shape[1] or b.shape[0] != w.shape[0]:
         raise RuntimeError(f"linear_ladder: w {list(w.shape)} and b {list(b.shape)} do not fit x {list(x.shape)}")
-    if not 1 <= version <= 5:
-        raise RuntimeError(f"linear_ladder: version must be 1 to 5, got {version}")
+    if not 1 <= version <= 6:
+        raise RuntimeError(f"linear_ladder: version must be 1 to 6, got {version}")
     return x.new_empty(x.shape[0], w.shape[0])
 
 

@@ -88,7 +88,7 @@ SAMPLES = {
     "linear.linear_grad_bias": lambda dtype: [(randn(B, N, dtype=dtype),)],
     "linear_ladder.linear_ladder": lambda dtype: [
         (randn(B, M, dtype=dtype, grad=True), randn(N, M, dtype=dtype, grad=True), randn(N, dtype=dtype, grad=True), v)
-        for v in range(1, 6)
+        for v in range(1, 7)
     ],
     # every version; 600 rows: three chunks of 256 for versions 4 and 5; (0, 3): empty columns sum to 0
     "colsum.colsum": lambda dtype: (
