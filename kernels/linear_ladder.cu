@@ -17,7 +17,7 @@
 //           v6 linear_v6: v5 with each tile row loaded as 16-byte Packs (4 floats or 2 doubles: one load instruction
 //              instead of 4 or 2) where K is a multiple of a Pack and X and W are 16-byte aligned, element by element
 //              elsewhere; the Pack's values are stored transposed into the tiles.
-//           The op `linear_ladder(x, w, b, version)` runs one of them.
+//           The op `linear_ladder(x, w, b, version)` runs one of them (6 by default).
 #include "common/kp.cuh"
 
 template <typename T>

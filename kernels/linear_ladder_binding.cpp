@@ -32,4 +32,6 @@ kp::Tensor linear_ladder_op(kp::Tensor x, kp::Tensor w, kp::Tensor b, int64_t ve
   return y;
 }
 
-KP_OPS(m) { m.def("linear_ladder(Tensor x, Tensor w, Tensor b, int version) -> Tensor", TORCH_BOX(&linear_ladder_op)); }
+KP_OPS(m) {
+  m.def("linear_ladder(Tensor x, Tensor w, Tensor b, int version=6) -> Tensor", TORCH_BOX(&linear_ladder_op));
+}

@@ -9,7 +9,7 @@ dL/dx = G W, dL/dw = Gᵀ x, dL/db = the column sums of G.
 from kp.binding import require_floating
 
 
-def fake(x, w, b, version):
+def fake(x, w, b, version=6):
     require_floating("linear_ladder", "x", x)
     if x.dim() != 2 or w.dim() != 2 or b.dim() != 1 or w.shape[1] != x.shape[1] or b.shape[0] != w.shape[0]:
         raise RuntimeError(f"linear_ladder: w {list(w.shape)} and b {list(b.shape)} do not fit x {list(x.shape)}")
