@@ -91,6 +91,29 @@ __global__ void linear_v4(const T* __restrict__ X, const T* __restrict__ W, cons
 constexpr int V5_BM = 64, V5_BN = 64, V5_BK = 8, V5_TM = 4, V5_TN = 4;  // 256 threads, 4 x 4 outputs each
 constexpr int V5_THREADS = V5_BM / V5_TM * (V5_BN / V5_TN);
 
+// This thread's 4 x 4 piece of Y, accumulated from one pair of tiles: 8 steps along K, each reading 4 values of X's
+// tile and 4 of W's into registers, then doing their 16 multiply-adds.
+template <typename T>
+__device__ __forceinline__ void multiply_tiles(const T (*Xs)[V5_BM], const T (*Ws)[V5_BN], int tr, int tc,
+                                               T (*acc)[V5_TN]) {
+  for (int kk = 0; kk < V5_BK; ++kk) {
+    T xr[V5_TM], wr[V5_TN];
+    for (int i = 0; i < V5_TM; ++i) xr[i] = Xs[kk][tr * V5_TM + i];
+    for (int j = 0; j < V5_TN; ++j) wr[j] = Ws[kk][tc * V5_TN + j];
+    for (int i = 0; i < V5_TM; ++i)
+      for (int j = 0; j < V5_TN; ++j) acc[i][j] += xr[i] * wr[j];
+  }
+}
+
+// acc + b into the 4 x 4 piece of Y (M, N) whose first row and column are row0 and col0, inside Y's edges.
+template <typename T>
+__device__ __forceinline__ void store_piece(const T (*acc)[V5_TN], const T* __restrict__ b, T* __restrict__ Y,
+                                            int64_t M, int64_t N, int64_t row0, int64_t col0) {
+  for (int i = 0; i < V5_TM; ++i)
+    for (int j = 0; j < V5_TN; ++j)
+      if (row0 + i < M && col0 + j < N) Y[(row0 + i) * N + col0 + j] = acc[i][j] + b[col0 + j];
+}
+
 template <typename T>
 __global__ void linear_v5(const T* __restrict__ X, const T* __restrict__ W, const T* __restrict__ b,
                           T* __restrict__ Y, int64_t M, int64_t N, int64_t K) {
@@ -108,20 +131,10 @@ __global__ void linear_v5(const T* __restrict__ X, const T* __restrict__ W, cons
       Ws[kk][r] = n0 + r < N && k < K ? W[(n0 + r) * K + k] : T(0);
     }
     __syncthreads();
-    for (int kk = 0; kk < V5_BK; ++kk) {
-      T xr[V5_TM], wr[V5_TN];
-      for (int i = 0; i < V5_TM; ++i) xr[i] = Xs[kk][tr * V5_TM + i];
-      for (int j = 0; j < V5_TN; ++j) wr[j] = Ws[kk][tc * V5_TN + j];
-      for (int i = 0; i < V5_TM; ++i)
-        for (int j = 0; j < V5_TN; ++j) acc[i][j] += xr[i] * wr[j];
-    }
+    multiply_tiles(Xs, Ws, tr, tc, acc);
     __syncthreads();
   }
-  for (int i = 0; i < V5_TM; ++i)
-    for (int j = 0; j < V5_TN; ++j) {
-      const int64_t row = m0 + tr * V5_TM + i, col = n0 + tc * V5_TN + j;
-      if (row < M && col < N) Y[row * N + col] = acc[i][j] + b[col];
-    }
+  store_piece(acc, b, Y, M, N, m0 + tr * V5_TM, n0 + tc * V5_TN);
 }
 
 // One 8-wide row of a tile: row `r` of A (rows x K) at k0 .. k0 + 7, stored transposed into tile[k][r]; zeros past
@@ -156,20 +169,10 @@ __global__ void linear_v6(const T* __restrict__ X, const T* __restrict__ W, cons
       load_tile_row(W, N, K, n0, k0, r, kk, packed, Ws);
     }
     __syncthreads();
-    for (int kk = 0; kk < V5_BK; ++kk) {
-      T xr[V5_TM], wr[V5_TN];
-      for (int i = 0; i < V5_TM; ++i) xr[i] = Xs[kk][tr * V5_TM + i];
-      for (int j = 0; j < V5_TN; ++j) wr[j] = Ws[kk][tc * V5_TN + j];
-      for (int i = 0; i < V5_TM; ++i)
-        for (int j = 0; j < V5_TN; ++j) acc[i][j] += xr[i] * wr[j];
-    }
+    multiply_tiles(Xs, Ws, tr, tc, acc);
     __syncthreads();
   }
-  for (int i = 0; i < V5_TM; ++i)
-    for (int j = 0; j < V5_TN; ++j) {
-      const int64_t row = m0 + tr * V5_TM + i, col = n0 + tc * V5_TN + j;
-      if (row < M && col < N) Y[row * N + col] = acc[i][j] + b[col];
-    }
+  store_piece(acc, b, Y, M, N, m0 + tr * V5_TM, n0 + tc * V5_TN);
 }
 
 template <typename T>
