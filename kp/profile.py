@@ -13,7 +13,10 @@ counts, puts them at their `.cu` lines (addr2line) and models. Never compiles or
 """
 
 import ctypes
+import re
 import warnings
+
+import torch
 
 from kp.build import cpu_runtime
 from kp.counts import WARP, parse
@@ -25,6 +28,8 @@ from kp.sourceview import profile_html
 from kp.table import Table
 
 DIVERGENT_SHARE = 0.05  # advice names a branch when at least this share of its warp executions diverge
+# Each floating dtype's C++ type, as ptxas names a kernel's instantiations (colsum_v1<float>, poly2_fwd_kernel<__half>)
+CTYPES = {torch.float32: "float", torch.float64: "double", torch.float16: "__half", torch.bfloat16: "__nv_bfloat16"}
 
 
 class ProfileError(RuntimeError):
@@ -42,7 +47,8 @@ def profile(fn, *args, max_blocks=0, **kwargs):
         fn(*args, **kwargs)
     finally:
         report = (lib.kp_profile_take() or b"").decode(errors="replace")
-    result = Profile(parse(report))
+    dtypes = [a.dtype for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor) and a.is_floating_point()]
+    result = Profile(parse(report), CTYPES.get(dtypes[0]) if dtypes else None)
     if not result.launches:
         raise ProfileError(result.not_counted_message() or f"{getattr(fn, '__name__', fn)} launched no kernel")
     if result.unprofiled:
@@ -76,7 +82,9 @@ class Profile:
     """Counts of one profiled call: `lines` (Line), `launches` (Launch). Data first; `table()`, `advice()` and, in
     Jupyter, a source view (kp.sourceview) show them."""
 
-    def __init__(self, counts):
+    def __init__(self, counts, ctype=None):
+        # The C++ type of the call's first floating tensor: the kernels' instantiation whose ptxas figures apply.
+        self.ctype = ctype
         self.lines, self.launches, self.branches = counts.lines, counts.launches, counts.branches  # kp.counts
         self.unprofiled, self.unprofiled_names = counts.unprofiled, counts.unprofiled_names
         self.worst, self.arrays, self.touches = counts.worst, counts.arrays, counts.touches  # for kp.pictures
@@ -107,7 +115,7 @@ class Profile:
         total_blocks = sum(la.blocks for la in self.launches) or 1
         work = []
         for la in self.launches:
-            registers, static = _resources(la.file, la.kernel)
+            registers, static = _resources(la.file, la.kernel, self.ctype)
             work.append(
                 LaunchWork(
                     kernel=la.kernel,
@@ -200,9 +208,12 @@ class Profile:
 _resources_cache = {}
 
 
-def _resources(file, kernel):
+def _resources(file, kernel, ctype=None):
     """(registers, static shared bytes) of `kernel` as ptxas compiles it for the GPU (kp.ptxas); (32, 0) without
-    nvcc or when the kernel is not found. Kernels are matched by name without template arguments."""
+    nvcc or when the kernel is not found. A launch is named as its source wrote it (colsum_v1<T>): the instantiation
+    with the same name, else the one whose template arguments name `ctype` (the profiled call's dtype, as C++: float,
+    double, ...), else the first of that name without template arguments. Instantiations differ: a double needs two
+    registers, twice the shared memory."""
     if not file:
         return 32, 0
     if file not in _resources_cache:
@@ -211,8 +222,14 @@ def _resources(file, kernel):
             _resources_cache[file] = list(kernel_resources(path))
         except Exception:  # no nvcc, or it failed: the model goes on with the defaults (said in the docstring)
             _resources_cache[file] = []
-    base = kernel.split("<")[0]
-    for row in _resources_cache[file]:
-        if str(row.get("kernel", "")).split("<")[0].split("(")[0].strip() == base:
-            return int(row["registers"]), int(row["shared memory (bytes)"])
+
+    def name(row):
+        return str(row.get("kernel", "")).replace(" ", "")
+
+    rows = [row for row in _resources_cache[file] if name(row).split("<")[0].split("(")[0] == kernel.split("<")[0]]
+    names_type = re.compile(rf"[<,]{re.escape(ctype)}[,>]") if ctype else None
+    exact = [row for row in rows if name(row) == kernel.replace(" ", "")]
+    typed = [row for row in rows if names_type and names_type.search(name(row))]
+    for row in exact or typed or rows[:1]:
+        return int(row["registers"]), int(row["shared memory (bytes)"])
     return 32, 0

@@ -1,6 +1,9 @@
 """colsum (kernels/colsum.cu), the reductions ladder of notebook 08: every version against torch.sum(x, 0) on ragged
 shapes in float32 and float64, on every target; check mode finds nothing in any version; version 5 gives the same
-bits on every run, version 4 (atomics) the same sums to rounding; the argument errors name what is wrong."""
+bits on every run, version 4 (atomics) the same sums to rounding, its bits those of the order its blocks ran in;
+mul_add's sum_to is version 5, bit for bit; the argument errors name what is wrong."""
+
+import functools
 
 import pytest
 import torch
@@ -47,6 +50,31 @@ def test_the_two_stage_version_gives_the_same_bits_every_run(colsum, target_devi
     first = colsum.colsum(x, 5)
     assert all(torch.equal(colsum.colsum(x, 5), first) for _ in range(5))
     assert_column_sums(colsum.colsum(x, 4), x)  # atomics: the same sums, to rounding
+
+
+def test_atomics_add_in_the_order_the_blocks_run_and_two_stages_in_a_fixed_one():
+    """What the stand-in does with version 4's atomics: check mode runs the blocks one at a time, in order, so column
+    c's atomicAdds land chunk 0, 1, 2, ...: the result is that fold of the chunks' sums, bit for bit, on every run. The
+    same chunk sums added in another order give other last bits, which is what varies from run to run where the
+    blocks' order does (a GPU; the stand-in's pool of threads outside check mode: notebook 08 counts it). Version 5
+    adds the same chunk sums in one fixed order: version 3 on the (chunks, C) matrix of them."""
+    checked = helpers.load_kernel("colsum", target="cpu", check=True, quiet=True)
+    x = torch.randn(2000, 33)
+    chunks = [checked.colsum(x[r : r + 256], 3) for r in range(0, 2000, 256)]  # a block's rows: same order, same bits
+    in_order = functools.reduce(torch.add, chunks, torch.zeros(33))
+    assert torch.equal(checked.colsum(x, 4), in_order) and torch.equal(checked.colsum(x, 4), in_order)
+    other_order = functools.reduce(torch.add, reversed(chunks), torch.zeros(33))
+    assert not torch.equal(other_order, in_order)
+    assert_column_sums(other_order, x)
+    assert torch.equal(checked.colsum(x, 5), checked.colsum(torch.stack(chunks), 3))
+
+
+def test_mul_adds_sum_to_is_version_5_bit_for_bit(colsum, target, target_device):
+    """sum_to's kernel (kernels/mul_add.cu, with common/colsum.cuh's copy of column_sums) is the ladder's winner."""
+    mul_add = helpers.load_kernel("mul_add", target=target, quiet=True)
+    for rows, columns in [(3, 5), (257, 33), (1000, 7), (600, 1025), (5000, 3)]:
+        g = on(target_device, torch.randn(rows, columns))
+        assert torch.equal(mul_add.sum_to(g, [1, columns]), colsum.colsum(g, 5).view(1, columns))
 
 
 @pytest.mark.parametrize("version", VERSIONS)

@@ -10,6 +10,7 @@ from op_samples import SAMPLES
 
 import helpers
 import kp.files
+import kp.toolchain
 from kp.profile import ProfileError, profile
 
 PATTERNS = kp.files.ROOT / "tests" / "cuda_cpu" / "patterns.cu"
@@ -191,3 +192,18 @@ def test_modelled_is_the_profiles_estimate_as_a_function_of_the_arguments(k):
     seconds = modelled(k.run, "A100")(NAMES.index("strided"), x, out, 1)
     assert seconds == profile(k.run, NAMES.index("strided"), x, out, 1).estimate("A100") and seconds > 0
     assert modelled(k.run, "A100").gpu == "A100"
+
+
+@pytest.mark.skipif(kp.toolchain.find_cuda_root() is None, reason="no CUDA toolkit here")
+@pytest.mark.parametrize("dtype, ctype", [(torch.float32, "float"), (torch.float64, "double")], ids=str)
+def test_the_model_takes_ptxas_figures_of_the_instantiation_the_call_ran(dtype, ctype):
+    """A launch is named as the source wrote it (colsum_v3<T>); ptxas lists colsum_v3<double> before
+    colsum_v3<float>, and a double's shared tile is twice a float's: a float32 call is modelled with the float one."""
+    from kp.ptxas import kernel_resources
+
+    rows = {r["kernel"]: r for r in kernel_resources(kp.files.ROOT / "kernels" / "colsum.cu")}
+    assert rows["colsum_v3<float>"]["shared memory (bytes)"] != rows["colsum_v3<double>"]["shared memory (bytes)"]
+    ext = helpers.load_kernel("colsum", target="cpu", check=True, quiet=True)
+    (work,) = profile(ext.colsum, torch.randn(300, 40, dtype=dtype), 3).work()
+    row = rows[f"colsum_v3<{ctype}>"]
+    assert (work.registers_per_thread, work.shared_bytes_per_block) == (row["registers"], row["shared memory (bytes)"])

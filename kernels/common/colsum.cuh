@@ -1,6 +1,26 @@
 // Column sums in a block of 32 x 32 threads: the winner of notebook 08's ladder (kernels/colsum.cu, versions 3 to
 // 5), for the kernels that sum a matrix's rows (mul_add.cu's sum_to: a broadcast input's gradient). colsum.cu keeps
-// its own copy of this function, so that notebook 08 can show it and vary it (a wrong shuffle mask) in one file.
+// its own copy of this function, so that notebook 08 can show it and vary it (a wrong shuffle mask) in one file;
+// tests/test_colsum.py holds the two to the same bits (mul_add's sum_to against colsum version 5).
+//
+// To sum the rows of a matrix x (R, C) into out (C) with it, as version 5 does (two launches, no atomics, the same
+// bits every run), a kernel file needs a kernel and a launcher of its own: the CPU stand-in translates launches and
+// registers `__shared__` arrays for check mode in the `.cu` file only, never in a header. mul_add.cu's
+// sum_rows_kernel and sum_rows are the ones to copy (rename them):
+//
+//   #include "common/colsum.cuh"
+//   template <typename T>  // rows [blockIdx.y * rows_per_block, +rows_per_block) of 32 columns into sums[blockIdx.y]
+//   __global__ void sum_rows_kernel(const T* x, T* sums, int64_t R, int64_t C, int64_t rows_per_block) {
+//     __shared__ T partial[32][33];
+//     int64_t begin = (int64_t)blockIdx.y * rows_per_block;
+//     int64_t end = begin + rows_per_block < R ? begin + rows_per_block : R;
+//     T v = column_sums(x, begin, end, C, partial);
+//     int64_t c = (int64_t)blockIdx.x * 32 + threadIdx.y;
+//     if (threadIdx.x == 0 && c < C) sums[blockIdx.y * C + c] = v;
+//   }
+//   // launcher: chunks = ceil(R / 256); one chunk: sum_rows_kernel<<<ceil(C / 32), dim3(32, 32)>>>(x, out, R, C, 256);
+//   // more: <<<dim3(ceil(C / 32), chunks), dim3(32, 32)>>>(x, sums, R, C, 256), then
+//   //       <<<ceil(C / 32), dim3(32, 32)>>>(sums, out, chunks, C, chunks); the binding allocates sums (chunks x C).
 #pragma once
 
 // The sum of rows [begin, end) of the block's 32 columns, returned in warp threadIdx.y's lane 0 for column
