@@ -68,6 +68,7 @@ BUGS = [
     ("barrier_after_return", "barrier", "BUG: barrier_after_return", (36, 0, 0), (1, 0, 0), None, None),
     ("barrier_in_branch", "barrier", "BUG: barrier_in_branch", None, (0, 0, 0), None, None),
     ("shuffle_mask_names_absent_lanes", "barrier", "BUG: shuffle_mask", (0, 0, 0), (0, 0, 0), None, None),
+    ("local_array_off_by_one", "local-bounds", "BUG: local_array_off_by_one", (0, 0, 0), (0, 0, 0), None, None),
 ]
 
 
@@ -96,6 +97,15 @@ def test_out_of_bounds_messages_name_the_tensor_and_the_index(k):
     assert "'tile[64]' has 64 elements" in shared and "at element 64" in shared
     dynamic = findings_of(k, "dynamic_past_launch_size").findings[0].message
     assert "byte 128 of the dynamic shared memory 'buf', but the launch gave it 128 bytes" in dynamic
+
+
+def test_an_off_by_one_into_a_threads_own_array_is_named_and_the_plain_build_misses_it(k, plain):
+    """A write one past a local array lands on the thread's stack: no tensor check sees it, and the plain build
+    returns a silently wrong answer (out[i] = 2 x[i] sits in s[1], where element 0 should have gone)."""
+    message = findings_of(k, "local_array_off_by_one").findings[0].message
+    assert "out-of-bounds write" in message and "past the end of the thread's own array" in message, message
+    x, out = run(plain, "local_array_off_by_one")
+    torch.testing.assert_close(out, 2 * x)
 
 
 def test_an_out_of_bounds_write_is_stopped_before_it_happens(k):
