@@ -14,6 +14,7 @@ from conftest import edit
 from op_samples import HALF, SAMPLES
 
 import helpers
+import kp.check
 import kp.files
 from kp.build import build_kernel
 from kp.check import KernelCheckError, KernelCheckWarning
@@ -310,3 +311,14 @@ def test_elements_of_extern_shared_arrays_are_named_by_index():
         k.run(7, torch.randn(64), torch.zeros(64), 0)
     race = found.value.findings[0]
     assert race.kind == "race" and "shared-memory race on 's[1]' in block (0,0,0)" in race.message, race.message
+
+
+def test_the_compute_sanitizer_comparison_covers_every_bug_check_mode_names():
+    """tools/sanitize_cases.py runs each bug of check.cu under compute-sanitizer on a GPU session: it must know
+    every bug this file asserts (and the uninitialised read), with the kind check mode names."""
+    from tools.sanitize_cases import BUGS as SANITIZED
+
+    assert {case: kp.check.KINDS[kind] for case, kind, *_ in BUGS} == {
+        case: kind for case, (kind, _) in SANITIZED.items() if case != "read_before_write"
+    }
+    assert SANITIZED["read_before_write"][1] == "initcheck" and set(SANITIZED) <= set(CASES)
