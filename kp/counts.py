@@ -88,7 +88,7 @@ class Launch:
     load_sites: int
     distinct_read: int  # the distinct sectors read: what DRAM moves if the L2 keeps each between its uses
     distinct_written: int
-    busiest_warp_loads: int = 0  # summed over the blocks: the load requests of each block's busiest warp
+    loading_warps: int = 0  # summed over the blocks: the warps that made a global load
     file: str = None  # the kernel's `.cu` (from its lines), for ptxas
 
     @property
@@ -97,13 +97,13 @@ class Launch:
 
     @property
     def round_trips_per_warp(self):
-        """DRAM waits one warp makes one after another, as the trace shows them: the global load requests of each
-        block's busiest warp per load site (a kernel that loads, computes and stores: 1; a loop over k tiles: k), the
-        warp a block waits for; where the report has no busiest warp, the mean over all the warps."""
+        """DRAM waits one warp makes one after another, as the trace shows them: its global load requests per
+        load site (a kernel that loads, computes and stores: 1; a loop over k tiles: k), the mean over the warps that
+        load (a warp that exits at once waits for nothing); over all the warps where the report does not say which."""
         if not self.load_sites:
             return 1.0
-        if self.busiest_warp_loads:
-            return max(1.0, self.busiest_warp_loads / self.blocks / self.load_sites)
+        if self.loading_warps:
+            return max(1.0, self.load_requests / self.loading_warps / self.load_sites)
         warps = self.traced * -(-self.threads_per_block // WARP)
         return max(1.0, self.load_requests * self.traced / self.blocks / warps / self.load_sites)
 

@@ -29,7 +29,6 @@
 // counted. A launch of many blocks may be sampled: every k-th block runs and is counted, the counts are
 // multiplied by k, and the skipped blocks do not run at all (the op's output is then incomplete; Python says so).
 
-#include <algorithm>
 #include <map>
 #include <set>
 #include <tuple>
@@ -116,9 +115,9 @@ struct LaunchRecord {
   // wavefronts, global load requests, and the distinct global load sites they came from.
   uint64_t sectors_read = 0, sectors_written = 0, wavefronts = 0, load_requests = 0;
   std::set<uintptr_t> load_sites;
-  // Summed over the blocks (x the stride): the global load requests of the block's busiest warp, the one whose
-  // round trips to DRAM take longest (a block whose other warps exit at once waits for that one).
-  uint64_t busiest_warp_loads = 0;
+  // Summed over the blocks (x the stride): the warps that made a global load (a warp that exits at once waits for
+  // nothing, and must not thin out the round trips of those that do).
+  uint64_t loading_warps = 0;
   // The distinct sectors it read and wrote (of the blocks counted): what DRAM moves when the L2 keeps every sector
   // between its first and its last use in the launch.
   std::unordered_set<uintptr_t> distinct_read, distinct_written;
@@ -208,8 +207,7 @@ uint32_t wavefronts_of(const Request& r, uint32_t* ideal, uint32_t* worst, uint3
 void profile_block_end(const char* kernel) {
   Profile& p = t_profile;
   LaunchRecord& launch = p.launches.back();
-  std::unordered_map<uint32_t, uint64_t> warp_loads;  // warp -> its global load requests in this block
-  uint64_t busiest = 0;
+  std::unordered_set<uint32_t> loading;  // the warps of this block that made a global load
   for (const auto& [key, r] : p.requests) {
     SiteStats& s = p.sites[SiteKey{kernel, key.pc, r.space, r.kind}];
     uint32_t ideal, worst = 0, bank = 0, lanes = 0;
@@ -222,7 +220,7 @@ void profile_block_end(const char* kernel) {
       launch.sectors_read += uint64_t(units) * p.every;
       launch.load_requests += p.every;
       launch.load_sites.insert(key.pc);
-      busiest = std::max(busiest, ++warp_loads[key.warp]);
+      loading.insert(key.warp);
     } else {
       launch.sectors_written += uint64_t(units) * p.every;
     }
@@ -233,7 +231,7 @@ void profile_block_end(const char* kernel) {
     s.ideal += uint64_t(ideal) * p.every;
     if (worst > s.worst) s.worst = worst, s.worst_bank = bank, s.worst_lanes = lanes, s.worst_request = r;
   }
-  launch.busiest_warp_loads += busiest * p.every;
+  launch.loading_warps += loading.size() * p.every;
   for (const auto& [key, b] : p.branches) {
     BranchStats& s = p.branch_sites[{kernel, key.pc}];
     s.executions += p.every;
@@ -339,7 +337,7 @@ void profile_begin(uint64_t max_blocks) {
 //   site  kernel  pc(library+0xOFFSET)  space  kind  requests  lanes  bytes  units  ideal  worst  worst_bank  worst_lanes
 //   launch  kernel  gx gy gz  bx by bz  shmem  blocks  traced  sectors_read  sectors_written  wavefronts
 //           load_requests  load_sites  distinct_read  distinct_written (the distinct ones x the sampling stride)
-//           busiest_warp_loads
+//           loading_warps
 //   branch  kernel  pc  executions  lanes  divergent
 //   unprofiled  count  names
 //   worst  kernel  pc  lanes  size  addr0 .. addr31   (a shared site's worst request)
@@ -363,7 +361,7 @@ std::string profile_take() {
                   (unsigned long long)l.load_requests, l.load_sites.size(),
                   (unsigned long long)(l.distinct_read.size() * ((l.blocks + l.traced - 1) / l.traced)),
                   (unsigned long long)(l.distinct_written.size() * ((l.blocks + l.traced - 1) / l.traced)),
-                  (unsigned long long)l.busiest_warp_loads);
+                  (unsigned long long)l.loading_warps);
   for (const auto& [key, b] : p.branch_sites)
     out += format("branch\t%s\t%s\t%llu\t%llu\t%llu\n", key.first, where(key.second).c_str(),
                   (unsigned long long)b.executions, (unsigned long long)b.lanes, (unsigned long long)b.divergent);
