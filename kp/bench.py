@@ -58,8 +58,11 @@ class BenchResult(Table):
         self.notes = []  # said under the table: what the stand-in's times are, what the H100 measured
 
     def label(self, provider):
-        """The provider as the table and the plot name it: "(emulated)" after one that ran on the CPU stand-in."""
-        return f"{provider} (emulated)" if provider in self.emulated else provider
+        """The provider as the table and the plot name it: "(emulated)" after one that ran on the CPU stand-in
+        ("add2 (custom, emulated)" where its name ends in a parenthesis)."""
+        if provider not in self.emulated:
+            return provider
+        return f"{provider[:-1]}, emulated)" if provider.endswith(")") else f"{provider} (emulated)"
 
     def throughput(self, provider, size):
         return next(r[self.unit] for r in self.rows if r["provider"] == provider and r["size"] == size)
