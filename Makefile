@@ -8,7 +8,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup graphviz chromium run test bench lab doctor new-op package lint format clean
+.PHONY: setup graphviz chromium run test bench lab doctor new-op package lint format clean gpu-wheels
 
 setup: $(STAMP) graphviz chromium
 
@@ -84,3 +84,15 @@ format: setup
 
 clean:
 	rm -rf build
+
+# The wheels a lent GPU machine lacks (it has torch, nvcc, numpy, pytest, onnx, but no package registry):
+# downloaded here into .whl/ for Python 3.12; tools/gpu_session.sh installs them there.
+GPU_WHEELS = nbclient nbformat nbconvert jupyter_client jupyter_core ipykernel ipython ipython_pygments_lexers comm \
+	debugpy matplotlib-inline traitlets pyzmq tornado jedi parso prompt_toolkit wcwidth pexpect ptyprocess decorator \
+	stack_data executing asttokens pure_eval fastjsonschema jsonschema jsonschema-specifications referencing rpds-py \
+	platformdirs nest-asyncio2 torchviz graphviz mistune bleach tinycss2 pandocfilters defusedxml beautifulsoup4 \
+	soupsieve jupyterlab_pygments webencodings attrs pygments psutil
+gpu-wheels: $(STAMP)
+	$(PY) -m pip download --quiet --disable-pip-version-check --no-deps --only-binary=:all: --python-version 3.12 \
+		--implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \
+		--platform manylinux2014_x86_64 --platform manylinux1_x86_64 -d .whl $(GPU_WHEELS)

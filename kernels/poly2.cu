@@ -14,7 +14,7 @@
 
 #include "common/kp.cuh"
 
-// Each thread takes N consecutive elements (a Pack: 16 bytes, 4 floats or 2 doubles): with one 16-byte load
+// Each thread takes N consecutive elements (a Pack: 16 bytes, 4 floats, 2 doubles or 8 halves): with one 16-byte load
 // and store where the tensors are 16-byte aligned (`packed`, the same for every thread), else one by one;
 // the last thread takes what is left of n. See add2.cu for the step from one element per thread.
 template <typename T>

@@ -51,10 +51,18 @@ def median_ms(fn, args=(), warmup=3, min_reps=25, min_seconds=0.0, max_reps=None
 class BenchResult(Table):
     """bench()'s answer: rows per size and provider (ms, throughput), and the custom-vs-baseline ratio."""
 
-    def __init__(self, rows, unit, formula, custom, baseline, title, where):
+    def __init__(self, rows, unit, formula, custom, baseline, title, where, emulated=()):
         super().__init__(rows, title)
         self.unit, self.formula, self.custom, self.baseline, self.where = unit, formula, custom, baseline, where
+        self.emulated = tuple(emulated)  # providers whose time is the CPU stand-in's: the emulation's cost
         self.notes = []  # said under the table: what the stand-in's times are, what the H100 measured
+
+    def label(self, provider):
+        """The provider as the table and the plot name it: "(emulated)" after one that ran on the CPU stand-in
+        ("add2 (custom, emulated)" where its name ends in a parenthesis)."""
+        if provider not in self.emulated:
+            return provider
+        return f"{provider[:-1]}, emulated)" if provider.endswith(")") else f"{provider} (emulated)"
 
     def throughput(self, provider, size):
         return next(r[self.unit] for r in self.rows if r["provider"] == provider and r["size"] == size)
@@ -66,12 +74,15 @@ class BenchResult(Table):
 
     def summary(self):
         size = self.rows[-1]["size"]
-        return f"{self.custom} {self.ratio():.3g}x {self.baseline} at size {size} ({self.unit}, {self.where})"
+        return (
+            f"{self.label(self.custom)} {self.ratio():.3g}x {self.baseline} at size {size} ({self.unit}, {self.where})"
+        )
 
     def markdown(self):
         providers = list(dict.fromkeys(r["provider"] for r in self.rows))
         sizes = list(dict.fromkeys(r["size"] for r in self.rows))
-        head = ["size", *(f"{p}, {self.unit}" for p in providers), f"{self.custom} ÷ {self.baseline}"]
+        head = ["size", *(f"{self.label(p)}, {self.unit}" for p in providers)]
+        head.append(f"{self.label(self.custom)} ÷ {self.label(self.baseline)}")
         lines = [f"| {' | '.join(head)} |", "|" + "---|" * len(head)]
         for size in sizes:
             cells = [f"{self.throughput(p, size):.3g}" for p in providers]
@@ -101,6 +112,7 @@ def bench(
     logy=False,
     model=None,
     measured_on_h100=None,
+    emulated=None,
 ):
     """Time each provider on each size; report throughput as a table and one plot (a line per provider).
 
@@ -116,7 +128,8 @@ def bench(
 
     On the CPU stand-in the custom op's time is what emulating a GPU costs, not a GPU's. `model` (kp.profile's
     `modelled(check_mode_op)`) adds, per size, what the GPU model gives on its GPU, and the table says which is which;
-    `measured_on_h100` names the op's row of kp.gpus.H100_MEASURED, quoted under the table.
+    `measured_on_h100` names the op's row of kp.gpus.H100_MEASURED, quoted under the table. `emulated`: the
+    providers that run on the stand-in (default, with `model`: the custom op), labelled "(emulated)" on the CPU.
     """
     if (bytes_moved is None) == (flops is None):
         raise ValueError("give exactly one of bytes_moved= (GB/s) or flops= (GFLOP/s)")
@@ -146,9 +159,14 @@ def bench(
             where = f"CPU, {torch.get_num_threads()} thread{'s' if torch.get_num_threads() > 1 else ''}"
     finally:
         torch.set_num_threads(before)
-    result = BenchResult(rows, unit, formula, names[0], baseline, title, where)
-    if model is not None and where.startswith("CPU"):
-        result.notes.append(f"{names[0]} on the CPU stand-in: its time is the emulation's cost, not a GPU's.")
+    on_standin = where.startswith("CPU") and (model is not None or emulated)
+    emulated = tuple(emulated or names[:1]) if on_standin else ()
+    if unknown := [e for e in emulated if e not in providers]:
+        raise ValueError(f"emulated names {unknown}, not providers {names}")
+    result = BenchResult(rows, unit, formula, names[0], baseline, title, where, emulated)
+    if emulated:
+        times = "its time is" if len(emulated) == 1 else "their times are"
+        result.notes.append(f"{', '.join(emulated)} on the CPU stand-in: {times} the emulation's cost, not a GPU's.")
     if measured_on_h100:
         size, rate = H100_MEASURED[measured_on_h100]
         per_second = "TB/s" if bytes_moved else "TFLOP/s"
@@ -162,7 +180,7 @@ def bench(
         fig, ax = plt.subplots(figsize=(6, 3.5))
         labels = [str(s) for s in sizes]
         for name in names:
-            ax.plot(labels, [r[unit] for r in rows if r["provider"] == name], marker="o", label=name)
+            ax.plot(labels, [r[unit] for r in rows if r["provider"] == name], marker="o", label=result.label(name))
         ax.set(
             xlabel="size",
             ylabel=unit,

@@ -89,7 +89,14 @@ class Build:
 # Check mode: g++ instruments every load, store and atomic with a call (its ThreadSanitizer ABI, whose entry
 # points the stand-in's runtime defines: kernels/common/cuda_cpu_check.h); -O1 compiles faster, and what it
 # does not optimise away is checked either way.
-CHECK_CFLAGS = ["-O1", "-DKP_CHECK", "-fsanitize=thread", "--param=tsan-instrument-func-entry-exit=0"]
+# -fsanitize=object-size adds a call where an access runs past an object the compiler knows (a thread's local array).
+CHECK_CFLAGS = [
+    "-O1",
+    "-DKP_CHECK",
+    "-fsanitize=thread",
+    "--param=tsan-instrument-func-entry-exit=0",
+    "-fsanitize=object-size",
+]
 
 
 def build_flags(target, cu, check=False, runtime=True):

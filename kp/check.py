@@ -26,6 +26,7 @@ ENV = "KP_CHECK"  # KP_CHECK=1: every load_kernel of the process builds in check
 KINDS = {
     "global-bounds": "out-of-bounds global access",
     "shared-bounds": "out-of-bounds shared access",
+    "local-bounds": "out-of-bounds local-array access",
     "race": "shared-memory race",
     "global-race": "global-memory race",
     "barrier": "divergent barrier",
@@ -75,11 +76,14 @@ def _triple(text):
 
 
 def _location(field, source):
-    """(file, line) of a report's location field: `library+0xOFFSET` (addr2line) or `@LINE` of `source`."""
+    """(file, line) of a report's location field: `library+0xOFFSET` (addr2line), `file.cu:LINE` or `@LINE` of
+    `source`."""
     if not field:
         return None, None
     if m := re.fullmatch(r"@(\d+)", field):
         return str(source) if source else None, int(m[1])
+    if m := re.fullmatch(r"(\S+\.cuh?):(\d+)", field):  # named by the compiler's own check (object-size)
+        return m[1], int(m[2])
     if m := re.fullmatch(r"(/\S+?\.so)\+0x([0-9a-f]+)", field):
         found = code_line(m[1], m[2])
         if found:

@@ -88,6 +88,7 @@ class Launch:
     load_sites: int
     distinct_read: int  # the distinct sectors read: what DRAM moves if the L2 keeps each between its uses
     distinct_written: int
+    loading_warps: int = 0  # summed over the blocks: the warps that made a global load
     file: str = None  # the kernel's `.cu` (from its lines), for ptxas
 
     @property
@@ -97,13 +98,14 @@ class Launch:
     @property
     def round_trips_per_warp(self):
         """DRAM waits one warp makes one after another, as the trace shows them: its global load requests per
-        load site (a kernel that loads, computes and stores: 1; a loop over k tiles: k)."""
+        load site (a kernel that loads, computes and stores: 1; a loop over k tiles: k), the mean over the warps that
+        load (a warp that exits at once waits for nothing); over all the warps where the report does not say which."""
+        if not self.load_sites:
+            return 1.0
+        if self.loading_warps:
+            return max(1.0, self.load_requests / self.loading_warps / self.load_sites)
         warps = self.traced * -(-self.threads_per_block // WARP)
-        return (
-            max(1.0, self.load_requests * self.traced / self.blocks / warps / self.load_sites)
-            if self.load_sites
-            else 1.0
-        )
+        return max(1.0, self.load_requests * self.traced / self.blocks / warps / self.load_sites)
 
 
 def _shown(file):
@@ -134,7 +136,7 @@ def parse(report):
             sites.append(f[1:])
         elif f[0] == "branch" and len(f) == 6:
             branch_rows.append(f[1:])
-        elif f[0] == "launch" and len(f) == 14:
+        elif f[0] == "launch" and len(f) in (14, 15):
             g, b = (tuple(int(v) for v in f[i].split()) for i in (2, 3))
             launches.append(Launch(f[1], g, b, *(int(v) for v in f[4:])))
         elif f[0] == "unprofiled":

@@ -247,10 +247,12 @@ def code_lines(library, offsets):
 
 def launch_statement(path, check_line, reach=4):
     """The `kernel<<<...>>>(...)` statement that ends just above KP_CHECK_LAUNCH() at `check_line` of `path`,
-    as numbered source lines ('' if there is none within `reach` lines)."""
+    as numbered source lines from the kernel's name ('' if there is none within `reach` lines)."""
     with contextlib.suppress(OSError):
         lines = Path(path).read_text().splitlines()
         for start in range(check_line - 1, max(check_line - 1 - reach, 0), -1):
             if "<<<" in lines[start - 1]:
+                while start > 1 and lines[start - 1].lstrip().startswith("<<<"):  # the kernel's name is above
+                    start -= 1
                 return "\n".join(f"{n:5d} | {lines[n - 1]}" for n in range(start, check_line))
     return ""

@@ -137,10 +137,17 @@ def next_number(root=ROOT):
     return f"{number:02d}"
 
 
+class Written(list):
+    """The paths new_op wrote. As a notebook cell's last value it shows nothing: new_op has printed them."""
+
+    def _ipython_display_(self):
+        pass
+
+
 def new_op(name, scalar=False, root=ROOT, quiet=False):
     """Write a new elementwise op `name`, y = f(x) (`scalar`: y = f(x, alpha), with a float argument alpha), in
     its five places under `root` (the project's, by default), from templates/new_op/; add its sample calls to
-    tests/op_samples.py if there is one. Returns the paths written. Raises ValueError for a name that cannot be
+    tests/op_samples.py if there is one. Returns the paths written (a list). Raises ValueError for a name that cannot be
     an op's (check_name) and FileExistsError rather than overwrite a file; then it writes nothing."""
     root = Path(root)
     check_name(name, root)
@@ -168,7 +175,7 @@ def new_op(name, scalar=False, root=ROOT, quiet=False):
             f"{paths[3].relative_to(root)} (EDIT HERE); re-run notebook {number} from the top (make lab) and "
             f"`pytest tests/test_{name}.py`"
         )
-    return paths
+    return Written(paths)
 
 
 def main(argv=None):

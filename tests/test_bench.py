@@ -65,7 +65,11 @@ def test_on_the_cpu_the_gpu_models_time_stands_beside_the_emulation_and_the_h100
     assert (modelled["provider"], modelled["ms"]) == ("custom on the H100, modelled", pytest.approx(1e-6))
     assert modelled["GB/s"] == pytest.approx(12 * 1000 / 1e-6 / 1e6)
     table = result.markdown()
-    assert "| size | custom, GB/s | native, GB/s | custom on the H100, modelled, GB/s | custom ÷ native |" in table
+    assert (
+        "| size | custom (emulated), GB/s | native, GB/s | custom on the H100, modelled, GB/s "
+        "| custom (emulated) ÷ native |" in table
+    )
+    assert result.summary().startswith("custom (emulated) ") and result.label("native") == "native"
     assert "custom on the CPU stand-in: its time is the emulation's cost, not a GPU's." in table
     assert "Measured: add2 at size 67108864, 3.02 TB/s on one NVIDIA H100 80GB HBM3, `make bench`, 2026-11-23" in table
 
@@ -91,3 +95,22 @@ def test_gpu_trace_on_a_gpu_lists_the_ops_by_gpu_time_and_says_how_to_run_ncu(ca
     a = torch.ones(1024, device="cuda")
     table = helpers.gpu_trace(torch.add, a, a, kernel="add")
     assert "aten::add" in table and "ncu --set full -k regex:add -c 1" in capsys.readouterr().out
+
+
+def test_more_providers_can_be_named_as_emulated_and_a_name_that_is_none_is_refused():
+    args = dict(
+        sizes=[100],
+        make_inputs=lambda n: (torch.randn(n), torch.randn(n)),
+        formula="3 × 4n bytes",
+        bytes_moved=lambda n: 12 * n,
+        min_reps=3,
+        min_seconds=0,
+        plot=False,
+    )
+    providers = {"v2": torch.add, "v1 (plain)": torch.add, "torch": torch.add}
+    result = helpers.bench(providers, emulated=("v2", "v1 (plain)"), baseline="torch", **args)
+    head = "| size | v2 (emulated), GB/s | v1 (plain, emulated), GB/s | torch, GB/s | v2 (emulated) ÷ torch |"
+    assert head in result.markdown()
+    assert "v2, v1 (plain) on the CPU stand-in: their times are the emulation's cost, not a GPU's." in result.markdown()
+    with pytest.raises(ValueError, match=r"emulated names \['v3'\]"):
+        helpers.bench(providers, emulated=("v3",), **args)

@@ -14,6 +14,7 @@ from conftest import edit
 from op_samples import HALF, SAMPLES
 
 import helpers
+import kp.check
 import kp.files
 from kp.build import build_kernel
 from kp.check import KernelCheckError, KernelCheckWarning
@@ -68,6 +69,7 @@ BUGS = [
     ("barrier_after_return", "barrier", "BUG: barrier_after_return", (36, 0, 0), (1, 0, 0), None, None),
     ("barrier_in_branch", "barrier", "BUG: barrier_in_branch", None, (0, 0, 0), None, None),
     ("shuffle_mask_names_absent_lanes", "barrier", "BUG: shuffle_mask", (0, 0, 0), (0, 0, 0), None, None),
+    ("local_array_off_by_one", "local-bounds", "BUG: local_array_off_by_one", (0, 0, 0), (0, 0, 0), None, None),
 ]
 
 
@@ -96,6 +98,15 @@ def test_out_of_bounds_messages_name_the_tensor_and_the_index(k):
     assert "'tile[64]' has 64 elements" in shared and "at element 64" in shared
     dynamic = findings_of(k, "dynamic_past_launch_size").findings[0].message
     assert "byte 128 of the dynamic shared memory 'buf', but the launch gave it 128 bytes" in dynamic
+
+
+def test_an_off_by_one_into_a_threads_own_array_is_named_and_the_plain_build_misses_it(k, plain):
+    """A write one past a local array lands on the thread's stack: no tensor check sees it, and the plain build
+    returns a silently wrong answer (out[i] = 2 x[i] sits in s[1], where element 0 should have gone)."""
+    message = findings_of(k, "local_array_off_by_one").findings[0].message
+    assert "out-of-bounds write" in message and "past the end of the thread's own array" in message, message
+    x, out = run(plain, "local_array_off_by_one")
+    torch.testing.assert_close(out, 2 * x)
 
 
 def test_an_out_of_bounds_write_is_stopped_before_it_happens(k):
@@ -300,3 +311,14 @@ def test_elements_of_extern_shared_arrays_are_named_by_index():
         k.run(7, torch.randn(64), torch.zeros(64), 0)
     race = found.value.findings[0]
     assert race.kind == "race" and "shared-memory race on 's[1]' in block (0,0,0)" in race.message, race.message
+
+
+def test_the_compute_sanitizer_comparison_covers_every_bug_check_mode_names():
+    """tools/sanitize_cases.py runs each bug of check.cu under compute-sanitizer on a GPU session: it must know
+    every bug this file asserts (and the uninitialised read), with the kind check mode names."""
+    from tools.sanitize_cases import BUGS as SANITIZED
+
+    assert {case: kp.check.KINDS[kind] for case, kind, *_ in BUGS} == {
+        case: kind for case, (kind, _) in SANITIZED.items() if case != "read_before_write"
+    }
+    assert SANITIZED["read_before_write"][1] == "initcheck" and set(SANITIZED) <= set(CASES)

@@ -39,4 +39,7 @@ def test_launches_and_uncounted_launches_are_read():
     assert (launch.distinct_read, launch.distinct_written) == (60, 40)
     # 20 load requests (the whole launch's) over 8 blocks of 2 warps, from 1 load site: 1.25 per warp and site
     assert launch.round_trips_per_warp == 1.25
+    # With the warps that loaded counted: 20 load requests by 5 of the 16 warps, from 1 site: 4 round trips each
+    loading = parse(REPORT.replace("\t60\t40\n", "\t60\t40\t5\n")).launches[0]
+    assert (loading.loading_warps, loading.round_trips_per_warp) == (5, 4)
     assert (counts.unprofiled, counts.unprofiled_names) == (2, "other, another")

@@ -143,6 +143,15 @@ def test_show_kernel_resources_says_once_what_each_kernel_gets_on_an_h100(monkey
     assert " registers x 256 threads -> " in expected and "per SM on an H100" in expected
 
 
+def test_a_launch_split_over_two_lines_is_shown_from_the_kernels_name():
+    lines = (kp.files.KERNELS / "add2.cu").read_text().splitlines()
+    check = lines.index("  KP_CHECK_LAUNCH();", 50) + 1  # add2's v2 launcher: `kernel<T>` then `<<<...>>>(...)`
+    assert lines[check - 2].lstrip().startswith("<<<") and "add2_fwd_kernel_v2" in lines[check - 3]
+    error = kp.load.op_error(RuntimeError(f"{kp.files.ROOT}/kernels/add2.cu:{check}: kernel launch failed: x"), "add2")
+    shown = str(error).splitlines()[1:]
+    assert shown == [f"{n:5d} | {lines[n - 1]}" for n in (check - 2, check - 1)]
+
+
 def test_an_ops_error_names_the_project_file_relative_to_it():
     error = kp.load.op_error(RuntimeError(f"{kp.files.ROOT}/kernels/add2.cu:48: kernel launch failed: x"), "add2")
     lines = (kp.files.KERNELS / "add2.cu").read_text().splitlines()

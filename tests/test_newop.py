@@ -84,6 +84,15 @@ def project(tmp_path):
     return tmp_path
 
 
+def test_as_a_cells_last_value_it_shows_only_what_it_printed(project, capsys):
+    from IPython.core.formatters import DisplayFormatter
+
+    paths = new_op("my_op", root=project)
+    printed = capsys.readouterr().out
+    assert "kernels/my_op.cu" in printed and DisplayFormatter().format(paths) == ({}, {})  # no list of paths below it
+    assert DisplayFormatter().format(list(paths))[0]["text/plain"].startswith("[PosixPath(")
+
+
 @pytest.mark.parametrize("scalar", [False, True], ids=["plain", "scalar"])
 def test_it_writes_the_template_renamed_in_the_five_places(project, scalar, capsys):
     paths = new_op("my_op", scalar=scalar, root=project)

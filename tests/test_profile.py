@@ -207,3 +207,13 @@ def test_the_model_takes_ptxas_figures_of_the_instantiation_the_call_ran(dtype, 
     (work,) = profile(ext.colsum, torch.randn(300, 40, dtype=dtype), 3).work()
     row = rows[f"colsum_v3<{ctype}>"]
     assert (work.registers_per_thread, work.shared_bytes_per_block) == (row["registers"], row["shared memory (bytes)"])
+
+
+def test_warps_that_exit_at_once_do_not_thin_out_the_round_trips_of_those_that_load():
+    """colsum's version 1, one thread per column, on 3000 x 32: one warp of its 256-thread block has columns and walks
+    the 3000 rows, one load after another; the other seven exit at once. The model charges the 3000 round trips of
+    that warp (the mean over all eight warps would be 375)."""
+    ext = helpers.load_kernel("colsum", target="cpu", check=True, quiet=True)
+    (launch,) = profile(ext.colsum, torch.randn(3000, 32), 1).launches
+    assert (launch.blocks, launch.threads_per_block, launch.load_requests) == (1, 256, 3000)
+    assert launch.round_trips_per_warp == 3000

@@ -688,6 +688,21 @@ int check_last_write(const void* address, char* out, size_t size) {
   return 0;
 }
 
+// g++'s -fsanitize=object-size (check builds): an access through a pointer past the end of the object it points
+// into, where the compiler knows that object (a local array, after inlining: add2_at's c[i + 1] on a Pack's
+// values). Only a thread's own objects are judged here; tensors and __shared__ arrays have on_access's checks.
+void on_object_size(const char* file, unsigned line, uintptr_t a, unsigned char kind) {
+  Worker* w = tls.worker;
+  if (!w || !w->check || !w->running || !on_own_stack(*w, *w->check, a)) return;
+  const char* access = kind == 0 ? "read" : kind == 1 ? "write" : "access";
+  const std::string here = format("%s:%u", file, line);
+  report(*w, true, "local-bounds", here, thread_of(*w->check, running_tid(*w)), here, "", "",
+         format("out-of-bounds %s {here}: past the end of the thread's own array it points into (a local variable: "
+                "registers or local memory on a GPU, which no tensor check sees); the block stopped before the %s",
+                access, access));
+  skip_block(*w);
+}
+
 }  // namespace detail
 }  // namespace kp
 
@@ -763,6 +778,21 @@ __attribute__((visibility("default"))) void __tsan_write_range(void* p, unsigned
 }
 __attribute__((visibility("default"))) void __tsan_atomic_thread_fence(int) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 __attribute__((visibility("default"))) void __tsan_atomic_signal_fence(int) { __atomic_signal_fence(__ATOMIC_SEQ_CST); }
+// -fsanitize=object-size's entry points (GCC's UBSan ABI: its data starts with the source location, then the
+// type, log2 of the alignment and the kind of access: 0 a load, 1 a store).
+struct KpUbsanTypeMismatch {
+  const char* file;
+  unsigned line, column;
+  const void* type;
+  unsigned char log_alignment, kind;
+};
+__attribute__((visibility("default"))) void __ubsan_handle_type_mismatch_v1(void* data, void* pointer) {
+  const auto* d = static_cast<const KpUbsanTypeMismatch*>(data);
+  kp::detail::on_object_size(d->file, d->line, reinterpret_cast<uintptr_t>(pointer), d->kind);
+}
+__attribute__((visibility("default"))) void __ubsan_handle_type_mismatch_v1_abort(void* data, void* pointer) {
+  __ubsan_handle_type_mismatch_v1(data, pointer);
+}
 #pragma GCC visibility push(default)
 KP_TSAN_ACCESS(1)
 KP_TSAN_ACCESS(2)

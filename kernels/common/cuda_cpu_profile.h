@@ -115,6 +115,9 @@ struct LaunchRecord {
   // wavefronts, global load requests, and the distinct global load sites they came from.
   uint64_t sectors_read = 0, sectors_written = 0, wavefronts = 0, load_requests = 0;
   std::set<uintptr_t> load_sites;
+  // Summed over the blocks (x the stride): the warps that made a global load (a warp that exits at once waits for
+  // nothing, and must not thin out the round trips of those that do).
+  uint64_t loading_warps = 0;
   // The distinct sectors it read and wrote (of the blocks counted): what DRAM moves when the L2 keeps every sector
   // between its first and its last use in the launch.
   std::unordered_set<uintptr_t> distinct_read, distinct_written;
@@ -204,6 +207,7 @@ uint32_t wavefronts_of(const Request& r, uint32_t* ideal, uint32_t* worst, uint3
 void profile_block_end(const char* kernel) {
   Profile& p = t_profile;
   LaunchRecord& launch = p.launches.back();
+  std::unordered_set<uint32_t> loading;  // the warps of this block that made a global load
   for (const auto& [key, r] : p.requests) {
     SiteStats& s = p.sites[SiteKey{kernel, key.pc, r.space, r.kind}];
     uint32_t ideal, worst = 0, bank = 0, lanes = 0;
@@ -216,6 +220,7 @@ void profile_block_end(const char* kernel) {
       launch.sectors_read += uint64_t(units) * p.every;
       launch.load_requests += p.every;
       launch.load_sites.insert(key.pc);
+      loading.insert(key.warp);
     } else {
       launch.sectors_written += uint64_t(units) * p.every;
     }
@@ -226,6 +231,7 @@ void profile_block_end(const char* kernel) {
     s.ideal += uint64_t(ideal) * p.every;
     if (worst > s.worst) s.worst = worst, s.worst_bank = bank, s.worst_lanes = lanes, s.worst_request = r;
   }
+  launch.loading_warps += loading.size() * p.every;
   for (const auto& [key, b] : p.branches) {
     BranchStats& s = p.branch_sites[{kernel, key.pc}];
     s.executions += p.every;
@@ -331,6 +337,7 @@ void profile_begin(uint64_t max_blocks) {
 //   site  kernel  pc(library+0xOFFSET)  space  kind  requests  lanes  bytes  units  ideal  worst  worst_bank  worst_lanes
 //   launch  kernel  gx gy gz  bx by bz  shmem  blocks  traced  sectors_read  sectors_written  wavefronts
 //           load_requests  load_sites  distinct_read  distinct_written (the distinct ones x the sampling stride)
+//           loading_warps
 //   branch  kernel  pc  executions  lanes  divergent
 //   unprofiled  count  names
 //   worst  kernel  pc  lanes  size  addr0 .. addr31   (a shared site's worst request)
@@ -347,13 +354,14 @@ std::string profile_take() {
                   (unsigned long long)s.lanes, (unsigned long long)s.bytes, (unsigned long long)s.units,
                   (unsigned long long)s.ideal, s.worst, s.worst_bank, s.worst_lanes);
   for (const LaunchRecord& l : p.launches)
-    out += format("launch\t%s\t%u %u %u\t%u %u %u\t%zu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%zu\t%llu\t%llu\n", l.kernel, l.grid.x,
+    out += format("launch\t%s\t%u %u %u\t%u %u %u\t%zu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%zu\t%llu\t%llu\t%llu\n", l.kernel, l.grid.x,
                   l.grid.y, l.grid.z, l.block.x, l.block.y, l.block.z, l.shmem, (unsigned long long)l.blocks,
                   (unsigned long long)l.traced, (unsigned long long)l.sectors_read,
                   (unsigned long long)l.sectors_written, (unsigned long long)l.wavefronts,
                   (unsigned long long)l.load_requests, l.load_sites.size(),
                   (unsigned long long)(l.distinct_read.size() * ((l.blocks + l.traced - 1) / l.traced)),
-                  (unsigned long long)(l.distinct_written.size() * ((l.blocks + l.traced - 1) / l.traced)));
+                  (unsigned long long)(l.distinct_written.size() * ((l.blocks + l.traced - 1) / l.traced)),
+                  (unsigned long long)l.loading_warps);
   for (const auto& [key, b] : p.branch_sites)
     out += format("branch\t%s\t%s\t%llu\t%llu\t%llu\n", key.first, where(key.second).c_str(),
                   (unsigned long long)b.executions, (unsigned long long)b.lanes, (unsigned long long)b.divergent);

@@ -112,6 +112,21 @@ __global__ void shuffle_mask_names_absent_lanes(const float* x, float* out, int 
   if (i < n) out[i] = v;
 }
 
+// ---- out-of-bounds local arrays (a thread's own: registers or local memory on a GPU)
+
+// add2's bug of notebook 01 on its Pack path: the op on element k of a thread's 4 values writes element k + 1.
+__device__ __forceinline__ void sum_at(const float* a, float* s, int k) {
+  s[k + 1] = a[k] + a[k];  // BUG: local_array_off_by_one
+}
+
+__global__ void local_array_off_by_one(const float* x, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  float a[4] = {x[i], x[i], x[i], x[i]}, s[4] = {};
+  for (int k = 0; k < 4; ++k) sum_at(a, s, k);
+  out[i] = s[1];
+}
+
 // ---- uninitialised shared reads (a warning)
 
 __global__ void read_before_write(const float* x, float* out, int n) {
@@ -226,6 +241,7 @@ const char* const kCases[] = {
     "barrier_after_return",
     "barrier_in_branch",
     "shuffle_mask_names_absent_lanes",
+    "local_array_off_by_one",
     "read_before_write",
     "copy_with_one_wrong",
     "tree_reduction",
@@ -262,6 +278,8 @@ void run_case(int64_t index, const float* x, float* out, int n) {
     barrier_in_branch<<<blocks, kBlock>>>(x, out, n);
   else if (which == "shuffle_mask_names_absent_lanes")
     shuffle_mask_names_absent_lanes<<<blocks, kBlock>>>(x, out, n);
+  else if (which == "local_array_off_by_one")
+    local_array_off_by_one<<<blocks, kBlock>>>(x, out, n);
   else if (which == "read_before_write")
     read_before_write<<<blocks, kBlock>>>(x, out, n);
   else if (which == "copy_with_one_wrong")

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Everything the project checks on a lent GPU machine, in stages that each fit one 10-minute command. That machine
+# has torch and nvcc but no package registry: `make gpu-wheels` (here, with a registry) downloads what it lacks into
+# .whl/ (git-ignored), which travels with the checkout; each stage installs it first (a few seconds).
+#
+#   bash tools/gpu_session.sh tests        # the suite, -n 14 (the cuda cases run there)
+#   bash tools/gpu_session.sh notebooks    # every notebook top to bottom, build/report/
+#   bash tools/gpu_session.sh bench        # both ladders and the GPU model's ops, measured beside the model
+#   bash tools/gpu_session.sh sanitizer    # check mode's bugs under compute-sanitizer (tools/sanitize_cases.py)
+#   bash tools/gpu_session.sh all          # the four, one after another
+#
+# What each stage prints also goes to $OUT/<stage>.txt (OUT defaults to build/gpu-session).
+set -u
+cd "$(dirname "$0")/.." || exit 1
+OUT=${OUT:-build/gpu-session}
+DEPS=${KP_GPU_DEPS:-/tmp/kp-gpu-deps}
+PY=${PYTHON:-python3}
+mkdir -p "$OUT"
+
+install() {
+  if [ -d .whl ] && [ ! -e "$DEPS/.installed" ]; then
+    "$PY" -m pip install --quiet --no-index --no-deps --target "$DEPS" .whl/*.whl && touch "$DEPS/.installed"
+  fi
+  export PYTHONPATH="$DEPS:$PWD${PYTHONPATH:+:$PYTHONPATH}"
+  if [ ! -d "$DEPS/jupyter/share/jupyter/kernels/python3" ]; then
+    "$PY" -m ipykernel install --prefix "$DEPS/jupyter" >/dev/null 2>&1 || echo "no ipykernel: run make gpu-wheels"
+  fi
+  export JUPYTER_PATH="$DEPS/jupyter/share/jupyter"
+  export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0}
+}
+
+stage() {
+  echo "== $1: $(date -u +%FT%TZ)"
+  case $1 in
+    tests) "$PY" -m pytest -q -p no:cacheprovider -n "${JOBS:-14}" -rs ;;
+    notebooks) "$PY" tools/run_notebooks.py && cp -r build/report "$OUT/report" ;;
+    bench)
+      "$PY" bench/ladder_linear.py
+      "$PY" bench/ladder_colsum.py
+      "$PY" bench/gpu_model.py
+      ;;
+    sanitizer) "$PY" tools/sanitize_cases.py ;;
+    *) echo "unknown stage $1: tests, notebooks, bench, sanitizer or all"; return 2 ;;
+  esac
+}
+
+install
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader >"$OUT/gpu.txt" 2>&1
+"$PY" -c "import torch; print('torch', torch.__version__, torch.cuda.get_device_name(0))" >>"$OUT/gpu.txt" 2>&1
+cat "$OUT/gpu.txt"
+status=0
+for s in $([ "${1:-all}" = all ] && echo tests notebooks bench sanitizer || echo "$@"); do
+  stage "$s" 2>&1 | tee "$OUT/$s.txt"
+  [ "${PIPESTATUS[0]}" = 0 ] || status=1
+done
+exit $status
