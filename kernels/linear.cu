@@ -5,12 +5,21 @@
 //           dL/dX = G·W    dX[i, m] = sum_n G[i, n] W[n, m]   (linear_bwd_input_kernel)
 //           dL/dW = Gᵀ·X   dW[n, m] = sum_i G[i, n] X[i, m]   (linear_bwd_weight_kernel)
 //           dL/db = column sums of G    db[n] = sum_i G[i, n]  (linear_bwd_bias_kernel), a reduction
+//           and each of the three products, on a large output, by one register-tiled kernel
+//           (linear_tiled_kernel) that reads X, W and G as they are or transposed
 // shapes:   X (B, M), W (N, M), b (N); Y and G (B, N); contiguous; any sizes, 0 included
 // dtypes:   float32 and float64 (templated on T)
 // launch:   the three products: one thread per output element, TILE x TILE (16 x 16) blocks; a block
 //           stages a TILE x TILE tile of each operand in __shared__ per step along the inner dimension
 //           (two __syncthreads per step), zero-filling past the edges; grid.x runs over row tiles,
 //           grid.y over column tiles (at most 65535, so at most 1,048,560 columns: the binding checks).
+//           An output of at least FAST_MIN_BLOCKS (16) blocks of 128 x 128 takes linear_tiled_kernel instead
+//           (below that the GPU model has the 16 x 16 tiles faster: they spread over more of the GPU):
+//           linear_ladder.cu's version 7 at its default tiles, with common/linear_tiles.cuh's device code:
+//           128 x 128 outputs per block of 256 threads, each thread an 8 x 8 fragment in registers, tiles of
+//           16 along the inner dimension in padded __shared__ arrays, each tile loaded along its operand's
+//           contiguous index (coalesced whether the product reads it as it is or transposed), 16-byte Packs
+//           where aligned; grid.x over row tiles, grid.y over column tiles.
 //           The bias gradient: 32 x 8 blocks, one block per 32 columns; each of the 8 rows of threads
 //           sums every 8th row of G, then a tree over the 8 partial sums in __shared__.
 // saved for backward: X and W (b is not needed)
@@ -23,7 +32,7 @@ constexpr int BIAS_COLS = 32, BIAS_ROWS = 8;
 // numbers), for outputs of at least FAST_MIN_BLOCKS of its blocks.
 constexpr int FAST_BM = 128, FAST_BN = 128, FAST_BK = 16, FAST_TM = 8, FAST_TN = 8;
 constexpr int FAST_THREADS = FAST_BM / FAST_TM * (FAST_BN / FAST_TN);
-constexpr int64_t FAST_MIN_BLOCKS = 4;
+constexpr int64_t FAST_MIN_BLOCKS = 16;
 
 // sum_k A(r, k) B(k, c) for this thread's output element (r, c) = (blockIdx.x * TILE + threadIdx.y,
 // blockIdx.y * TILE + threadIdx.x), where A(r, k) = A[r * a_row + k * a_k] and B(k, c) = B[k * b_k + c * b_col]:

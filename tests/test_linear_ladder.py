@@ -15,6 +15,8 @@ from conftest import on
 
 import helpers
 from kp.profile import profile
+from kp.ptxas import kernel_resources
+from kp.toolchain import find_cuda_root
 
 # (M, K, N): no dimension a multiple of a tile; K = 36 and 128 take the 16-byte loads of v6 and v7, the others their
 # fallback; N = 70 and 17 are ragged for v7's Pack stores (70 has whole Packs of doubles, not of floats)
@@ -221,3 +223,18 @@ def test_v7_on_tensors_that_are_not_16_byte_aligned_loads_and_stores_element_by_
 def test_the_autograd_formula_passes_gradcheck(ladder, target_device):
     x, w, b = (t.requires_grad_() for t in inputs(5, 7, 3, torch.float64, target_device))
     assert torch.autograd.gradcheck(lambda x, w, b: ladder.linear_ladder(x, w, b, 4), (x, w, b))
+
+
+@pytest.mark.skipif(find_cuda_root() is None, reason="ptxas: no CUDA toolkit (nvcc) found")
+def test_ptxas_keeps_every_register_tiled_kernel_out_of_local_memory():
+    """Version 7 in every configuration and linear.cu's linear_tiled_kernel, float and double (an 8 x 8 fragment of
+    doubles is 128 registers of accumulators): no stack, no spills."""
+    rows = [
+        row
+        for name in ("linear_ladder", "linear")
+        for row in kernel_resources(name)
+        if row["kernel"].startswith(("linear_v7<", "linear_tiled_kernel<"))
+    ]
+    assert len(rows) == 2 * len(TILES) + 2 * 3
+    for row in rows:
+        assert (row["stack (bytes)"], row["spill stores (bytes)"], row["spill loads (bytes)"]) == (0, 0, 0), row
