@@ -128,6 +128,13 @@ H100_MEASURED_TORCH = {
 }
 
 
+def h100_measured(name):
+    """(size, throughput, where) of `name` as the H100 measured it: an op of H100_MEASURED or a torch op of
+    H100_MEASURED_TORCH ("F.linear"); throughput in bytes/s for memory-bound ops, FLOP/s otherwise."""
+    size, rate = {**H100_MEASURED, **H100_MEASURED_TORCH}[name]
+    return size, rate, H100_MEASURED_ON
+
+
 def _gpu(name, cc, sms, boost_clock_ghz, dram_bandwidth, l2_mib, achievable=None):
     """A GPU row: its data sheet numbers, and the rest from its compute capability's SM_LIMITS."""
     achievable = achievable or dram_bandwidth * ACHIEVABLE_FRACTION
