@@ -175,7 +175,7 @@ def test_the_linear_ladder_section_models_each_version(quick_report):
     body = sections(quick_report, 2)[report.SCRIPTS["ladder_linear"]]
     (table,) = markdown_tables(body)
     assert [r["version"] for r in table] == ["1", "2", "3", "4", "5", "6"]
-    modelled = [number(r["256³: model (H100)"]) for r in table]
+    modelled = [number(r["256³: model µs (H100)"]) for r in table]
     assert all(us > 0 for us in modelled) and modelled[2] < modelled[0]  # shared tiles beat the naive kernel
     assert torch.cuda.is_available() or "the measurement is pending" in body
 
