@@ -43,9 +43,12 @@ STEPS = {
 }
 
 
-def steps():
-    """(version, the op's arguments after x, w, b, what changed) for each row of the table."""
-    return [(version, (version,), what) for version, what in STEPS.items()]
+def steps(tiles):
+    """(version, the op's arguments after x, w, b, what changed) for each row of the table: versions 1 to 6, then
+    version 7 at each of its tile configurations `tiles` (the op's `tiles`: linear_ladder_ops.TILES)."""
+    return [(version, (version,), what) for version, what in STEPS.items()] + [
+        (7, (7, i), f"padded tiles, 16-byte shared reads; tiles {i}: {t}") for i, t in enumerate(tiles)
+    ]
 
 
 def modelled_seconds(checked, n, args):
@@ -65,25 +68,29 @@ def main(argv=None):
     checked = helpers.load_kernel("linear_ladder", target="cpu", check=True, quiet=True)
     gpu = helpers.load_kernel("linear_ladder", target="cuda", quiet=True) if torch.cuda.is_available() else None
     cublas_size, cublas, cublas_where = h100_measured("F.linear")
+    todo = steps(checked.tiles)
+    modelled = {(op_args, n): modelled_seconds(checked, n, op_args) for _, op_args, _ in todo for n in sizes}
+    measured, f_linear_ms = {}, None
+    if gpu is not None:
+        torch.backends.cuda.matmul.allow_tf32 = False
+        big = [t.cuda() for t in (torch.randn(GOAL, GOAL), torch.randn(GOAL, GOAL), torch.randn(GOAL))]
+        f_linear_ms, _ = median_ms(F.linear, big)
+        measured = {op_args: median_ms(gpu.linear_ladder, (*big, *op_args))[0] for _, op_args, _ in todo}
     rows = []
-    for version, op_args, what in steps():
+    for version, op_args, what in todo:
         row = {"version": version, "what changed": what}
         for n in sizes:
-            seconds = modelled_seconds(checked, n, op_args)
+            seconds = modelled[op_args, n]
             unit, scale = ("ms", 1e3) if n >= GOAL else ("µs", 1e6)
             row[f"{n}³: model {unit} ({GPU})"] = f"{seconds * scale:.3g}"
             row[f"{n}³: model TFLOP/s"] = f"{2 * n**3 / seconds / 1e12:.3g}"
             if (n,) * 3 == cublas_size:
                 row[f"{n}³: model ÷ cuBLAS"] = f"{2 * n**3 / seconds / cublas:.2f}x"
+        if measured:
+            row[f"{GOAL}³: measured TFLOP/s"] = f"{2 * GOAL**3 / measured[op_args] / 1e9:.3g}"
+            row[f"{GOAL}³: ÷ F.linear, measured"] = f"{f_linear_ms / measured[op_args]:.2f}x"
         rows.append(row)
-    if gpu is not None:
-        torch.backends.cuda.matmul.allow_tf32 = False
-        big = [t.cuda() for t in (torch.randn(GOAL, GOAL), torch.randn(GOAL, GOAL), torch.randn(GOAL))]
-        f_linear_ms, _ = median_ms(F.linear, big)
-        for row, (_, op_args, _) in zip(rows, steps()):
-            ms, _ = median_ms(gpu.linear_ladder, (*big, *op_args))
-            row[f"{GOAL}³: measured TFLOP/s"] = f"{2 * GOAL**3 / ms / 1e9:.3g}"
-            row[f"{GOAL}³: ÷ F.linear, measured"] = f"{f_linear_ms / ms:.2f}x"
+    if measured:
         rows.append(
             {
                 **dict.fromkeys(rows[0], ""),
@@ -98,6 +105,13 @@ def main(argv=None):
         f"Y = X·Wᵀ + b, float32: the GPU model ({GPU}, counted on the CPU stand-in; {counted}) and measured ({where})"
     )
     print(f"\n{Table(rows).markdown()}\n")
+    v7 = [op_args for version, op_args, _ in todo if version == 7]
+    for n in sizes:
+        best = min(v7, key=lambda a: modelled[a, n])
+        print(f"Version 7 autotuned by the model at {n}³: tiles {best[1]}, {checked.tiles[best[1]]}.")
+    if measured:
+        best = min(v7, key=measured.get)
+        print(f"Version 7 autotuned by measurement at {GOAL}³: tiles {best[1]}, {checked.tiles[best[1]]}.")
     size = "x".join(map(str, cublas_size))
     print(
         f"cuBLAS: F.linear at {size}, {cublas / 1e12:.3g} TFLOP/s measured on {cublas_where}; model ÷ cuBLAS sets the "
