@@ -82,7 +82,9 @@ def main(argv=None):
         for n in sizes:
             seconds = modelled[op_args, n]
             unit, scale = ("ms", 1e3) if n >= GOAL else ("µs", 1e6)
-            row[f"{n}³: model {unit} ({GPU})"] = f"{seconds * scale:.3g}"
+            row[f"{n}³: model {unit} ({GPU})"] = (
+                f"{seconds * scale:.3g}" if seconds * scale < 1e3 else f"{seconds * scale:.0f}"
+            )
             row[f"{n}³: model TFLOP/s"] = f"{2 * n**3 / seconds / 1e12:.3g}"
             if (n,) * 3 == cublas_size:
                 row[f"{n}³: model ÷ cuBLAS"] = f"{2 * n**3 / seconds / cublas:.2f}x"
