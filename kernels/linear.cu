@@ -20,14 +20,17 @@
 //           16 along the inner dimension in padded __shared__ arrays, each tile loaded along its operand's
 //           contiguous index (coalesced whether the product reads it as it is or transposed), 16-byte Packs
 //           where aligned; grid.x over row tiles, grid.y over column tiles.
-//           The bias gradient: 32 x 8 blocks, one block per 32 columns; each of the 8 rows of threads
-//           sums every 8th row of G, then a tree over the 8 partial sums in __shared__.
+//           The bias gradient: notebook 08's column sums (common/colsum.cuh's column_sums, as mul_add's sum_to):
+//           32 x 32 blocks, one per 32 columns and BIAS_CHUNK (256) rows of G, each warp one column's sum of the
+//           32 partial sums by shuffles; past 256 rows, a second launch sums the chunks' sums (a buffer the binding
+//           allocates), so that every run gives the same bits.
 // saved for backward: X and W (b is not needed)
+#include "common/colsum.cuh"
 #include "common/kp.cuh"
 #include "common/linear_tiles.cuh"
 
 constexpr int TILE = 16;
-constexpr int BIAS_COLS = 32, BIAS_ROWS = 8;
+constexpr int64_t BIAS_CHUNK = 256;  // rows of G per block of the bias gradient
 // The register-tiled product: linear_ladder.cu's version 7 at its default tiles (a test holds the two to the same
 // numbers), for outputs of at least FAST_MIN_BLOCKS of its blocks.
 constexpr int FAST_BM = 128, FAST_BN = 128, FAST_BK = 16, FAST_TM = 8, FAST_TN = 8;
@@ -96,21 +99,16 @@ __global__ void linear_bwd_weight_kernel(const T* __restrict__ G, const T* __res
   if (n < N && m < M) dW[n * M + m] = acc;
 }
 
-// db (N) = the column sums of G (B, N).
+// Rows [blockIdx.y * rows_per_block, + rows_per_block) of the block's 32 columns of G (B, N), summed into
+// sums[blockIdx.y][n]: db's first stage, or with one chunk db itself (mul_add.cu's sum_rows_kernel).
 template <typename T>
-__global__ void linear_bwd_bias_kernel(const T* __restrict__ G, T* __restrict__ db, int64_t B, int64_t N) {
-  __shared__ T partial[BIAS_ROWS][BIAS_COLS];
-  int64_t n = (int64_t)blockIdx.x * BIAS_COLS + threadIdx.x;
-  T sum = 0;
-  if (n < N)
-    for (int64_t i = threadIdx.y; i < B; i += BIAS_ROWS) sum += G[i * N + n];  // neighbouring x: neighbouring n
-  partial[threadIdx.y][threadIdx.x] = sum;
-  __syncthreads();
-  for (int s = BIAS_ROWS / 2; s > 0; s >>= 1) {
-    if (threadIdx.y < s) partial[threadIdx.y][threadIdx.x] += partial[threadIdx.y + s][threadIdx.x];
-    __syncthreads();
-  }
-  if (threadIdx.y == 0 && n < N) db[n] = partial[0][threadIdx.x];
+__global__ void linear_bwd_bias_kernel(const T* __restrict__ G, T* __restrict__ sums, int64_t B, int64_t N,
+                                       int64_t rows_per_block) {
+  __shared__ T partial[32][33];
+  int64_t begin = (int64_t)blockIdx.y * rows_per_block, end = begin + rows_per_block < B ? begin + rows_per_block : B;
+  T v = column_sums(G, begin, end, N, partial);
+  int64_t n = (int64_t)blockIdx.x * 32 + threadIdx.y;
+  if (threadIdx.x == 0 && n < N) sums[blockIdx.y * N + n] = v;
 }
 
 // C (rows, cols) = A·B (+ bias[c] where bias is not null), register-tiled (common/linear_tiles.cuh): A(r, k) =
@@ -196,11 +194,19 @@ void linear_bwd_weight(const T* g, const T* x, T* dw, int64_t B, int64_t M, int6
   KP_CHECK_LAUNCH();
 }
 
+// db (N) = the column sums of G (B, N), notebook 08's version 5: the sums of chunks of BIAS_CHUNK rows into `sums`
+// (ceil(B / BIAS_CHUNK) x N, allocated by the binding), then the column sums of those; the same bits on every run.
 template <typename T>
-void linear_bwd_bias(const T* g, T* db, int64_t B, int64_t N, cudaStream_t stream) {
+void linear_bwd_bias(const T* g, T* db, T* sums, int64_t B, int64_t N, cudaStream_t stream) {
   if (N == 0) return;
-  dim3 grid(ceil_div<int64_t>(N, BIAS_COLS)), block(BIAS_COLS, BIAS_ROWS);
-  linear_bwd_bias_kernel<T><<<grid, block, 0, stream>>>(g, db, B, N);
+  const int64_t blocks = ceil_div<int64_t>(N, 32), chunks = ceil_div<int64_t>(B, BIAS_CHUNK);
+  if (chunks <= 1) {  // one chunk (or none: zeros): its sums are db
+    linear_bwd_bias_kernel<T><<<blocks, dim3(32, 32), 0, stream>>>(g, db, B, N, BIAS_CHUNK);
+  } else {
+    linear_bwd_bias_kernel<T><<<dim3(blocks, chunks), dim3(32, 32), 0, stream>>>(g, sums, B, N, BIAS_CHUNK);
+    KP_CHECK_LAUNCH();
+    linear_bwd_bias_kernel<T><<<blocks, dim3(32, 32), 0, stream>>>(sums, db, chunks, N, chunks);
+  }
   KP_CHECK_LAUNCH();
 }
 
@@ -212,5 +218,5 @@ template void linear_bwd_input<float>(const float*, const float*, float*, int64_
 template void linear_bwd_input<double>(const double*, const double*, double*, int64_t, int64_t, int64_t, cudaStream_t);
 template void linear_bwd_weight<float>(const float*, const float*, float*, int64_t, int64_t, int64_t, cudaStream_t);
 template void linear_bwd_weight<double>(const double*, const double*, double*, int64_t, int64_t, int64_t, cudaStream_t);
-template void linear_bwd_bias<float>(const float*, float*, int64_t, int64_t, cudaStream_t);
-template void linear_bwd_bias<double>(const double*, double*, int64_t, int64_t, cudaStream_t);
+template void linear_bwd_bias<float>(const float*, float*, float*, int64_t, int64_t, cudaStream_t);
+template void linear_bwd_bias<double>(const double*, double*, double*, int64_t, int64_t, cudaStream_t);

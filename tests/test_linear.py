@@ -105,6 +105,24 @@ def test_large_products_match_torch(linear_ext, B, M, N, dtype):
     torch.testing.assert_close(linear_ext.linear(x, weight, bias), F.linear(x, weight, bias), **tolerance(dtype))
     torch.testing.assert_close(linear_ext.linear_grad_input(grad_y, weight), grad_y @ weight, **tolerance(dtype))
     torch.testing.assert_close(linear_ext.linear_grad_weight(grad_y, x), grad_y.t() @ x, **tolerance(dtype))
+    torch.testing.assert_close(linear_ext.linear_grad_bias(grad_y), grad_y.sum(0), **tolerance(dtype))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_the_bias_gradient_sums_chunks_of_rows_the_same_way_every_run(linear_ext, dtype):
+    """Past BIAS_CHUNK rows, two launches (the chunks' column sums, then theirs); 33 columns: one past a block's 32.
+    The same bits on every run, and in check mode nothing found."""
+    B = 2 * constant("BIAS_CHUNK") + 3
+    (grad_y,) = make((B, 33), dtype=dtype)
+    db = linear_ext.linear_grad_bias(grad_y)
+    torch.testing.assert_close(db, grad_y.sum(0), **tolerance(dtype))
+    assert all(torch.equal(linear_ext.linear_grad_bias(grad_y), db) for _ in range(3))
+    checked = helpers.load_kernel("linear", target="cpu", check=True, quiet=True)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="sampled: ")
+        counted = profile(checked.linear_grad_bias, grad_y.cpu())
+    assert [la.blocks for la in counted.launches] == [2 * 3, 2]  # 2 blocks of columns x 3 chunks, then 2
+    torch.testing.assert_close(checked.linear_grad_bias(grad_y.cpu()), db.cpu(), **tolerance(dtype))
 
 
 def test_the_register_tiled_kernel_takes_outputs_from_its_threshold_on():
@@ -414,8 +432,8 @@ def test_header_and_code_agree():
     assert all(f"({k})" in header for k in kernels), "the header names each kernel next to its formula"
     tile = constant("TILE")
     assert f"TILE x TILE ({tile} x {tile})" in header and f"{65535 * tile:,}" in header
-    bias_cols, bias_rows = constant("BIAS_COLS"), constant("BIAS_ROWS")
-    assert f"{bias_cols} x {bias_rows} blocks" in header
+    chunk = constant("BIAS_CHUNK")
+    assert f"BIAS_CHUNK ({chunk}) rows of G" in header and f"past {chunk} rows, a second launch" in header
     fast = [constant(f"FAST_{name}") for name in ("BM", "BN", "BK", "TM", "TN")]
     spec = importlib.util.spec_from_file_location("linear_ladder_ops", helpers.KERNELS / "linear_ladder_ops.py")
     ladder = importlib.util.module_from_spec(spec)
@@ -427,7 +445,7 @@ def test_header_and_code_agree():
     assert f"{bm} x {bn} outputs per block of {bm // tm * (bn // tn)} threads, each thread an {tm} x {tn}" in flat
     assert f"tiles of {bk} along the inner dimension" in flat
     binding = (helpers.KERNELS / "linear_binding.cpp").read_text()
-    assert f"kMaxColumns = 65535 * {tile};" in binding
+    assert f"kMaxColumns = 65535 * {tile};" in binding and f"kBiasChunk = {chunk};" in binding
     assert f"MAX_COLUMNS = 65535 * {tile}\n" in (helpers.KERNELS / "linear_ops.py").read_text()
 
 

@@ -10,8 +10,9 @@
 // - TILE_PAD extra elements per row keep every row 16-byte aligned (Pack reads) and put rows k and k + P 16 banks
 //   apart: a warp's transposed stores (16 values of d at two values of k) hit 32 different banks.
 // - A thread's fragment is TM / P groups of P consecutive rows of C, BM / (TM / P) rows apart, times TN / P groups of
-//   P consecutive columns, BN / (TN / P) apart: each group is one Pack read from a tile row, and the 16 threads
-//   along a row of the block read 16 neighbouring Packs (no bank conflict) and store 16 neighbouring Packs of C.
+//   P consecutive columns, BN / (TN / P) apart: each group is one Pack read from a tile row, and the BN / TN threads
+//   along a row of the block (16 in every configuration here) read neighbouring Packs (no bank conflict) and store
+//   neighbouring Packs of C.
 // Every loop has a fixed count and guards its edges inside (no `break`: nvcc kept such a store loop's fragment on
 // the stack once).
 #pragma once
