@@ -23,14 +23,16 @@
 //           The bias gradient: notebook 08's column sums (common/colsum.cuh's column_sums, as mul_add's sum_to):
 //           32 x 32 blocks, one per 32 columns and BIAS_CHUNK (256) rows of G, each warp one column's sum of the
 //           32 partial sums by shuffles; past 256 rows, a second launch sums the chunks' sums (a buffer the binding
-//           allocates), so that every run gives the same bits.
+//           allocates), so that every run gives the same bits. At most BIAS_MAX_CHUNKS (65535, gridDim.y's limit)
+//           chunks: past 16,776,960 rows each block takes more rows.
 // saved for backward: X and W (b is not needed)
 #include "common/colsum.cuh"
 #include "common/kp.cuh"
 #include "common/linear_tiles.cuh"
 
 constexpr int TILE = 16;
-constexpr int64_t BIAS_CHUNK = 256;  // rows of G per block of the bias gradient
+constexpr int64_t BIAS_CHUNK = 256;  // rows of G per block of the bias gradient (more past BIAS_MAX_CHUNKS chunks)
+constexpr int64_t BIAS_MAX_CHUNKS = 65535;  // gridDim.y's limit: the first stage's chunks
 // The register-tiled product: linear_ladder.cu's version 7 at its default tiles (a test holds the two to the same
 // numbers), for outputs of at least FAST_MIN_BLOCKS of its blocks.
 constexpr int FAST_BM = 128, FAST_BN = 128, FAST_BK = 16, FAST_TM = 8, FAST_TN = 8;
@@ -199,11 +201,14 @@ void linear_bwd_weight(const T* g, const T* x, T* dw, int64_t B, int64_t M, int6
 template <typename T>
 void linear_bwd_bias(const T* g, T* db, T* sums, int64_t B, int64_t N, cudaStream_t stream) {
   if (N == 0) return;
-  const int64_t blocks = ceil_div<int64_t>(N, 32), chunks = ceil_div<int64_t>(B, BIAS_CHUNK);
+  // BIAS_CHUNK rows per block, or as many more as keep the chunks within gridDim.y's limit (at most the binding's
+  // ceil(B / BIAS_CHUNK) rows of `sums`, so the buffer is always large enough).
+  const int64_t rows = B > BIAS_CHUNK * BIAS_MAX_CHUNKS ? ceil_div<int64_t>(B, BIAS_MAX_CHUNKS) : BIAS_CHUNK;
+  const int64_t blocks = ceil_div<int64_t>(N, 32), chunks = ceil_div<int64_t>(B, rows);
   if (chunks <= 1) {  // one chunk (or none: zeros): its sums are db
-    linear_bwd_bias_kernel<T><<<blocks, dim3(32, 32), 0, stream>>>(g, db, B, N, BIAS_CHUNK);
+    linear_bwd_bias_kernel<T><<<blocks, dim3(32, 32), 0, stream>>>(g, db, B, N, rows);
   } else {
-    linear_bwd_bias_kernel<T><<<dim3(blocks, chunks), dim3(32, 32), 0, stream>>>(g, sums, B, N, BIAS_CHUNK);
+    linear_bwd_bias_kernel<T><<<dim3(blocks, chunks), dim3(32, 32), 0, stream>>>(g, sums, B, N, rows);
     KP_CHECK_LAUNCH();
     linear_bwd_bias_kernel<T><<<blocks, dim3(32, 32), 0, stream>>>(sums, db, chunks, N, chunks);
   }

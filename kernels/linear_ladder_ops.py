@@ -45,7 +45,8 @@ TILES = (
     Tiles(128, 128, 8, 8, 8),
     Tiles(128, 128, 16, 8, 8),
 )
-# The binding's default (`tiles=` in its schema): the fastest at 4096³ float32 by the GPU model (H100), see autotune.
+# The binding's default (`tiles=` in its schema): at 4096³ float32 the GPU model (H100) has it tied with tiles 3 for
+# the fastest (autotune's min picks 3); its BK = 16 halves the barriers per k. An H100 measurement is to decide.
 DEFAULT_TILES = 4
 
 

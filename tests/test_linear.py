@@ -149,16 +149,36 @@ def test_the_register_tiled_kernel_takes_outputs_from_its_threshold_on():
                 torch.testing.assert_close(op(*args), expected)
 
 
-@pytest.fixture(scope="module")
-def fast_everywhere(tmp_path_factory):
-    """kernels/linear.cu (and its binding and _ops.py) copied with FAST_MIN_BLOCKS = 1: every product takes
-    linear_tiled_kernel, so that small shapes exercise it in check mode and under gradcheck."""
-    folder = tmp_path_factory.mktemp("linear_fast_everywhere")
+def linear_copy(tmp_path_factory, name, value):
+    """kernels/linear.cu (and its binding and _ops.py) copied with the constant `name` set to `value`."""
+    folder = tmp_path_factory.mktemp(f"linear_{name.lower()}")
     for suffix in (".cu", "_binding.cpp", "_ops.py"):
         text = (helpers.KERNELS / f"linear{suffix}").read_text().replace('#include "common/', '#include "')
         (folder / f"linear{suffix}").write_text(text)
-    edit(folder / "linear.cu", f"FAST_MIN_BLOCKS = {constant('FAST_MIN_BLOCKS')};", "FAST_MIN_BLOCKS = 1;")
+    edit(folder / "linear.cu", f"{name} = {constant(name)};", f"{name} = {value};")
     return folder / "linear.cu"
+
+
+@pytest.fixture(scope="module")
+def fast_everywhere(tmp_path_factory):
+    """FAST_MIN_BLOCKS = 1: every product takes linear_tiled_kernel, so that small shapes exercise it in check mode
+    and under gradcheck."""
+    return linear_copy(tmp_path_factory, "FAST_MIN_BLOCKS", 1)
+
+
+def test_past_gridDim_ys_limit_the_bias_gradient_takes_more_rows_per_block(tmp_path_factory):
+    """The first stage's chunks run on gridDim.y, at most 65535 (BIAS_MAX_CHUNKS): past that many chunks of 256 rows
+    each block sums more rows. Shown on a copy whose limit is 2 chunks: 773 rows take 2 blocks of 387 rows per column
+    block, then the second stage; the sums right, the same bits every run, nothing found in check mode."""
+    checked = helpers.load_kernel(linear_copy(tmp_path_factory, "BIAS_MAX_CHUNKS", 2), check=True, quiet=True)
+    (grad_y,) = make((773, 33), dtype=torch.float64)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="sampled: ")
+        counted = profile(checked.linear_grad_bias, grad_y)
+    assert [la.blocks for la in counted.launches] == [2 * 2, 2]  # 2 blocks of columns x 2 chunks, then 2
+    db = checked.linear_grad_bias(grad_y)
+    torch.testing.assert_close(db, grad_y.sum(0), **tolerance(torch.float64))
+    assert all(torch.equal(checked.linear_grad_bias(grad_y), db) for _ in range(3))
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
