@@ -1,6 +1,6 @@
 """`make bench`: run every benchmark under bench/ and write their markdown to build/report/bench.md.
 
-    python bench/report.py                   # everything: about 5 minutes on 2 cores
+    python bench/report.py                   # everything: several minutes on 2 cores
     python bench/report.py --quick           # tiny sizes, few runs, the seed's slow build skipped: about 1 minute
     python bench/report.py ops kernel_resources --out /tmp/bench.md    # only these scripts (names or paths)
 
