@@ -45,7 +45,8 @@ run: setup
 test: setup
 	$(PY) -m pytest
 
-# Build latency, the CPU stand-in's costs, every op against torch, ptxas's registers per kernel (~5 min).
+# Build latency, the CPU stand-in's costs, every op against torch, ptxas's registers per kernel, the GPU model, both
+# ladders (several minutes).
 bench: setup
 	$(PY) bench/report.py
 

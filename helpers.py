@@ -23,6 +23,7 @@ from kp.diagnostics import KernelBuildError
 from kp.display import install_error_view, progress, setup, show_graph, show_kernel, show_kernel_resources
 from kp.doctor import main as doctor_cli
 from kp.files import KERNELS, kernel_variant
+from kp.gpus import gpu, h100_measured
 from kp.load import load_kernel
 from kp.newop import new_op
 from kp.profile import modelled, profile
@@ -48,6 +49,8 @@ __all__ = [
     "gpu_trace",
     "profile",
     "modelled",
+    "gpu",
+    "h100_measured",
     "puzzle",
     "show_puzzle",
     "scoreboard",

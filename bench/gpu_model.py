@@ -30,10 +30,20 @@ from ops import all_ops  # noqa: E402
 MEASURED = H100_MEASURED  # the README's "On a GPU" table (kp.gpus)
 MAX_BLOCKS = 64
 GPU = "H100"
+# Ops whose kernel file changed since the H100 measured them: modelled as they were measured, in a copy of the file
+# with this one change (kernel_variant), so that model and measurement describe the same kernel.
+AS_MEASURED = {
+    # linear 4096³ was measured with the 16 x 16 shared tiles alone (2026-11-23); large outputs now take the
+    # register-tiled kernel of notebook 07, not yet measured on a GPU.
+    "linear": ("constexpr int64_t FAST_MIN_BLOCKS = 16;", "constexpr int64_t FAST_MIN_BLOCKS = int64_t(1) << 62;"),
+}
 
 
 def model_row(op, size, rate, max_blocks):
-    ext = helpers.load_kernel(op.kernel, target="cpu", check=True, quiet=True)
+    kernel = op.kernel
+    if op.op in AS_MEASURED:
+        kernel = helpers.kernel_variant(op.kernel, f"{op.kernel}_as_measured", *AS_MEASURED[op.op])
+    ext = helpers.load_kernel(kernel, target="cpu", check=True, quiet=True)
     torch.manual_seed(0)
     inputs = op.make_inputs(size)
     start = time.perf_counter()

@@ -1,6 +1,6 @@
 """`make bench`: run every benchmark under bench/ and write their markdown to build/report/bench.md.
 
-    python bench/report.py                   # everything: about 5 minutes on 2 cores
+    python bench/report.py                   # everything: several minutes on 2 cores
     python bench/report.py --quick           # tiny sizes, few runs, the seed's slow build skipped: about 1 minute
     python bench/report.py ops kernel_resources --out /tmp/bench.md    # only these scripts (names or paths)
 
@@ -33,7 +33,7 @@ SCRIPTS = {  # name -> section title, in the report's order
     "cpu_standin": "What the CPU stand-in costs",
     "check_mode": "What check mode costs: each op's check-mode build against its normal one",
     "gpu_model": "The GPU model against the H100's measurements",
-    "ladder_linear": "The linear ladder (in progress): Y = X·Wᵀ + b, modelled on an H100 and measured on a GPU",
+    "ladder_linear": "The linear ladder (notebook 07): Y = X·Wᵀ + b, modelled on an H100 and measured on a GPU",
     "ladder_colsum": "The reductions ladder (notebook 08): the column sum, modelled on an H100 and measured on a GPU",
     "ops": "Every op against torch",
     "op_overhead": "What one call of a custom op costs: add2 against torch.add on a tiny tensor",

@@ -16,12 +16,14 @@ void linear_bwd_input(const T* g, const T* w, T* dx, int64_t B, int64_t M, int64
 template <typename T>
 void linear_bwd_weight(const T* g, const T* x, T* dw, int64_t B, int64_t M, int64_t N, cudaStream_t stream);
 template <typename T>
-void linear_bwd_bias(const T* g, T* db, int64_t B, int64_t N, cudaStream_t stream);
+void linear_bwd_bias(const T* g, T* db, T* sums, int64_t B, int64_t N, cudaStream_t stream);
 
 namespace {
 
 // linear.cu puts output columns on grid.y: at most 65535 tiles of 16.
 constexpr int64_t kMaxColumns = 65535 * 16;
+// Rows of G per block of the bias gradient: linear.cu's BIAS_CHUNK.
+constexpr int64_t kBiasChunk = 256;
 
 // `t` is a float32/float64 tensor of `dim` dimensions (`layout` names them).
 void check_matrix(const char* op, const char* name, const kp::Tensor& t, int64_t dim, const char* layout) {
@@ -110,9 +112,13 @@ kp::Tensor linear_grad_bias(kp::Tensor grad_output) {
   const int64_t B = grad_output.size(0), N = grad_output.size(1);
   grad_output = kp::contiguous(grad_output);
   kp::Tensor grad_bias = torch::stable::new_empty(grad_output, {N});
+  // linear.cu's first stage past kBiasChunk rows: the column sums of each chunk of kBiasChunk rows
+  const int64_t chunks = B > kBiasChunk ? (B + kBiasChunk - 1) / kBiasChunk : 0;
+  kp::Tensor sums = torch::stable::new_empty(grad_output, {chunks * N});
   KP_DISPATCH_FLOATING(grad_output.scalar_type(), "linear_grad_bias", [&] {
     linear_bwd_bias<scalar_t>(kp::data<const scalar_t>(grad_output, "grad_output"),
-                              kp::data<scalar_t>(grad_bias, "grad_bias"), B, N, kp::stream_of(grad_output));
+                              kp::data<scalar_t>(grad_bias, "grad_bias"), kp::data<scalar_t>(sums, "sums"), B, N,
+                              kp::stream_of(grad_output));
   });
   return grad_bias;
 }

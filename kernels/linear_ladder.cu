@@ -17,8 +17,17 @@
 //           v6 linear_v6: v5 with each tile row loaded as 16-byte Packs (4 floats or 2 doubles: one load instruction
 //              instead of 4 or 2) where K is a multiple of a Pack and X and W are 16-byte aligned, element by element
 //              elsewhere; the Pack's values are stored transposed into the tiles.
-//           The op `linear_ladder(x, w, b, version)` runs one of them (6 by default).
+//           v7 linear_v7<T, BM, BN, BK, TM, TN>: v6 with its tile sizes as template parameters, a BM x BN block of Y
+//              per (BM / TM) x (BN / TN) threads, each thread a TM x TN fragment, tiles of BK along k; the tiles' rows
+//              padded by TILE_PAD (4) elements, so that the transposed stores hit 32 different banks and the rows
+//              stay 16-byte aligned; the fragments read from the tiles as Packs (TM / P + TN / P reads for TM x TN
+//              multiply-adds per step along k), the output and b stored and read as Packs where Y's rows allow;
+//              the device code in common/linear_tiles.cuh, shared with linear.cu. Five tile configurations
+//              (linear_v7_launch: 64x64 4x4, 128x64 8x4, 64x128 4x8, 128x128 8x8, 128x128 8x8 with BK = 16; 256
+//              threads each), the op's `tiles` picks one (linear_ladder_ops.py's TILES; autotune times them).
+//           The op `linear_ladder(x, w, b, version, tiles)` runs one of them (version 7 by default, at tiles 4).
 #include "common/kp.cuh"
+#include "common/linear_tiles.cuh"
 
 template <typename T>
 __global__ void linear_v1(const T* __restrict__ X, const T* __restrict__ W, const T* __restrict__ b,
@@ -175,11 +184,71 @@ __global__ void linear_v6(const T* __restrict__ X, const T* __restrict__ W, cons
   store_piece(acc, b, Y, M, N, m0 + tr * V5_TM, n0 + tc * V5_TN);
 }
 
+// Version 7: the block's BM x BN piece of Y, each of its (BM / TM) x (BN / TN) threads a TM x TN fragment, tiles of
+// BK along k; the tiles padded (TILE_PAD), read and written as Packs (common/linear_tiles.cuh).
+template <typename T, int BM, int BN, int BK, int TM, int TN>
+__global__ void __launch_bounds__(BM / TM * (BN / TN))
+    linear_v7(const T* __restrict__ X, const T* __restrict__ W, const T* __restrict__ b, T* __restrict__ Y, int64_t M,
+              int64_t N, int64_t K, bool packed_in, bool packed_out) {
+  constexpr int THREADS = BM / TM * (BN / TN);
+  __shared__ __align__(16) T Xs[BK][BM + TILE_PAD];  // Xs[k][row]: X's tile transposed
+  __shared__ __align__(16) T Ws[BK][BN + TILE_PAD];  // Ws[k][column]: W's tile transposed
+  const int tc = threadIdx.x % (BN / TN), tr = threadIdx.x / (BN / TN);
+  const int64_t m0 = (int64_t)blockIdx.y * BM, n0 = (int64_t)blockIdx.x * BN;
+  T acc[TM][TN] = {};
+  for (int64_t k0 = 0; k0 < K; k0 += BK) {
+    load_tile<T, BM, BK, THREADS, true>(X, K, M, K, m0, k0, packed_in, Xs);
+    load_tile<T, BN, BK, THREADS, true>(W, K, N, K, n0, k0, packed_in, Ws);
+    __syncthreads();
+    multiply_fragments<T, BM, BN, BK, TM, TN>(Xs, Ws, tr, tc, acc);
+    __syncthreads();
+  }
+  store_fragment<T, BM, BN, TM, TN>(acc, b, Y, M, N, m0, n0, tr, tc, packed_out);
+}
+
+// Version 7's grid: BN columns by BM rows of Y per block.
+inline dim3 v7_grid(int64_t M, int64_t N, int BM, int BN) {
+  return dim3(ceil_div<int64_t>(N, BN), ceil_div<int64_t>(M, BM));
+}
+
+// Version 7 with tile configuration `tiles` (the binding checks 0 <= tiles < V7_TILES): {BM, BN, BK, TM, TN} and
+// threads = (BM / TM) x (BN / TN) on each launch line below, one case per configuration, in the order of
+// linear_ladder_ops.py's TILES (a test holds the two to the same numbers). Each launch names its numbers, so that
+// the GPU model finds ptxas's registers for that instantiation.
+constexpr int V7_TILES = 5;
+
 template <typename T>
-void linear_ladder(const T* x, const T* w, const T* b, T* y, int64_t M, int64_t N, int64_t K, int version,
+void linear_v7_launch(const T* x, const T* w, const T* b, T* y, int64_t M, int64_t N, int64_t K, int tiles,
+                      cudaStream_t stream) {
+  const bool in = K % Pack<T>::N == 0 && kp::packs_fit(x, w), out = N % Pack<T>::N == 0 && kp::packs_fit(y, b);
+  switch (tiles) {
+    case 0:
+      linear_v7<T, 64, 64, 8, 4, 4><<<v7_grid(M, N, 64, 64), 256, 0, stream>>>(x, w, b, y, M, N, K, in, out);
+      break;
+    case 1:
+      linear_v7<T, 128, 64, 8, 8, 4><<<v7_grid(M, N, 128, 64), 256, 0, stream>>>(x, w, b, y, M, N, K, in, out);
+      break;
+    case 2:
+      linear_v7<T, 64, 128, 8, 4, 8><<<v7_grid(M, N, 64, 128), 256, 0, stream>>>(x, w, b, y, M, N, K, in, out);
+      break;
+    case 3:
+      linear_v7<T, 128, 128, 8, 8, 8><<<v7_grid(M, N, 128, 128), 256, 0, stream>>>(x, w, b, y, M, N, K, in, out);
+      break;
+    case 4:
+      linear_v7<T, 128, 128, 16, 8, 8><<<v7_grid(M, N, 128, 128), 256, 0, stream>>>(x, w, b, y, M, N, K, in, out);
+      break;
+    default:  // the binding checks tiles; a new configuration needs its case here
+      throw std::invalid_argument("linear_ladder: no tile configuration " + std::to_string(tiles));
+  }
+}
+
+template <typename T>
+void linear_ladder(const T* x, const T* w, const T* b, T* y, int64_t M, int64_t N, int64_t K, int version, int tiles,
                    cudaStream_t stream) {
   if (M == 0 || N == 0) return;
-  if (version == 1) {
+  if (version == 7) {
+    linear_v7_launch(x, w, b, y, M, N, K, tiles, stream);
+  } else if (version == 1) {
     linear_v1<T><<<dim3(ceil_div<int64_t>(M, 32), ceil_div<int64_t>(N, 32)), dim3(32, 32), 0, stream>>>(x, w, b, y, M,
                                                                                                           N, K);
   } else if (version == 2) {
@@ -203,6 +272,6 @@ void linear_ladder(const T* x, const T* w, const T* b, T* y, int64_t M, int64_t 
 }
 
 template void linear_ladder<float>(const float*, const float*, const float*, float*, int64_t, int64_t, int64_t, int,
-                                   cudaStream_t);
+                                   int, cudaStream_t);
 template void linear_ladder<double>(const double*, const double*, const double*, double*, int64_t, int64_t, int64_t,
-                                    int, cudaStream_t);
+                                    int, int, cudaStream_t);

@@ -2,12 +2,13 @@
 #include "common/binding.h"
 
 template <typename T>
-void linear_ladder(const T* x, const T* w, const T* b, T* y, int64_t M, int64_t N, int64_t K, int version,
+void linear_ladder(const T* x, const T* w, const T* b, T* y, int64_t M, int64_t N, int64_t K, int version, int tiles,
                    cudaStream_t stream);
 
-constexpr int64_t kVersions = 6;
+constexpr int64_t kVersions = 7;
+constexpr int64_t kTiles = 5;  // version 7's tile configurations (linear_ladder.cu's V7_TILES)
 
-kp::Tensor linear_ladder_op(kp::Tensor x, kp::Tensor w, kp::Tensor b, int64_t version) {
+kp::Tensor linear_ladder_op(kp::Tensor x, kp::Tensor w, kp::Tensor b, int64_t version, int64_t tiles) {
   const char* op = "linear_ladder";
   kp::check_floating(op, "x", x);
   kp::check_same_kind(op, "w", w, "x", x);
@@ -19,6 +20,8 @@ kp::Tensor linear_ladder_op(kp::Tensor x, kp::Tensor w, kp::Tensor b, int64_t ve
             "linear_ladder: w " + kp::shape_of(w) + " and b " + kp::shape_of(b) + " do not fit x " + kp::shape_of(x));
   kp::check(version >= 1 && version <= kVersions,
             "linear_ladder: version must be 1 to " + std::to_string(kVersions) + ", got " + std::to_string(version));
+  kp::check(tiles >= 0 && tiles < kTiles, "linear_ladder: tiles must be 0 to " + std::to_string(kTiles - 1) +
+                                              " (version 7's tile configurations), got " + std::to_string(tiles));
   x = kp::contiguous(x);
   w = kp::contiguous(w);
   b = kp::contiguous(b);
@@ -27,11 +30,12 @@ kp::Tensor linear_ladder_op(kp::Tensor x, kp::Tensor w, kp::Tensor b, int64_t ve
   KP_DISPATCH_FLOATING(x.scalar_type(), op, [&] {
     linear_ladder<scalar_t>(kp::data<const scalar_t>(x, "x"), kp::data<const scalar_t>(w, "w"),
                             kp::data<const scalar_t>(b, "b"), kp::data<scalar_t>(y, "y"), M, N, K,
-                            static_cast<int>(version), kp::stream_of(x));
+                            static_cast<int>(version), static_cast<int>(tiles), kp::stream_of(x));
   });
   return y;
 }
 
 KP_OPS(m) {
-  m.def("linear_ladder(Tensor x, Tensor w, Tensor b, int version=6) -> Tensor", TORCH_BOX(&linear_ladder_op));
+  m.def("linear_ladder(Tensor x, Tensor w, Tensor b, int version=7, int tiles=4) -> Tensor",
+        TORCH_BOX(&linear_ladder_op));
 }

@@ -158,8 +158,8 @@ def parse(report):
         if worst > t[5]:
             t[5:] = [worst, bank, worst_lanes]
     lines = [Line(*key, *t) for key, t in sorted(totals.items(), key=lambda kv: (kv[0][1], kv[0][2], kv[0][3:]))]
-    files = {}
-    for ln in lines:
+    files = {}  # a kernel's `.cu`: the file of its first line there, not a header's it includes (common/*.cuh)
+    for ln in sorted(lines, key=lambda ln: not ln.file.endswith(".cu")):
         files.setdefault(ln.kernel, ln.file)
     launches = [dataclasses.replace(la, file=files.get(la.kernel)) for la in launches]
     worst = [

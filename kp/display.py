@@ -78,8 +78,12 @@ def show_kernel(name_or_path, function=None):
     """Display a kernel file with syntax highlighting (plain text outside IPython). A file longer than
     LONG_LISTING lines shows its opening comment (the op's contract) and, collapsed under it, its code.
     `function="add2_fwd_kernel"`: that function alone (with its template line and the comment above it), with
-    the file's line numbers, and the whole file one click away under it."""
-    cu, _ = resolve_kernel(name_or_path)
+    the file's line numbers, and the whole file one click away under it. A header's path (`.cuh`, e.g. one of
+    kernels/common/) is shown the same way."""
+    if str(name_or_path).endswith(".cuh"):
+        cu = ROOT / name_or_path  # an absolute path stays itself
+    else:
+        cu, _ = resolve_kernel(name_or_path)
     text = cu.read_text()
     if function is not None:
         return show_function(cu, text, function)

@@ -117,9 +117,22 @@ H100_MEASURED = {
     "add": (2**26, 3.01e12),
     "poly2": (2**26, 2.96e12),
     "exp": (2**26, 2.96e12),
-    "linear": ((4096, 4096, 4096), 5.83e12),
+    "linear": ((4096, 4096, 4096), 5.83e12),  # the 16 x 16 shared tiles (large outputs now take a register-tiled one)
     "involution": ((32, 64, 56, 7), 0.829e12),
 }
+# The torch ops measured beside them in the same run (that table's "torch" column), where a lesson compares against
+# one: F.linear is cuBLAS's float32 GEMM with TF32 off (torch's default, `torch.backends.cuda.matmul.allow_tf32` False:
+# bench/ops.py leaves it so), 2·M·N·K FLOPs over the median time. Notebook 07's goal is a fraction of it.
+H100_MEASURED_TORCH = {
+    "F.linear": ((4096, 4096, 4096), 50.6e12),
+}
+
+
+def h100_measured(name):
+    """(size, throughput, where) of `name` as the H100 measured it: an op of H100_MEASURED or a torch op of
+    H100_MEASURED_TORCH ("F.linear"); throughput in bytes/s for memory-bound ops, FLOP/s otherwise."""
+    size, rate = {**H100_MEASURED, **H100_MEASURED_TORCH}[name]
+    return size, rate, H100_MEASURED_ON
 
 
 def _gpu(name, cc, sms, boost_clock_ghz, dram_bandwidth, l2_mib, achievable=None):

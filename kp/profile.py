@@ -211,9 +211,9 @@ _resources_cache = {}
 def _resources(file, kernel, ctype=None):
     """(registers, static shared bytes) of `kernel` as ptxas compiles it for the GPU (kp.ptxas); (32, 0) without
     nvcc or when the kernel is not found. A launch is named as its source wrote it (colsum_v1<T>): the instantiation
-    with the same name, else the one whose template arguments name `ctype` (the profiled call's dtype, as C++: float,
-    double, ...), else the first of that name without template arguments. Instantiations differ: a double needs two
-    registers, twice the shared memory."""
+    of that name, or of that name with `ctype` (the profiled call's dtype, as C++: float, double, ...) for T, else
+    the one whose template arguments name `ctype`, else the first of that name without template arguments.
+    Instantiations differ: a double needs two registers, twice the shared memory; tile sizes, more."""
     if not file:
         return 32, 0
     if file not in _resources_cache:
@@ -228,7 +228,9 @@ def _resources(file, kernel, ctype=None):
 
     rows = [row for row in _resources_cache[file] if name(row).split("<")[0].split("(")[0] == kernel.split("<")[0]]
     names_type = re.compile(rf"[<,]{re.escape(ctype)}[,>]") if ctype else None
-    exact = [row for row in rows if name(row) == kernel.replace(" ", "")]
+    # linear_v7<T, 64, 64, 8, 4, 4> as launched is ptxas's linear_v7<float, 64, 64, 8, 4, 4> in a float call
+    spelled = {kernel.replace(" ", ""), re.sub(r"\bT\b", ctype, kernel).replace(" ", "") if ctype else None}
+    exact = [row for row in rows if name(row) in spelled]
     typed = [row for row in rows if names_type and names_type.search(name(row))]
     for row in exact or typed or rows[:1]:
         return int(row["registers"]), int(row["shared memory (bytes)"])

@@ -86,10 +86,27 @@ SAMPLES = {
     "linear.linear_grad_input": lambda dtype: [(randn(B, N, dtype=dtype), randn(N, M, dtype=dtype))],
     "linear.linear_grad_weight": lambda dtype: [(randn(B, N, dtype=dtype), randn(B, M, dtype=dtype))],
     "linear.linear_grad_bias": lambda dtype: [(randn(B, N, dtype=dtype),)],
-    "linear_ladder.linear_ladder": lambda dtype: [
-        (randn(B, M, dtype=dtype, grad=True), randn(N, M, dtype=dtype, grad=True), randn(N, dtype=dtype, grad=True), v)
-        for v in range(1, 7)
-    ],
+    "linear_ladder.linear_ladder": lambda dtype: (
+        [
+            (
+                randn(B, M, dtype=dtype, grad=True),
+                randn(N, M, dtype=dtype, grad=True),
+                randn(N, dtype=dtype, grad=True),
+                v,
+            )
+            for v in range(1, 7)
+        ]
+        + [
+            (
+                randn(B, M, dtype=dtype, grad=True),
+                randn(N, M, dtype=dtype, grad=True),
+                randn(N, dtype=dtype, grad=True),
+                7,
+                t,
+            )
+            for t in range(5)  # version 7 at each of its tile configurations
+        ]
+    ),
     # every version; 600 rows: three chunks of 256 for versions 4 and 5; (0, 3): empty columns sum to 0
     "colsum.colsum": lambda dtype: (
         [(randn(600, 37, dtype=dtype, grad=True), v) for v in range(1, 6)] + [(randn(0, 3, dtype=dtype, grad=True), 5)]

@@ -44,6 +44,17 @@ def test_bench_reports_throughput_from_the_formula_and_the_ratio(tmp_path, monke
     assert result.summary() == f"custom {ratio:.3g}x native at size 4000 (GB/s, CPU, 1 thread)"
 
 
+# A quick bench of two n-float inputs: few runs, no plot.
+QUICK = dict(
+    make_inputs=lambda n: (torch.randn(n), torch.randn(n)),
+    formula="3 × 4n bytes",
+    bytes_moved=lambda n: 12 * n,
+    min_reps=3,
+    min_seconds=0,
+    plot=False,
+)
+
+
 def test_on_the_cpu_the_gpu_models_time_stands_beside_the_emulation_and_the_h100s_measurement_under_it():
     def model(x, y):
         return x.numel() * 1e-12  # seconds: 1 ps an element
@@ -52,12 +63,7 @@ def test_on_the_cpu_the_gpu_models_time_stands_beside_the_emulation_and_the_h100
     result = helpers.bench(
         {"custom": torch.add, "native": torch.add},
         sizes=[1000],
-        make_inputs=lambda n: (torch.randn(n), torch.randn(n)),
-        formula="3 × 4n bytes",
-        bytes_moved=lambda n: 12 * n,
-        min_reps=3,
-        min_seconds=0,
-        plot=False,
+        **QUICK,
         model=model,
         measured_on_h100="add2",
     )
@@ -98,15 +104,7 @@ def test_gpu_trace_on_a_gpu_lists_the_ops_by_gpu_time_and_says_how_to_run_ncu(ca
 
 
 def test_more_providers_can_be_named_as_emulated_and_a_name_that_is_none_is_refused():
-    args = dict(
-        sizes=[100],
-        make_inputs=lambda n: (torch.randn(n), torch.randn(n)),
-        formula="3 × 4n bytes",
-        bytes_moved=lambda n: 12 * n,
-        min_reps=3,
-        min_seconds=0,
-        plot=False,
-    )
+    args = dict(sizes=[100], **QUICK)
     providers = {"v2": torch.add, "v1 (plain)": torch.add, "torch": torch.add}
     result = helpers.bench(providers, emulated=("v2", "v1 (plain)"), baseline="torch", **args)
     head = "| size | v2 (emulated), GB/s | v1 (plain, emulated), GB/s | torch, GB/s | v2 (emulated) ÷ torch |"

@@ -174,9 +174,13 @@ def test_the_reductions_ladder_section_models_each_version(quick_report):
 def test_the_linear_ladder_section_models_each_version(quick_report):
     body = sections(quick_report, 2)[report.SCRIPTS["ladder_linear"]]
     (table,) = markdown_tables(body)
-    assert [r["version"] for r in table] == ["1", "2", "3", "4", "5", "6"]
-    modelled = [number(r["256³: model (H100)"]) for r in table]
+    tiles = helpers.load_kernel("linear_ladder", target="cpu", check=True, quiet=True).tiles
+    versions = [r["version"] for r in table if r["version"] != "F.linear"]  # F.linear's row: measured on a GPU
+    assert versions == ["1", "2", "3", "4", "5", "6"] + ["7"] * len(tiles)  # version 7 at every tile configuration
+    modelled = [number(r["256³: model µs (H100)"]) for r in table[: len(versions)]]
     assert all(us > 0 for us in modelled) and modelled[2] < modelled[0]  # shared tiles beat the naive kernel
+    assert min(modelled[6:]) < modelled[5]  # the autotuned version 7 beats version 6
+    assert re.search(r"^Version 7 autotuned by the model at 256³: tiles \d", body, re.M)
     assert torch.cuda.is_available() or "the measurement is pending" in body
 
 
@@ -363,3 +367,20 @@ def test_the_gpu_model_section_sets_the_model_against_the_h100s_measurement(quic
     assert row["op"] == "add2" and row["bound (model)"] == "memory" and row["blocks counted"] == "64 of 1024"
     # add2 at 2^20 floats: 12 MiB read and written; the model charges them at the H100's 2.97 TB/s (4.24 µs)
     assert number(row["model (µs)"]) == pytest.approx(3 * 4 * 2**20 / 2.97e12 * 1e6, rel=0.01)
+
+
+def test_the_gpu_model_models_linear_as_the_h100_measured_it_with_the_16_x_16_tiles():
+    """bench/gpu_model.py sets linear's model against an H100 measurement of the 16 x 16 kernel: its copy of
+    linear.cu with the register-tiled path switched off must build and launch that kernel at 512³, where
+    kernels/linear.cu takes the register-tiled one."""
+    from kp.profile import profile
+
+    gpu_model = bench_module("gpu_model")
+    variant = helpers.kernel_variant("linear", "linear_as_measured", *gpu_model.AS_MEASURED["linear"])
+    x, w, b = torch.randn(512, 512), torch.randn(512, 512), torch.randn(512)
+    kernels = {}
+    for name, kernel in [("as measured", variant), ("today", "linear")]:
+        ext = helpers.load_kernel(kernel, target="cpu", check=True, quiet=True)
+        with pytest.warns(UserWarning, match="sampled"):
+            kernels[name] = profile(ext.linear, x, w, b, max_blocks=1).launches[0].kernel
+    assert kernels == {"as measured": "linear_fwd_kernel<T>", "today": "linear_tiled_kernel<T, true, true>"}

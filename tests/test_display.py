@@ -73,6 +73,18 @@ def test_show_kernel_shows_one_function_with_its_line_numbers_and_the_whole_file
     assert f"lines {first}-{last}; the whole file (click to show)" in whole
 
 
+def test_show_kernel_shows_a_function_of_a_shared_header(monkeypatch):
+    """kernels/common/*.cuh holds device code several kernel files share (linear_tiles.cuh: notebook 07's version 7)."""
+    import IPython.display
+
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", lambda obj, raw=False: shown.append(obj))
+    helpers.show_kernel("kernels/common/linear_tiles.cuh", function="multiply_fragments")
+    (kernel,) = shown
+    assert kernel["text/plain"].startswith("kernels/common/linear_tiles.cuh, lines ")
+    assert "multiply_fragments" in kernel["text/plain"] and "store_fragment" not in kernel["text/plain"]
+
+
 def test_show_kernel_of_a_function_the_file_lacks_names_those_it_has():
     with pytest.raises(ValueError, match=r"kernels/add2.cu defines no function 'add3'; it defines: add2_at, "):
         helpers.show_kernel("add2", function="add3")

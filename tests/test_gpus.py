@@ -203,3 +203,18 @@ def test_gpu_table_has_a_row_per_gpu_as_people_read_it():
         "shared memory per SM / block (KiB)": "228 / 227",
     }
     assert "| T4 | 7.5 | 40 | 1590 | 0.32 | 0.284 | 4 | 8.14 | 0.254 | 32 / 16 | 64 / 64 |" in table.markdown()
+
+
+def test_the_h100_measurements_are_the_readmes_on_a_gpu_table():
+    """kp.gpus quotes the README's "On a GPU" table: each op's throughput, and F.linear's beside `linear`."""
+    import re
+
+    from kp.files import ROOT
+    from kp.gpus import H100_MEASURED, H100_MEASURED_ON, H100_MEASURED_TORCH, h100_measured
+
+    row = next(line for line in (ROOT / "README.md").read_text().splitlines() if line.startswith("| linear 4096³"))
+    custom, torch_op = (float(re.search(r"\d+\.\d+", cell)[0]) for cell in row.split("|")[2:4])
+    assert H100_MEASURED["linear"] == ((4096, 4096, 4096), custom * 1e12)
+    assert "F.linear" in row.split("|")[3] and H100_MEASURED_TORCH["F.linear"] == ((4096, 4096, 4096), torch_op * 1e12)
+    assert h100_measured("F.linear") == ((4096, 4096, 4096), torch_op * 1e12, H100_MEASURED_ON)
+    assert h100_measured("linear")[1] == custom * 1e12

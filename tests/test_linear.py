@@ -1,22 +1,40 @@
 """linear (Y = X·Wᵀ + b) on each target (cpu; cuda with a GPU): forward and each gradient against torch on irregular
-sizes, the notebook's autograd Function and the op's own autograd formula (kernels/linear_ops.py),
-ctx.needs_input_grad, gradcheck, opcheck, torch.compile, every bad input (in the binding and in the fake
-implementations), and the ONNX round trip in onnxruntime."""
+sizes, through the 16 x 16 tiles and, past its threshold, the register-tiled kernel (check mode and gradcheck of that
+one on a copy whose threshold lets small shapes take it), the notebook's autograd Function and the op's own autograd
+formula (kernels/linear_ops.py), ctx.needs_input_grad, gradcheck, opcheck, torch.compile, every bad input (in the
+binding and in the fake implementations), and the ONNX round trip in onnxruntime."""
 
+import importlib.util
 import math
 import re
+import warnings
 
 import pytest
 import torch
 import torch.nn.functional as F
-from conftest import on
+from conftest import edit, on
 
 import helpers
+from kp.profile import profile
 
 # (B, M, N): batch, in_features, out_features. 1x1x1 is smaller than a tile, 37x53x29 crosses tile edges
 # everywhere, 128x256x64 is a multiple of the 16x16 tile, 15x17x33 sits one below, one above and one past two
 # tiles (and past the bias kernel's 32 columns); the zeros are empty outputs and empty inner sums.
 SIZES = [(1, 1, 1), (37, 53, 29), (128, 256, 64), (15, 17, 33), (0, 3, 4), (3, 0, 4), (3, 4, 0)]
+# Sizes whose three products (outputs B x N, B x M, N x M) take linear_tiled_kernel: each output at least
+# FAST_MIN_BLOCKS (16) blocks of 128 x 128, ragged in both dimensions; the first with odd leading dimensions (its
+# element-by-element loads and stores), the second with multiples of 4 (its 16-byte Packs).
+FAST_SIZES = [(385, 387, 389), (388, 516, 392)]
+CU = (helpers.KERNELS / "linear.cu").read_text()
+
+
+def constant(name, text=CU):
+    return int(re.search(rf"\b{name} = (\d+)[,;]", text)[1])
+
+
+def fast_blocks(rows, cols):
+    """The blocks of linear_tiled_kernel over an output of rows x cols."""
+    return -(-rows // constant("FAST_BM")) * -(-cols // constant("FAST_BN"))
 
 
 @pytest.fixture(autouse=True)
@@ -76,6 +94,119 @@ def test_each_gradient_op_matches_torch(linear_ext, B, M, N, dtype):
     torch.testing.assert_close(linear_ext.linear_grad_input(grad_y, weight), grad_y @ weight, **tolerance(dtype))
     torch.testing.assert_close(linear_ext.linear_grad_weight(grad_y, x), grad_y.t() @ x, **tolerance(dtype))
     torch.testing.assert_close(linear_ext.linear_grad_bias(grad_y), grad_y.sum(0), **tolerance(dtype))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("B, M, N", FAST_SIZES)
+def test_large_products_match_torch(linear_ext, B, M, N, dtype):
+    """The forward and both gradients through linear_tiled_kernel (the last test shows where it starts)."""
+    assert min(fast_blocks(B, N), fast_blocks(B, M), fast_blocks(N, M)) >= constant("FAST_MIN_BLOCKS")
+    x, weight, bias, grad_y = make((B, M), (N, M), (N,), (B, N), dtype=dtype)
+    torch.testing.assert_close(linear_ext.linear(x, weight, bias), F.linear(x, weight, bias), **tolerance(dtype))
+    torch.testing.assert_close(linear_ext.linear_grad_input(grad_y, weight), grad_y @ weight, **tolerance(dtype))
+    torch.testing.assert_close(linear_ext.linear_grad_weight(grad_y, x), grad_y.t() @ x, **tolerance(dtype))
+    torch.testing.assert_close(linear_ext.linear_grad_bias(grad_y), grad_y.sum(0), **tolerance(dtype))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_the_bias_gradient_sums_chunks_of_rows_the_same_way_every_run(linear_ext, dtype):
+    """Past BIAS_CHUNK rows, two launches (the chunks' column sums, then theirs); 33 columns: one past a block's 32.
+    The same bits on every run, and in check mode nothing found."""
+    B = 2 * constant("BIAS_CHUNK") + 3
+    (grad_y,) = make((B, 33), dtype=dtype)
+    db = linear_ext.linear_grad_bias(grad_y)
+    torch.testing.assert_close(db, grad_y.sum(0), **tolerance(dtype))
+    assert all(torch.equal(linear_ext.linear_grad_bias(grad_y), db) for _ in range(3))
+    checked = helpers.load_kernel("linear", target="cpu", check=True, quiet=True)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="sampled: ")
+        counted = profile(checked.linear_grad_bias, grad_y.cpu())
+    assert [la.blocks for la in counted.launches] == [2 * 3, 2]  # 2 blocks of columns x 3 chunks, then 2
+    torch.testing.assert_close(checked.linear_grad_bias(grad_y.cpu()), db.cpu(), **tolerance(dtype))
+
+
+def test_the_register_tiled_kernel_takes_outputs_from_its_threshold_on():
+    """In a check-mode build (the GPU model names each launch): an output of FAST_MIN_BLOCKS blocks takes
+    linear_tiled_kernel, one of a block fewer the 16 x 16 tiles, in each of the three products; check mode finds
+    nothing in either. An inner dimension of 3 keeps check mode quick."""
+    checked = helpers.load_kernel("linear", target="cpu", check=True, quiet=True)
+    assert constant("FAST_MIN_BLOCKS") == fast_blocks(385, 512) == fast_blocks(384, 640) + 1
+    with torch.device("cpu"):  # check mode is the CPU stand-in's, whichever target this module runs on
+        for (rows, cols), kind in [((385, 512), "linear_tiled_kernel"), ((384, 640), "16 x 16")]:
+            x, weight, bias = make((rows, 3), (cols, 3), (cols,), dtype=torch.float64)
+            g, w_t = make((rows, 3), (3, cols), dtype=torch.float64)
+            calls = [
+                (checked.linear, (x, weight, bias), F.linear(x, weight, bias), "linear_fwd_kernel"),
+                (checked.linear_grad_input, (g, w_t), g @ w_t, "linear_bwd_input_kernel"),
+                (checked.linear_grad_weight, (g.t().contiguous(), w_t), g @ w_t, "linear_bwd_weight_kernel"),
+            ]
+            for op, args, expected, simple in calls:
+                with warnings.catch_warnings():
+                    warnings.filterwarnings("ignore", message="sampled: ")
+                    counted = profile(op, *args, max_blocks=4)
+                launched = [la.kernel.split("<")[0] for la in counted.launches]
+                assert launched == [kind if kind == "linear_tiled_kernel" else simple], (rows, cols, launched)
+                torch.testing.assert_close(op(*args), expected)
+
+
+def linear_copy(tmp_path_factory, name, value):
+    """kernels/linear.cu (and its binding and _ops.py) copied with the constant `name` set to `value`."""
+    folder = tmp_path_factory.mktemp(f"linear_{name.lower()}")
+    for suffix in (".cu", "_binding.cpp", "_ops.py"):
+        text = (helpers.KERNELS / f"linear{suffix}").read_text().replace('#include "common/', '#include "')
+        (folder / f"linear{suffix}").write_text(text)
+    edit(folder / "linear.cu", f"{name} = {constant(name)};", f"{name} = {value};")
+    return folder / "linear.cu"
+
+
+@pytest.fixture(scope="module")
+def fast_everywhere(tmp_path_factory):
+    """FAST_MIN_BLOCKS = 1: every product takes linear_tiled_kernel, so that small shapes exercise it in check mode
+    and under gradcheck."""
+    return linear_copy(tmp_path_factory, "FAST_MIN_BLOCKS", 1)
+
+
+def test_past_gridDim_ys_limit_the_bias_gradient_takes_more_rows_per_block(tmp_path_factory):
+    """The first stage's chunks run on gridDim.y, at most 65535 (BIAS_MAX_CHUNKS): past that many chunks of 256 rows
+    each block sums more rows. Shown on a copy whose limit is 2 chunks: 773 rows take 2 blocks of 387 rows per column
+    block, then the second stage; the sums right, the same bits every run, nothing found in check mode."""
+    checked = helpers.load_kernel(linear_copy(tmp_path_factory, "BIAS_MAX_CHUNKS", 2), check=True, quiet=True)
+    (grad_y,) = make((773, 33), dtype=torch.float64)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="sampled: ")
+        counted = profile(checked.linear_grad_bias, grad_y)
+    assert [la.blocks for la in counted.launches] == [2 * 2, 2]  # 2 blocks of columns x 2 chunks, then 2
+    db = checked.linear_grad_bias(grad_y)
+    torch.testing.assert_close(db, grad_y.sum(0), **tolerance(torch.float64))
+    assert all(torch.equal(checked.linear_grad_bias(grad_y), db) for _ in range(3))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_check_mode_finds_nothing_in_the_register_tiled_kernel(fast_everywhere, dtype):
+    """Smaller than a block, ragged edges past one, K not a multiple of a tile or a Pack, and 16-byte Packs (every
+    dimension a multiple of 4), in each of the three products."""
+    checked = helpers.load_kernel(str(fast_everywhere), target="cpu", check=True, quiet=True)
+    with torch.device("cpu"):  # check mode is the CPU stand-in's, whichever target this module runs on
+        for B, M, N in [(3, 5, 7), (130, 33, 133), (132, 36, 136), (17, 129, 9)]:
+            x, weight, bias, grad_y = make((B, M), (N, M), (N,), (B, N), dtype=dtype)
+            calls = [
+                (checked.linear, (x, weight, bias), F.linear(x, weight, bias), "true, true"),
+                (checked.linear_grad_input, (grad_y, weight), grad_y @ weight, "true, false"),
+                (checked.linear_grad_weight, (grad_y, x), grad_y.t() @ x, "false, false"),
+            ]
+            for op, args, expected, reads in calls:
+                with warnings.catch_warnings():
+                    warnings.filterwarnings("ignore", message="sampled: ")
+                    counted = profile(op, *args)
+                assert [la.kernel for la in counted.launches] == [f"linear_tiled_kernel<T, {reads}>"]
+                torch.testing.assert_close(op(*args), expected, **tolerance(dtype))
+
+
+@pytest.mark.parametrize("B, M, N", [(5, 7, 3), (9, 12, 10)])
+def test_gradcheck_through_the_register_tiled_kernel(fast_everywhere, target, B, M, N):
+    fast = helpers.load_kernel(str(fast_everywhere), target=target, quiet=True)
+    inputs = make((B, M), (N, M), (N,), dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(fast.linear, inputs)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
@@ -306,24 +437,35 @@ def test_too_many_columns_for_the_grid_is_refused_by_name(linear_ext, target_dev
 
 
 def test_header_and_code_agree():
-    """The contract at the top of linear_ext.cu names every kernel and the tile the code uses; the binding's
-    column limit is the grid's, and so is the fakes'."""
-    cu = (helpers.KERNELS / "linear.cu").read_text()
-    header = cu.split("#include", 1)[0]
-    kernels = set(re.findall(r"__global__ void (\w+)", cu))
+    """The contract at the top of linear_ext.cu names every kernel and the tiles the code uses; the register-tiled
+    kernel's are linear_ladder's version 7 at its default tiles; the binding's column limit is the grid's, and so is
+    the fakes'."""
+    header = CU.split("#include", 1)[0]
+    kernels = set(re.findall(r"__global__ void (?:__launch_bounds__\(\w+\)\s*)?(\w+)", CU))
     assert kernels == {
         "linear_fwd_kernel",
         "linear_bwd_input_kernel",
         "linear_bwd_weight_kernel",
         "linear_bwd_bias_kernel",
+        "linear_tiled_kernel",
     }
     assert all(f"({k})" in header for k in kernels), "the header names each kernel next to its formula"
-    tile = int(re.search(r"constexpr int TILE = (\d+);", cu).group(1))
+    tile = constant("TILE")
     assert f"TILE x TILE ({tile} x {tile})" in header and f"{65535 * tile:,}" in header
-    bias_cols, bias_rows = map(int, re.search(r"constexpr int BIAS_COLS = (\d+), BIAS_ROWS = (\d+);", cu).groups())
-    assert f"{bias_cols} x {bias_rows} blocks" in header
+    chunk = constant("BIAS_CHUNK")
+    assert f"BIAS_CHUNK ({chunk}) rows of G" in header and f"past {chunk} rows, a second launch" in header
+    fast = [constant(f"FAST_{name}") for name in ("BM", "BN", "BK", "TM", "TN")]
+    spec = importlib.util.spec_from_file_location("linear_ladder_ops", helpers.KERNELS / "linear_ladder_ops.py")
+    ladder = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ladder)
+    assert tuple(fast) == ladder.TILES[ladder.DEFAULT_TILES]
+    bm, bn, bk, tm, tn = fast
+    flat = re.sub(r"\s*\n//\s*", " ", header)
+    assert f"FAST_MIN_BLOCKS ({constant('FAST_MIN_BLOCKS')}) blocks of {bm} x {bn}" in flat
+    assert f"{bm} x {bn} outputs per block of {bm // tm * (bn // tn)} threads, each thread an {tm} x {tn}" in flat
+    assert f"tiles of {bk} along the inner dimension" in flat
     binding = (helpers.KERNELS / "linear_binding.cpp").read_text()
-    assert f"kMaxColumns = 65535 * {tile};" in binding
+    assert f"kMaxColumns = 65535 * {tile};" in binding and f"kBiasChunk = {chunk};" in binding
     assert f"MAX_COLUMNS = 65535 * {tile}\n" in (helpers.KERNELS / "linear_ops.py").read_text()
 
 

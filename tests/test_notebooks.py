@@ -14,7 +14,11 @@ NOTEBOOKS = all_notebooks()
 # What a notebook records for `make run`'s report: a lesson on an op builds it, gradchecks it, measures and benchmarks;
 # the puzzles (kernels with no op to train or differentiate) record their builds and the score; the ladders train
 # nothing (no progress bar) and draw their graph in the contract cell.
-RECORDS = {"00_puzzles": {"build", "metric"}, "08_reductions": {"build", "gradcheck", "metric", "bench"}}
+RECORDS = {
+    "00_puzzles": {"build", "metric"},
+    "07_linear_ladder": {"build", "gradcheck", "metric", "bench"},
+    "08_reductions": {"build", "gradcheck", "metric", "bench"},
+}
 OP_LESSON = {"build", "gradcheck", "metric", "bench"}
 
 
