@@ -203,7 +203,7 @@ void linear_bwd_bias(const T* g, T* db, T* sums, int64_t B, int64_t N, cudaStrea
   if (N == 0) return;
   // BIAS_CHUNK rows per block, or as many more as keep the chunks within gridDim.y's limit (at most the binding's
   // ceil(B / BIAS_CHUNK) rows of `sums`, so the buffer is always large enough).
-  const int64_t rows = B > BIAS_CHUNK * BIAS_MAX_CHUNKS ? ceil_div<int64_t>(B, BIAS_MAX_CHUNKS) : BIAS_CHUNK;
+  const int64_t rows = chunk_rows(B, BIAS_CHUNK, BIAS_MAX_CHUNKS);
   const int64_t blocks = ceil_div<int64_t>(N, 32), chunks = ceil_div<int64_t>(B, rows);
   if (chunks <= 1) {  // one chunk (or none: zeros): its sums are db
     linear_bwd_bias_kernel<T><<<blocks, dim3(32, 32), 0, stream>>>(g, db, B, N, rows);

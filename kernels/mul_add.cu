@@ -219,16 +219,16 @@ __global__ void sum_rows_kernel(const T* __restrict__ x, T* __restrict__ sums, i
   if (threadIdx.x == 0 && c < C) sums[blockIdx.y * C + c] = v;
 }
 
-// out (C) = the column sums of x (R, C), notebook 08's version 5: the sums of chunks of 256 rows into `sums`
-// (ceil(R / 256) x C), then the column sums of those; the same bits on every run.
+// out (C) = the column sums of x (R, C), notebook 08's version 5: the sums of chunks of 256 rows (more past 65535
+// chunks: chunk_rows) into `sums` (ceil(R / 256) x C), then the column sums of those; the same bits on every run.
 template <typename T>
 void sum_rows(const T* x, T* out, T* sums, int64_t R, int64_t C, cudaStream_t stream) {
   if (C == 0) return;
-  const int64_t blocks = ceil_div<int64_t>(C, 32), chunks = ceil_div<int64_t>(R, 256);
+  const int64_t rows = chunk_rows(R), blocks = ceil_div<int64_t>(C, 32), chunks = ceil_div<int64_t>(R, rows);
   if (chunks <= 1) {  // one chunk (or none: zeros): its sums are the answer
-    sum_rows_kernel<T><<<blocks, dim3(32, 32), 0, stream>>>(x, out, R, C, 256);
+    sum_rows_kernel<T><<<blocks, dim3(32, 32), 0, stream>>>(x, out, R, C, rows);
   } else {
-    sum_rows_kernel<T><<<dim3(blocks, chunks), dim3(32, 32), 0, stream>>>(x, sums, R, C, 256);
+    sum_rows_kernel<T><<<dim3(blocks, chunks), dim3(32, 32), 0, stream>>>(x, sums, R, C, rows);
     KP_CHECK_LAUNCH();
     sum_rows_kernel<T><<<blocks, dim3(32, 32), 0, stream>>>(sums, out, chunks, C, chunks);
   }

@@ -4,12 +4,14 @@ bits on every run, version 4 (atomics) the same sums to rounding, its bits those
 mul_add's sum_to is version 5, bit for bit; the argument errors name what is wrong."""
 
 import functools
+import warnings
 
 import pytest
 import torch
 from conftest import on
 
 import helpers
+from kp.profile import profile
 
 SHAPES = [(1, 1), (3, 5), (257, 33), (1000, 7), (33, 1025), (600, 40)]
 VERSIONS = [1, 2, 3, 4, 5]
@@ -75,6 +77,29 @@ def test_mul_adds_sum_to_is_version_5_bit_for_bit(colsum, target, target_device)
     for rows, columns in [(3, 5), (257, 33), (1000, 7), (600, 1025), (5000, 3)]:
         g = on(target_device, torch.randn(rows, columns))
         assert torch.equal(mul_add.sum_to(g, [1, columns]), colsum.colsum(g, 5).view(1, columns))
+
+
+def test_past_gridDim_ys_limit_sum_to_takes_more_rows_per_block():
+    """sum_to's chunks run on gridDim.y (at most 65535): past that many chunks of 256 rows, chunk_rows
+    (common/colsum.cuh) gives each block more. Shown on a copy of mul_add.cu that asks for at most 2 chunks: 773 rows
+    in 2 blocks of 387 per 32 columns, then the second stage; the sums right, nothing found in check mode."""
+    variant = helpers.kernel_variant("mul_add", "mul_add_two_chunks", "chunk_rows(R)", "chunk_rows(R, 256, 2)")
+    checked = helpers.load_kernel(variant, check=True, quiet=True)
+    g = torch.randn(773, 33, dtype=torch.float64)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="sampled: ")
+        counted = profile(checked.sum_to, g, [1, 33])
+    assert [la.blocks for la in counted.launches] == [2 * 2, 2]  # 2 blocks of columns x 2 chunks, then 2
+    assert_column_sums(checked.sum_to(g, [1, 33]).view(33), g)
+
+
+def test_versions_4_and_5_name_their_row_limit_before_touching_x(colsum):
+    """16776961 rows of one column, as an expanded view (no memory): versions 4 and 5 refuse it by name, with the
+    ops that take more; versions 1 to 3 have no such limit."""
+    x = torch.zeros(1, 1).expand(256 * 65535 + 1, 1)
+    for version in (4, 5):
+        with pytest.raises(RuntimeError, match="versions 4 and 5 take at most 16776960 rows .* x has 16776961"):
+            colsum.colsum(x, version)
 
 
 @pytest.mark.parametrize("version", VERSIONS)

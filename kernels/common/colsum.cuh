@@ -18,10 +18,21 @@
 //     int64_t c = (int64_t)blockIdx.x * 32 + threadIdx.y;
 //     if (threadIdx.x == 0 && c < C) sums[blockIdx.y * C + c] = v;
 //   }
-//   // launcher: chunks = ceil(R / 256); one chunk: sum_rows_kernel<<<ceil(C / 32), dim3(32, 32)>>>(x, out, R, C, 256);
-//   // more: <<<dim3(ceil(C / 32), chunks), dim3(32, 32)>>>(x, sums, R, C, 256), then
-//   //       <<<ceil(C / 32), dim3(32, 32)>>>(sums, out, chunks, C, chunks); the binding allocates sums (chunks x C).
+//   // launcher: rows = chunk_rows(R), chunks = ceil(R / rows); one chunk:
+//   //       sum_rows_kernel<<<ceil(C / 32), dim3(32, 32)>>>(x, out, R, C, rows);
+//   // more: <<<dim3(ceil(C / 32), chunks), dim3(32, 32)>>>(x, sums, R, C, rows), then
+//   //       <<<ceil(C / 32), dim3(32, 32)>>>(sums, out, chunks, C, chunks); the binding allocates sums
+//   //       (ceil(R / 256) x C: always enough).
 #pragma once
+
+#include <cstdint>
+
+// Rows per block of such a column sum over R rows: `rows` (256), or more where that would take more than
+// `max_chunks` blocks along gridDim.y (65535: its limit), so that any R launches. Never fewer than `rows`, so that a
+// buffer of ceil(R / rows) chunks always holds the partial sums.
+inline int64_t chunk_rows(int64_t R, int64_t rows = 256, int64_t max_chunks = 65535) {
+  return R > rows * max_chunks ? (R + max_chunks - 1) / max_chunks : rows;
+}
 
 // The sum of rows [begin, end) of the block's 32 columns, returned in warp threadIdx.y's lane 0 for column
 // blockIdx.x * 32 + threadIdx.y. `partial` is the block's `__shared__ T partial[32][33]`, declared in the calling
