@@ -158,6 +158,7 @@ CLEAN = {
     "shared_histogram": lambda x: torch.tensor([(x < 0).sum(), (x >= 0).sum()], dtype=x.dtype),
     "stencil_with_halo": lambda x: x + torch.nn.functional.pad(x[1:], (0, 1)) + torch.nn.functional.pad(x[:-1], (1, 0)),
     "dynamic_reverse": None,  # checked against the plain build
+    "reverse_in_header": None,  # its __shared__ array is in a header the source step does not translate
 }
 
 
@@ -171,6 +172,34 @@ def test_correct_kernels_that_look_risky_report_nothing(k, plain, case):
         n = len(CLEAN[case](x))
         torch.testing.assert_close(out[:n], CLEAN[case](x))
     torch.testing.assert_close(out, expected)
+
+
+BIG = (40_000, 54_000)  # 2.16e9 bytes, past 2^31: a 32-bit row * cols + col overflows from row 39768 on
+
+
+def test_a_tensor_past_2_31_bytes_is_read_right_and_an_index_that_overflows_int_is_named_at_its_line(k):
+    """The last column of a 2.16 GB uint8 matrix: with a 64-bit index, silent and right (its per-element records
+    would take 240 GB: it has none, and its bounds are still checked); with a 32-bit one, rows past 2^31 bytes
+    reach 2 GB before the tensor, named at the index's line, not at the launch. One such tensor (only its last
+    column is ever touched: 160 MB of pages), freed at the end."""
+    m = torch.empty(BIG, dtype=torch.uint8)
+    try:
+        m[:, -1] = torch.arange(BIG[0]) % 251
+        out = torch.zeros(BIG[0])
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            k.last_column(m, out, True)
+        assert torch.equal(out, m[:, -1].float())
+        with pytest.raises(KernelCheckError) as raised:
+            k.last_column(m, torch.zeros(BIG[0]), False)
+    finally:
+        del m
+    first = raised.value.findings[0]
+    row = -(-(2**31 - BIG[1] + 1) // BIG[1])  # the first row whose index passes 2^31 - 1
+    assert (first.kind, first.kernel, first.line) == ("global-bounds", "last_column_int32", line_of("BUG: last_column_int32"))
+    assert (first.block, first.thread) == ((row // 64, 0, 0), (row % 64, 0, 0)), first
+    assert "outside every tensor of the op call" in first.message and "before the start of 'm'" in first.message
+    assert "an index that overflowed (a 32-bit int past 2^31)" in first.message, first.message
 
 
 def test_the_plain_build_misses_what_check_mode_finds(plain):

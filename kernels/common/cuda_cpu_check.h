@@ -13,7 +13,10 @@
 //   - in a guard array, or in the dynamic shared memory past the launch's size: out-of-bounds shared
 //     access;
 //   - on the running thread's stack, in the runtime's thread state, in a loaded library's data: fine;
-//   - anything else within kNear bytes of a registered tensor: out-of-bounds global access.
+//   - in a loaded library's thread_local data (a __shared__ variable no source step registered): fine;
+//   - anything else: out-of-bounds global access, named by index within kNear bytes of a registered tensor, by
+//     address past it (an overflowed 32-bit index lands gigabytes away).
+// A tensor too large for per-element records (kRecordShare) has its bounds checked, not its races.
 // An out-of-bounds access abandons its block before it happens (the instrumentation call comes first),
 // so nothing outside the tensors is written. Barriers and warp collectives are the runtime's own;
 // their hooks below keep the happens-before that race detection needs: a __syncthreads orders every
@@ -25,6 +28,10 @@
 //   severity  kind  kernel  block  thread  here  there  other_thread  text
 // where here/there are code addresses (`library+0xOFFSET`) or `@LINE` (a line of the kernel file) or
 // empty, and the text says {here} and {there} where Python puts `at file.cu:LINE`.
+
+#pragma GCC visibility push(default)  // libc's dl_iterate_phdr, declared inside the runtime's hidden region
+#include <link.h>
+#pragma GCC visibility pop
 
 #include <set>
 #include <string>
@@ -63,11 +70,21 @@ struct GlobalShadow {
 // Per-element records, taken from and given back to a pool of buffers (recycled.take / give): they are not zeroed,
 // since every record is stamped with the op call or launch that made it, and a stamp of another one reads as none.
 // A fresh buffer comes from calloc (zero: none); a recycled one holds only stamps of earlier calls and launches.
+// A tensor whose records would take more than a quarter of the machine's memory (kRecordShare) has none: its
+// bounds are checked, its races and last writes are not (a 2 GB uint8 matrix would need 240 GB of them).
 template <class T>
 struct Records {
   T* at = nullptr;
   size_t count = 0;
+  bool untracked = false;  // too large, or no memory for them: not tried again
 };
+
+constexpr size_t kRecordShare = 4;  // records of one kind for one tensor take at most 1/kRecordShare of the RAM
+
+size_t record_budget() {
+  static const size_t budget = size_t(sysconf(_SC_PHYS_PAGES)) * size_t(sysconf(_SC_PAGESIZE)) / kRecordShare;
+  return budget;
+}
 
 void* recycled_take(size_t bytes, int pool);
 void recycled_give(void* p, size_t bytes, int pool);
@@ -86,11 +103,14 @@ struct CheckedTensor {
   }
   template <class T>
   T* records(Records<T>& r) {  // one pool per kind of record: a stamp is only read as a stamp of its own kind
-    if (!r.at) {
-      r.count = (end - begin) / elem;
-      r.at = static_cast<T*>(recycled_take(r.count * sizeof(T), std::is_same<T, GlobalShadow>::value));
+    if (!r.at && !r.untracked) {
+      const size_t count = (end - begin) / elem;
+      if (count * sizeof(T) <= record_budget())
+        r.at = static_cast<T*>(recycled_take(count * sizeof(T), std::is_same<T, GlobalShadow>::value));
+      r.count = r.at ? count : 0;
+      r.untracked = !r.at;
     }
-    return r.at;
+    return r.at;  // nullptr: untracked
   }
 };
 
@@ -172,6 +192,7 @@ struct CheckState {
   std::vector<SharedVar> shared;
   SharedVar dynamic = {0, 0, 1, {}, 0, nullptr, false, {}};
   uintptr_t stack_lo = 0, stack_hi = 0;  // the OS thread's stack
+  std::vector<std::pair<uintptr_t, uintptr_t>> tls_blocks;  // libraries' thread_local data (in_thread_local_data)
   bool warps_used = false;
   uint32_t wsync[kMaxBlockThreads] = {};
   uint32_t sync_with[kMaxBlockThreads][32] = {};  // wsync[t] when t last completed a collective with lane l
@@ -366,6 +387,23 @@ void shared_access(Worker& w, SharedVar& v, uintptr_t addr, size_t n, bool write
   skip_block(w);
 }
 
+// An access far (kNear or more) from every tensor of the op call, in no library, stack or thread_local data: it
+// would read or write memory of no tensor, or fault. Named against the nearest tensor, by distance.
+[[noreturn]] void out_of_bounds_far(Worker& w, const CheckedTensor& t, uintptr_t addr, size_t n, bool write,
+                                    uintptr_t pc) {
+  const char* access = write ? "write" : "read";
+  const bool past = addr >= t.end;
+  const size_t bytes = past ? addr - t.end : t.begin - addr;
+  const std::string text = format(
+      "%zu-byte %s of address 0x%zx {here} by thread %s of block %s: outside every tensor of the op call, %zu bytes %s '%s' "
+      "(the nearest; %zu elements of %zu bytes), as an index that overflowed (a 32-bit int past 2^31) or a "
+      "pointer that was never set makes it; the block stopped before the %s",
+      n, access, size_t(addr), triple(w.st->thread_idx).c_str(), triple(w.st->block_idx).c_str(), bytes, past ? "past the end of" : "before the start of",
+      t.name.c_str(), (t.end - t.begin) / t.elem, t.elem, access);
+  report(w, true, "global-bounds", format("%zx", pc), thread_of(*w.check, running_tid(w)), where(pc), "", "", text);
+  skip_block(w);
+}
+
 }  // namespace
 }  // namespace detail
 }  // namespace kp
@@ -376,6 +414,34 @@ namespace kp {
 namespace detail {
 namespace {
 
+// True if `a` lies in this OS thread's block of a loaded library's thread_local data (a __shared__ array the
+// source step did not register, as one declared in a header: static thread_local on the stand-in). Only asked of an
+// access that would otherwise be reported; the blocks found are kept for the launch.
+bool in_thread_local_data(CheckState& c, uintptr_t a) {
+  for (const auto& r : c.tls_blocks)
+    if (a >= r.first && a < r.second) return true;
+  struct Found {
+    uintptr_t a;
+    std::vector<std::pair<uintptr_t, uintptr_t>>* blocks;
+    bool in;
+  } found = {a, &c.tls_blocks, false};
+  c.tls_blocks.clear();
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* data) {
+        Found& f = *static_cast<Found*>(data);
+        if (!info->dlpi_tls_data) return 0;  // no thread_local data, or none allocated for this thread yet
+        for (int k = 0; k < info->dlpi_phnum; ++k)
+          if (info->dlpi_phdr[k].p_type == PT_TLS) {
+            const uintptr_t begin = reinterpret_cast<uintptr_t>(info->dlpi_tls_data);
+            f.blocks->emplace_back(begin, begin + info->dlpi_phdr[k].p_memsz);
+            f.in |= f.a >= begin && f.a < begin + info->dlpi_phdr[k].p_memsz;
+          }
+        return 0;
+      },
+      &found);
+  return found.in;
+}
+
 bool on_own_stack(const Worker& w, const CheckState& c, uintptr_t a) {
   if (a >= c.stack_lo && a < c.stack_hi) return true;
   if (!w.st->fiber_mode) return false;
@@ -385,6 +451,7 @@ bool on_own_stack(const Worker& w, const CheckState& c, uintptr_t a) {
 
 void record_write(Worker& w, CheckedTensor& t, uintptr_t addr, size_t n, uintptr_t pc) {
   LastWrite* writes = t.records(t.writes);
+  if (!writes) return;
   const size_t last = std::min((addr + n - 1 - t.begin) / t.elem, t.writes.count - 1);
   for (size_t i = (addr - t.begin) / t.elem; i <= last; ++i)
     writes[i] = {w.check->kernel->name, pc, w.st->block_idx, w.st->thread_idx, t.call};
@@ -396,6 +463,7 @@ void record_write(Worker& w, CheckedTensor& t, uintptr_t addr, size_t n, uintptr
 void global_access(Worker& w, CheckedTensor& t, uintptr_t a, bool write, bool atomic, uintptr_t pc) {
   CheckState& c = *w.check;
   GlobalShadow* shadow = t.records(t.shadow);
+  if (!shadow) return;
   const size_t index = std::min((a - t.begin) / t.elem, t.shadow.count - 1);
   GlobalShadow& e = shadow[index];
   const unsigned tid = running_tid(w);
@@ -475,13 +543,15 @@ void on_access(uintptr_t a, size_t n, bool write, bool atomic, uintptr_t pc) {
   }
   if (!c.tensors_known || on_own_stack(*w, c, a)) return;
   const CheckedTensor* near = nullptr;
-  uintptr_t distance = kNear;
+  uintptr_t distance = UINTPTR_MAX;
   for (const CheckedTensor* t : c.tensors) {
     const uintptr_t d = a >= t->end ? a - t->end : t->begin - a;
     if (d < distance) near = t, distance = d;
   }
   Dl_info info;
-  if (near && !dladdr(reinterpret_cast<void*>(a), &info)) out_of_bounds_global(*w, *near, a, n, write, pc);
+  if (!near || dladdr(reinterpret_cast<void*>(a), &info) || in_thread_local_data(c, a)) return;
+  if (distance < kNear) out_of_bounds_global(*w, *near, a, n, write, pc);
+  out_of_bounds_far(*w, *near, a, n, write, pc);  // an index that overflowed, a pointer that was never set
 }
 
 }  // namespace
@@ -623,6 +693,7 @@ void check_launch_begin(Worker& w, const Kernel& kernel, dim3 block, size_t shme
   c.tensors.clear();
   c.tensors_known = true;
   c.shared.clear();
+  c.tls_blocks.clear();
   c.seen.clear();
   c.stop = t_errors >= kMaxErrors;
   {

@@ -9,6 +9,8 @@
 #include <cuda_runtime.h>
 #endif
 
+#include "check_header.cuh"
+
 constexpr int kBlock = 64;
 
 // ---- out-of-bounds global accesses
@@ -227,6 +229,28 @@ __global__ void dynamic_reverse(const float* x, float* out, int n) {
   if (i < n) out[i] = buf[blockDim.x - 1 - t];
 }
 
+// ---- tensors past 2^31 bytes (one thread per row of a rows x cols uint8 matrix: its last column)
+
+__global__ void last_column(const uint8_t* m, float* out, int64_t rows, int64_t cols) {
+  int64_t r = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+  if (r < rows) out[r] = m[r * cols + cols - 1];  // a 64-bit index: right past 2^31 bytes
+}
+
+__global__ void last_column_int32(const uint8_t* m, float* out, int rows, int cols) {
+  int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r < rows) out[r] = m[r * cols + cols - 1];  // BUG: last_column_int32 (r * cols overflows int past 2^31)
+}
+
+void run_last_column(const uint8_t* m, float* out, int64_t rows, int64_t cols, bool wide) {
+  const int blocks = int((rows + kBlock - 1) / kBlock);
+  if (wide)
+    last_column<<<blocks, kBlock>>>(m, out, rows, cols);
+  else
+    last_column_int32<<<blocks, kBlock>>>(m, out, int(rows), int(cols));
+  cudaError_t err = cudaGetLastError();
+  if (err != cudaSuccess) throw std::runtime_error(std::string("last_column: ") + cudaGetErrorString(err));
+}
+
 // ---- the launcher
 
 // The cases, by number (the op's `which`).
@@ -251,6 +275,7 @@ const char* const kCases[] = {
     "shared_histogram",
     "stencil_with_halo",
     "dynamic_reverse",
+    "reverse_in_header",
 };
 
 void run_case(int64_t index, const float* x, float* out, int n) {
@@ -298,6 +323,8 @@ void run_case(int64_t index, const float* x, float* out, int n) {
     stencil_with_halo<<<blocks, kBlock>>>(x, out, n);
   else if (which == "dynamic_reverse")
     dynamic_reverse<<<blocks, kBlock, dyn>>>(x, out, n);
+  else if (which == "reverse_in_header")
+    reverse_in_header<<<blocks, kBlock>>>(x, out, n);
   cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess) throw std::runtime_error(std::string(which) + ": " + cudaGetErrorString(err));
 }

@@ -2,6 +2,7 @@
 #include "binding.h"
 
 void run_case(int64_t which, const float* x, float* out, int n);
+void run_last_column(const uint8_t* m, float* out, int64_t rows, int64_t cols, bool wide);
 
 void run_op(int64_t which, kp::Tensor x, kp::Tensor out) {
   kp::check_tensor("run", "x", x, kp::ScalarType::Float);
@@ -10,4 +11,17 @@ void run_op(int64_t which, kp::Tensor x, kp::Tensor out) {
   run_case(which, kp::data<const float>(x, "x"), kp::data<float>(out, "out"), static_cast<int>(x.numel()));
 }
 
-KP_OPS(m) { m.def("run(int which, Tensor x, Tensor(a!) out) -> ()", TORCH_BOX(&run_op)); }
+// out[r] = m[r, -1] of a 2-D uint8 matrix; `wide`: with a 64-bit index (else the 32-bit one that overflows).
+void last_column_op(kp::Tensor m, kp::Tensor out, bool wide) {
+  kp::check_tensor("last_column", "m", m, kp::ScalarType::Byte);
+  kp::check_tensor("last_column", "out", out, kp::ScalarType::Float);
+  if (m.dim() != 2 || out.numel() != m.size(0))
+    kp::check(false, "last_column: m must be 2-D and out must have one element per row of m");
+  kp::before_launch("last_column");
+  run_last_column(kp::data<const uint8_t>(m, "m"), kp::data<float>(out, "out"), m.size(0), m.size(1), wide);
+}
+
+KP_OPS(m) {
+  m.def("run(int which, Tensor x, Tensor(a!) out) -> ()", TORCH_BOX(&run_op));
+  m.def("last_column(Tensor m, Tensor(a!) out, bool wide) -> ()", TORCH_BOX(&last_column_op));
+}
