@@ -36,10 +36,11 @@ BUGS = {
     "warp_tail_without_syncwarp": ("shared-memory race", "racecheck"),
     "shift_left_in_shared": ("out-of-bounds shared access", "memcheck"),
     "dynamic_past_launch_size": ("out-of-bounds shared access", "memcheck"),
-    "barrier_after_return": ("divergent barrier", "synccheck"),
+    "barrier_skipped_by_live_threads": ("divergent barrier", "synccheck"),
     "barrier_in_branch": ("divergent barrier", "synccheck"),
     "shuffle_mask_names_absent_lanes": ("divergent barrier", "synccheck"),
     "local_array_off_by_one": ("out-of-bounds local-array access", "memcheck"),
+    "lanes_store_different_values": ("shared-memory race", "racecheck"),
     "read_before_write": ("uninitialised shared read (a warning)", "initcheck"),
 }
 TOOLS = ("memcheck", "racecheck", "synccheck")
@@ -83,7 +84,9 @@ def main(argv=None):
     if args.case:
         run_case(args.case, args.target)
         return 0
-    risky = [c for c in cases() if c not in BUGS and c != "copy_with_one_wrong"]
+    # Neither a bug for compute-sanitizer's tools nor a kernel that looks risky: a wrong value, and a global race
+    # racecheck does not look for (shared memory only).
+    risky = [c for c in cases() if c not in BUGS and c not in ("copy_with_one_wrong", "last_block_without_fence")]
     plan = [(c, *BUGS[c]) for c in cases() if c in BUGS] + [(c, "nothing", t) for c in risky for t in TOOLS]
     if args.list:
         print(Table([{"case": c, "check mode": kind, "tool": tool} for c, kind, tool in plan]).markdown())

@@ -33,8 +33,10 @@
 #include <link.h>
 #pragma GCC visibility pop
 
+#include <cstring>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace kp {
@@ -60,6 +62,8 @@ struct GlobalAccess {
   uint32_t epoch;       // barriers that block had passed
   uint16_t tid;
   bool atomic;
+  bool cas;             // an atomicCAS (the CAS loop's plain read of the value it checks is no race with it)
+  uint32_t seq;         // global writes its thread had made, this one included (ticket_order)
   uintptr_t pc;
 };
 
@@ -121,7 +125,29 @@ struct Access {
   uint32_t wsync;      // warp collectives the thread had completed
   uint16_t tid;        // linear thread id
   bool atomic;
+  bool cas;  // an atomicCAS
   uintptr_t pc;
+};
+
+// A plain store over another thread's plain store to shared memory, with nothing ordering them: a race unless it
+// stores the value already there (32 lanes storing one warp-wide result). Settled once the store has happened
+// (settle_stores): the bytes it found, against the bytes it left.
+struct PendingStore {
+  int var;  // index in CheckState::shared, -1: the dynamic shared memory
+  size_t offset, n;
+  unsigned char before[16];
+  Access now, then;
+};
+
+// A global atomic read-modify-write of a block, for the last-block pattern (ticket_order): the thread's writes
+// before it, its last __threadfence() before it.
+struct Ticket {
+  uintptr_t addr;
+  uint16_t tid;
+  uint32_t seq;          // the thread's global writes so far
+  uint32_t epoch;        // the block's barriers so far
+  uint32_t fence_seq;    // the thread's global writes at its last __threadfence()
+  uint32_t fence_epoch;  // the block's epoch then; 0: no fence
 };
 
 struct ShadowByte {
@@ -194,6 +220,11 @@ struct CheckState {
   uintptr_t stack_lo = 0, stack_hi = 0;  // the OS thread's stack
   std::vector<std::pair<uintptr_t, uintptr_t>> tls_blocks;  // libraries' thread_local data (in_thread_local_data)
   bool warps_used = false;
+  std::vector<PendingStore> pending;  // stores that race unless they stored the same value (settle_stores)
+  uint32_t wseq[kMaxBlockThreads] = {};         // global writes of each thread of the running block
+  uint32_t fence_seq[kMaxBlockThreads] = {};    // wseq at its last __threadfence()
+  uint32_t fence_epoch[kMaxBlockThreads] = {};  // the epoch then (0: none yet)
+  std::unordered_map<uint32_t, std::vector<Ticket>> tickets;  // per block (CheckState::block), its last few
   uint32_t wsync[kMaxBlockThreads] = {};
   uint32_t sync_with[kMaxBlockThreads][32] = {};  // wsync[t] when t last completed a collective with lane l
   std::set<std::string> seen;                     // findings already reported (by kind and code addresses)
@@ -292,21 +323,41 @@ void race(Worker& w, const SharedVar& v, uintptr_t offset, const Access& now, bo
          triple(thread_of(c, then.tid)), text);
 }
 
-void shared_access(Worker& w, SharedVar& v, uintptr_t addr, size_t n, bool write, bool atomic, uintptr_t pc) {
+void settle_stores(Worker& w) {
   CheckState& c = *w.check;
+  std::vector<PendingStore> pending;
+  pending.swap(c.pending);
+  for (const PendingStore& p : pending) {
+    SharedVar& v = p.var < 0 ? c.dynamic : c.shared[p.var];
+    if (memcmp(reinterpret_cast<const void*>(v.begin + p.offset), p.before, p.n) != 0)
+      race(w, v, p.offset, p.now, true, p.then, true);
+  }
+}
+
+void shared_access(Worker& w, SharedVar& v, uintptr_t addr, size_t n, bool write, bool atomic, uintptr_t pc,
+                   bool cas) {
+  CheckState& c = *w.check;
+  if (!c.pending.empty()) settle_stores(w);  // the store it waits for has happened
   const unsigned tid = running_tid(w);
-  const Access now = {c.block, c.epoch, c.wsync[tid], uint16_t(tid), atomic, pc};
+  const Access now = {c.block, c.epoch, c.wsync[tid], uint16_t(tid), atomic, cas, pc};
+  const bool plain_read = !write && !atomic;
   const size_t first = addr - v.begin;
   for (size_t k = first; k < first + n; ++k) {
     ShadowByte& b = v.shadow[k];
     const bool written = b.write.block == c.block;
-    if (written && !ordered(c, b.write, tid) && !(atomic && b.write.atomic)) {
-      race(w, v, k, now, write || atomic, b.write, true);
+    if (written && !ordered(c, b.write, tid) && !(atomic && b.write.atomic) && !(plain_read && b.write.cas)) {
+      if (write && !atomic && !b.write.atomic && n <= sizeof(PendingStore::before)) {
+        PendingStore p = {&v == &c.dynamic ? -1 : int(&v - c.shared.data()), first, n, {}, now, b.write};
+        memcpy(p.before, reinterpret_cast<const void*>(addr), n);
+        c.pending.push_back(p);
+      } else {
+        race(w, v, k, now, write || atomic, b.write, true);
+      }
       break;
     }
     if (write || atomic) {
       for (const Access* r : {&b.read1, &b.read2})
-        if (r->block == c.block && !ordered(c, *r, tid)) {
+        if (r->block == c.block && !ordered(c, *r, tid) && !(atomic && r->atomic) && !(cas && !r->atomic)) {
           race(w, v, k, now, true, *r, false);
           break;
         }
@@ -460,14 +511,51 @@ void record_write(Worker& w, CheckedTensor& t, uintptr_t addr, size_t n, uintptr
 // Two accesses of one element of global memory in one launch, by different threads, one a write, not both atomic,
 // with nothing ordering them (threads of different blocks never are, within a launch; threads of one block are by a
 // __syncthreads between): a race, named at both lines. One write and one read are kept per element.
-void global_access(Worker& w, CheckedTensor& t, uintptr_t a, bool write, bool atomic, uintptr_t pc) {
+// The last-block pattern (the CUDA Programming Guide's threadfence example, llm.c's layernorm backward): a block
+// writes, a thread of it takes an atomic ticket, and the block that draws the last ticket reads what the others
+// wrote. `then` (another block's write) is ordered before the running thread's access when that block took a
+// ticket after the write (the same thread later, or any thread after a barrier), with a __threadfence() between
+// them, and this block took a ticket at the same address before the access (this thread, or any before a
+// barrier). 1: ordered; -1: ordered but for the fence (the ticket without it); 0: no ticket.
+// A global atomic read-modify-write of thread `tid` at `a` (after it counted in c.wseq): a ticket, for ticket_order.
+void note_ticket(CheckState& c, uintptr_t a, unsigned tid) {
+  std::vector<Ticket>& mine = c.tickets[c.block];
+  const Ticket now = {a, uint16_t(tid), c.wseq[tid], c.epoch, c.fence_seq[tid], c.fence_epoch[tid]};
+  for (Ticket& r : mine)
+    if (r.addr == a && r.tid == tid) {
+      r = now;
+      return;
+    }
+  if (mine.size() >= 8) mine.erase(mine.begin());  // the latest few: a ticket comes after the block's other atomics
+  mine.push_back(now);
+}
+
+int ticket_order(const CheckState& c, const GlobalAccess& then, unsigned tid) {
+  const auto theirs = c.tickets.find(then.block), ours = c.tickets.find(c.block);
+  if (theirs == c.tickets.end() || ours == c.tickets.end()) return 0;
+  int found = 0;
+  for (const Ticket& r : theirs->second) {
+    const bool same = r.tid == then.tid;
+    if (!(same ? r.seq > then.seq : r.epoch > then.epoch)) continue;  // taken before the write
+    bool taken_here = false;
+    for (const Ticket& a : ours->second) taken_here |= a.addr == r.addr && (a.tid == tid || a.epoch < c.epoch);
+    if (!taken_here) continue;
+    const bool fenced = r.fence_epoch && (same ? r.fence_seq >= then.seq : r.fence_epoch > then.epoch);
+    if (fenced) return 1;
+    found = -1;
+  }
+  return found;
+}
+
+void global_access(Worker& w, CheckedTensor& t, uintptr_t a, bool write, bool atomic, uintptr_t pc, bool cas) {
   CheckState& c = *w.check;
   GlobalShadow* shadow = t.records(t.shadow);
   if (!shadow) return;
   const size_t index = std::min((a - t.begin) / t.elem, t.shadow.count - 1);
   GlobalShadow& e = shadow[index];
   const unsigned tid = running_tid(w);
-  const GlobalAccess now = {c.launch, c.block, c.epoch, uint16_t(tid), atomic, pc};
+  if (write || atomic) ++c.wseq[tid];
+  const GlobalAccess now = {c.launch, c.block, c.epoch, uint16_t(tid), atomic, cas, c.wseq[tid], pc};
   if (e.write.launch != c.launch && e.read.launch != c.launch) {  // the element's first access in this launch
     (write || atomic ? e.write : e.read) = now;
     return;
@@ -475,32 +563,42 @@ void global_access(Worker& w, CheckedTensor& t, uintptr_t a, bool write, bool at
   auto unordered = [&](const GlobalAccess& then) {
     return then.launch == c.launch && !(then.block == c.block && (then.tid == tid || then.epoch != c.epoch));
   };
+  // An atomicCAS and a plain read of the same element are the CAS loop (a float atomic max): the read only seeds
+  // the value the CAS checks.
+  const bool plain_read = !write && !atomic;
   const GlobalAccess* other = nullptr;
   bool other_wrote = false;
-  if (unordered(e.write) && !(atomic && e.write.atomic)) other = &e.write, other_wrote = true;
-  else if ((write || atomic) && unordered(e.read) && !(atomic && e.read.atomic)) other = &e.read;
-  if (other) {
+  if (unordered(e.write) && !(atomic && e.write.atomic) && !(plain_read && e.write.cas))
+    other = &e.write, other_wrote = true;
+  else if ((write || atomic) && unordered(e.read) && !(atomic && e.read.atomic) && !(cas && !e.read.atomic))
+    other = &e.read;
+  const int ticket = other && other->block != c.block ? ticket_order(c, *other, tid) : 0;
+  if (other && ticket != 1) {
     const uint3 then_thread = thread_of(c, other->tid);
     const char* past = other->atomic ? "atomically updated" : other_wrote ? "wrote" : "read";
     const char* verb = atomic ? "atomically updates" : write ? "writes" : "reads";
     const std::string other_block = other->block == c.block ? "the same block" : "another block";
+    const std::string head = format("global-memory race on '%s'[%zu]: thread %s of block %s %s it {here}, and thread %s of %s %s it {there}", t.name.c_str(), index, triple(thread_of(c, tid)).c_str(), triple(w.st->block_idx).c_str(), verb, triple(then_thread).c_str(), other_block.c_str(), past);
+    const std::string why =
+        ticket == -1
+            ? "; that block's atomic ticket tells this one it is done, but no __threadfence() comes between its "
+              "write and its atomic, so the write need not be visible yet: put __threadfence() before the atomic "
+              "(the CUDA Programming Guide's last-block pattern)"
+            : format(", with nothing ordering the two (%s); use an atomic (atomicAdd), or split the work",
+                     other->block == c.block ? "no __syncthreads() between"
+                                             : "blocks of a launch run in no set order, and never wait for each other");
     report(w, true, "global-race", format("%zx", pc), thread_of(c, tid), where(pc), where(other->pc),
-           triple(then_thread),
-           format("global-memory race on '%s'[%zu]: thread %s of block %s %s it {here}, and thread %s of %s %s it "
-                  "{there}, with nothing ordering the two (%s); use an atomic (atomicAdd), or split the work",
-                  t.name.c_str(), index, triple(thread_of(c, tid)).c_str(), triple(w.st->block_idx).c_str(), verb,
-                  triple(then_thread).c_str(), other_block.c_str(), past,
-                  other->block == c.block ? "no __syncthreads() between"
-                                          : "blocks of a launch run in no set order, and never wait for each other"));
+           triple(then_thread), head + why);
   }
   if (write || atomic)
     e.write = now, e.read.launch = 0;
   else if (!unordered(e.read) || e.read.tid == tid)
     e.read = now;
+  if (write && atomic) note_ticket(c, a, tid);
 }
 
 // Every instrumented access of a check build comes here; `pc` is the kernel's return address.
-void on_access(uintptr_t a, size_t n, bool write, bool atomic, uintptr_t pc) {
+void on_access(uintptr_t a, size_t n, bool write, bool atomic, uintptr_t pc, bool cas = false) {
   Worker* w = tls.worker;
   if (!w || !w->check || !w->running) return;
   CheckState& c = *w->check;
@@ -513,7 +611,7 @@ void on_access(uintptr_t a, size_t n, bool write, bool atomic, uintptr_t pc) {
         profile_touch(*w, kGlobal, t->name, t->begin, (t->end - t->begin) / t->elem, "", (a - t->begin) / t->elem,
                       atomic ? kAtomic : write ? kStore : kLoad);
       } else {
-        global_access(*w, *t, a, write, atomic, pc);
+        global_access(*w, *t, a, write, atomic, pc, cas);
         if (write || atomic) record_write(*w, *t, a, n, pc);
       }
       return;
@@ -528,7 +626,7 @@ void on_access(uintptr_t a, size_t n, bool write, bool atomic, uintptr_t pc) {
         profile_touch(*w, kShared, v.name, v.begin, (v.end - v.begin) / v.elem, dims, (a - v.begin) / v.elem,
                       atomic ? kAtomic : write ? kStore : kLoad);
       }
-      return shared_access(*w, v, a, n, write, atomic, pc);
+      return shared_access(*w, v, a, n, write, atomic, pc, cas);
     }
   const uintptr_t dyn = reinterpret_cast<uintptr_t>(w->dynamic_smem);
   if (a + n > dyn && a < dyn + kMaxDynamicShared) {
@@ -539,7 +637,12 @@ void on_access(uintptr_t a, size_t n, bool write, bool atomic, uintptr_t pc) {
                     (c.dynamic.end - c.dynamic.begin) / c.dynamic.elem, "", (a - c.dynamic.begin) / c.dynamic.elem,
                     atomic ? kAtomic : write ? kStore : kLoad);
     }
-    return shared_access(*w, c.dynamic, a, n, write, atomic, pc);
+    return shared_access(*w, c.dynamic, a, n, write, atomic, pc, cas);
+  }
+  if (write && atomic && !c.profiling) {  // a ticket in a __device__ variable (the Programming Guide's `count`)
+    const unsigned tid = running_tid(*w);
+    ++c.wseq[tid];
+    note_ticket(c, a, tid);
   }
   if (!c.tensors_known || on_own_stack(*w, c, a)) return;
   const CheckedTensor* near = nullptr;
@@ -565,6 +668,9 @@ void check_block_start(Worker* w) {
   if (c.profiling && profile_pending()) profile_block_end(c.kernel->name);
   ++c.block;
   ++c.epoch;
+  std::fill_n(c.wseq, c.threads, 0u);
+  std::fill_n(c.fence_seq, c.threads, 0u);
+  std::fill_n(c.fence_epoch, c.threads, 0u);
   if (c.warps_used) {
     std::fill_n(c.wsync, kMaxBlockThreads, 0u);
     std::fill_n(&c.sync_with[0][0], kMaxBlockThreads * 32, 0u);
@@ -572,18 +678,30 @@ void check_block_start(Worker* w) {
   }
 }
 
-// A __syncthreads is released: threads of the block that exited before reaching it diverged.
+// The running block ended (or was abandoned): its last stores are settled.
+void check_block_end(Worker& w) {
+  if (!w.check->pending.empty()) settle_stores(w);
+}
+
+// A __syncthreads is released. Threads of the block that exited before it do not count: since Volta a barrier
+// waits for the threads that have not exited (CUDA Programming Guide, "Independent Thread Scheduling"). Live
+// threads that wait at another barrier are a deadlock (check_deadlock).
 void check_barrier(Worker& w, int line) {
+  (void)line;
   CheckState& c = *w.check;
+  if (!c.pending.empty()) settle_stores(w);
   ++c.epoch;
-  const unsigned exited = c.threads - w.n_live;
-  if (!exited) return;
-  unsigned first = 0;  // the first thread that exited: not live
-  while (first < c.threads && (w.live[first / 32] >> (first % 32) & 1)) ++first;
-  report(w, true, "barrier", format("@%d", line), thread_of(c, first), format("@%d", line), "", "",
-         format("divergent __syncthreads() {here} in block %s: %u of its %u threads reached it, %u exited without "
-                "reaching it (the first: thread %s); every thread of a block must reach the same __syncthreads",
-                triple(w.st->block_idx).c_str(), w.n_live, c.threads, exited, triple(thread_of(c, first)).c_str()));
+}
+
+// A __threadfence() of the running thread: its global writes so far are visible to the device before its later
+// ones (ticket_order).
+void check_fence() {
+  Worker* w = tls.worker;
+  if (!w || !w->check || !w->running) return;
+  CheckState& c = *w->check;
+  const unsigned tid = running_tid(*w);
+  c.fence_seq[tid] = c.wseq[tid];
+  c.fence_epoch[tid] = c.epoch;
 }
 
 // The block is deadlocked (threads wait at different barriers or collectives): a finding, and the block ends.
@@ -694,6 +812,8 @@ void check_launch_begin(Worker& w, const Kernel& kernel, dim3 block, size_t shme
   c.tensors_known = true;
   c.shared.clear();
   c.tls_blocks.clear();
+  c.pending.clear();
+  c.tickets.clear();
   c.seen.clear();
   c.stop = t_errors >= kMaxErrors;
   {
@@ -817,7 +937,7 @@ void on_object_size(const char* file, unsigned line, uintptr_t a, unsigned char 
   KP_TSAN_RMW(n, T, fetch_xor, __atomic_fetch_xor)                                                       \
   KP_TSAN_RMW(n, T, fetch_nand, __atomic_fetch_nand)                                                     \
   int __tsan_atomic##n##_compare_exchange_strong(volatile T* p, T* expected, T desired, int, int) {      \
-    kp::detail::on_access(reinterpret_cast<uintptr_t>(p), n / 8, true, true, KP_RA);                     \
+    kp::detail::on_access(reinterpret_cast<uintptr_t>(p), n / 8, true, true, KP_RA, true); /* atomicCAS */ \
     return __atomic_compare_exchange_n(p, expected, desired, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); \
   }                                                                                                      \
   int __tsan_atomic##n##_compare_exchange_weak(volatile T* p, T* expected, T desired, int, int) {        \
@@ -847,7 +967,10 @@ __attribute__((visibility("default"))) void __tsan_read_range(void* p, unsigned 
 __attribute__((visibility("default"))) void __tsan_write_range(void* p, unsigned long n) {
   kp::detail::on_access(reinterpret_cast<uintptr_t>(p), n, true, false, KP_RA);
 }
-__attribute__((visibility("default"))) void __tsan_atomic_thread_fence(int) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+__attribute__((visibility("default"))) void __tsan_atomic_thread_fence(int) {
+  kp::detail::check_fence();  // __threadfence() (__threadfence_block() is a signal fence: no call)
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
 __attribute__((visibility("default"))) void __tsan_atomic_signal_fence(int) { __atomic_signal_fence(__ATOMIC_SEQ_CST); }
 // -fsanitize=object-size's entry points (GCC's UBSan ABI: its data starts with the source location, then the
 // type, log2 of the alignment and the kind of access: 0 a load, 1 a store).

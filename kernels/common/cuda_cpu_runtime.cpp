@@ -260,6 +260,7 @@ struct Launch {
 
 // Check mode's hooks in the scheduler (cuda_cpu_check.h).
 void check_barrier(Worker& w, int line);
+void check_block_end(Worker& w);
 [[noreturn]] void check_deadlock(Worker& w, const char* detail, int line);
 void check_collective(Worker& w, unsigned warp, uint32_t group, unsigned mask, Collective kind, int line);
 [[noreturn]] void check_mask_names_caller(Worker& w, unsigned mask, Collective kind, int line);
@@ -798,7 +799,9 @@ void work_on(Launch& launch) {
     if (begin >= launch.blocks) break;
     if (w.check && profile_skips(begin)) continue;  // a block the profile's sampling leaves out
     // A check launch goes on after a block it abandoned (a finding), until it has enough findings.
-    if (!run_blocks_guarded(w, begin, std::min(begin + launch.chunk, launch.blocks)) && !w.check) break;
+    const bool whole = run_blocks_guarded(w, begin, std::min(begin + launch.chunk, launch.blocks));
+    if (w.check) check_block_end(w);  // one block a chunk
+    if (!whole && !w.check) break;
     if (w.check && check_stopped(*w.check)) break;
   }
 }

@@ -9,7 +9,8 @@ The `.cu` on disk stays ordinary CUDA. `translate()` returns a copy that
   * rewrites `extern __shared__ T name[];` into a pointer to the running block's dynamic shared
     memory (a local inside a function, a macro at file scope);
   * drops the CUDA runtime includes that `cuda_cpu.h` stands in for, and spells `__noinline__`
-    and `#pragma unroll` the way g++ understands them;
+    and `#pragma unroll` the way g++ understands them (and, for check mode, `__forceinline__` as `inline`: -O1
+    cannot force the inlining of a function passed by pointer);
   * for check mode (`check=True`), surrounds every `__shared__` declaration with two guard arrays and
     registers its variables with the runtime (`::kp::check_shared`): as the declaration runs, or, for
     file-scope ones, as each kernel starts; and wraps the condition of every `if`, `while` and `for` of device
@@ -376,6 +377,11 @@ def translate(src, path, display_path=None, check=False):
     # A `__noinline__` macro would break libstdc++'s own `__attribute__((__noinline__))`.
     for m in re.finditer(r"\b__noinline__\b", code):
         edits.append((m.start(), m.end(), "__attribute__((noinline))"))
+    # Check builds (-O1) cannot force the inlining of a function passed by pointer (cg::reduce's operation): g++
+    # fails the build ("inlining failed in call to 'always_inline'"), where nvcc inlines it. `inline` lets g++ choose.
+    if check:
+        for m in re.finditer(r"\b__forceinline__\b", code):
+            edits.append((m.start(), m.end(), "inline"))
 
     for m in CUDA_RUNTIME_INCLUDES.finditer(src):
         edits.append((m.start(), m.end(), f"/* {m.group(1)}: provided by cuda_cpu.h */"))

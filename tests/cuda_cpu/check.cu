@@ -5,9 +5,13 @@
 #include <stdexcept>
 #include <string>
 
+#include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
 #ifdef __CUDACC__
 #include <cuda_runtime.h>
 #endif
+
+namespace cg = cooperative_groups;
 
 #include "check_header.cuh"
 
@@ -86,15 +90,6 @@ __global__ void dynamic_past_launch_size(const float* x, float* out, int n) {
 
 // ---- divergent barriers
 
-__global__ void barrier_after_return(const float* x, float* out, int n) {
-  __shared__ float s[kBlock];
-  int t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
-  if (i >= n) return;
-  s[t] = x[i];
-  __syncthreads();  // BUG: barrier_after_return
-  out[i] = s[t];
-}
-
 __global__ void barrier_in_branch(const float* x, float* out, int n) {
   __shared__ float s[kBlock];
   int t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
@@ -104,6 +99,16 @@ __global__ void barrier_in_branch(const float* x, float* out, int n) {
   } else {
     __syncthreads();  // the other one
   }
+  if (i < n) out[i] = s[t];
+}
+
+// Threads 32-63 skip the first barrier and wait at the second, which threads 0-31 have not reached.
+__global__ void barrier_skipped_by_live_threads(const float* x, float* out, int n) {
+  __shared__ float s[kBlock];
+  int t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
+  s[t] = i < n ? x[i] : 0.0f;
+  if (t < 32) __syncthreads();  // BUG: barrier_skipped_by_live_threads
+  __syncthreads();
   if (i < n) out[i] = s[t];
 }
 
@@ -138,6 +143,36 @@ __global__ void read_before_write(const float* x, float* out, int n) {
   s[t] = i < n ? x[i] : 0.0f;
   __syncthreads();
   if (i < n) out[i] = s[t] + 0.0f * stale;
+}
+
+// Every lane of warp 0 stores its own lane number to one shared slot: which one lands is undefined.
+__global__ void lanes_store_different_values(const float* x, float* out, int n) {
+  __shared__ float last;
+  int t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
+  if (t < 32) last = float(t);  // BUG: lanes_store_different_values
+  __syncthreads();
+  if (i < n) out[i] = x[i] * last;
+}
+
+// The last-block pattern without its __threadfence(): the last block may not see another block's partial sum.
+__device__ unsigned int g_blocks_done_unfenced = 0;
+
+__global__ void last_block_without_fence(const float* x, float* out, int n) {
+  __shared__ bool last;
+  int t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
+  float v = i < n ? x[i] : 0.0f;
+  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
+  if (t == 0) {
+    out[1 + blockIdx.x] = v;  // BUG: last_block_without_fence (the write, no __threadfence after it)
+    last = atomicInc(&g_blocks_done_unfenced, gridDim.x) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (last && t == 0) {
+    float total = 0.0f;
+    for (unsigned b = 0; b < gridDim.x; ++b) total += out[1 + b];  // BUG: last_block_without_fence (the read)
+    out[0] = total;
+    g_blocks_done_unfenced = 0;
+  }
 }
 
 // ---- a wrong answer: who wrote it (check_against_reference)
@@ -229,6 +264,92 @@ __global__ void dynamic_reverse(const float* x, float* out, int n) {
   if (i < n) out[i] = buf[blockDim.x - 1 - t];
 }
 
+// Exited threads do not count at a barrier (since Volta it waits for the threads that have not exited): block 1's
+// threads past n return, the others meet at the __syncthreads.
+__global__ void return_before_barrier(const float* x, float* out, int n) {
+  __shared__ float s[kBlock];
+  int t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
+  if (i >= n) return;
+  s[t] = x[i];
+  __syncthreads();
+  out[i] = s[t];
+}
+
+// The lanes of warp 0 store the same value (the warp's sum, after a shuffle reduction) to one shared slot.
+__global__ void lanes_store_the_same_value(const float* x, float* out, int n) {
+  __shared__ float sum;
+  int t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
+  float v = t < 32 && i < n ? x[i] : 0.0f;
+  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_xor_sync(0xffffffffu, v, offset);
+  if (t < 32) sum = v;
+  __syncthreads();
+  if (i < n) out[i] = sum;
+}
+
+// A float atomic max by the atomicCAS loop: a plain read seeds the guess, the CAS checks it.
+__device__ float atomic_max_float(float* p, float v) {
+  int* bits = reinterpret_cast<int*>(p);
+  int old = *bits;
+  while (v > __int_as_float(old)) {
+    int assumed = old;
+    old = atomicCAS(bits, assumed, __float_as_int(v));
+    if (old == assumed) break;
+  }
+  return __int_as_float(old);
+}
+
+__global__ void cas_loop_max(const float* x, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) atomic_max_float(&out[0], x[i]);
+}
+
+// The CUDA Programming Guide's last-block pattern (threadfence section): each block's partial sum (here of its
+// first warp's elements), a __threadfence(), an atomicInc ticket; the block that draws the last ticket adds them.
+__device__ unsigned int g_blocks_done = 0;
+
+__global__ void last_block_sums(const float* x, float* out, int n) {
+  __shared__ bool last;
+  int t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
+  float v = i < n ? x[i] : 0.0f;
+  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
+  if (t == 0) {
+    out[1 + blockIdx.x] = v;
+    __threadfence();
+    last = atomicInc(&g_blocks_done, gridDim.x) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (last && t == 0) {
+    float total = 0.0f;
+    for (unsigned b = 0; b < gridDim.x; ++b) total += out[1 + b];
+    out[0] = total;
+    g_blocks_done = 0;
+  }
+}
+
+// One extern __shared__ char[] carved into a float array and an int array, each written before the barrier.
+__global__ void carved_dynamic_shared(const float* x, float* out, int n) {
+  extern __shared__ char smem[];
+  float* values = reinterpret_cast<float*>(smem);
+  int* flags = reinterpret_cast<int*>(&values[blockDim.x]);
+  int t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
+  values[t] = i < n ? x[i] : 0.0f;
+  flags[t] = i < n;
+  __syncthreads();
+  int j = blockDim.x - 1 - t;
+  if (i < n) out[i] = flags[j] ? values[j] : -1.0f;
+}
+
+// A __forceinline__ function as cooperative groups' reduce operation.
+__device__ __forceinline__ float add_floats(float a, float b) { return a + b; }
+
+__global__ void cg_reduce_with_forceinline_op(const float* x, float* out, int n) {
+  cg::thread_block block = cg::this_thread_block();
+  cg::thread_block_tile<32> warp = cg::tiled_partition<32>(block);
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  float v = cg::reduce(warp, i < n ? x[i] : 0.0f, add_floats);
+  if (i < n) out[i] = v;
+}
+
 // ---- tensors past 2^31 bytes (one thread per row of a rows x cols uint8 matrix: its last column)
 
 __global__ void last_column(const uint8_t* m, float* out, int64_t rows, int64_t cols) {
@@ -262,11 +383,13 @@ const char* const kCases[] = {
     "warp_tail_without_syncwarp",
     "shift_left_in_shared",
     "dynamic_past_launch_size",
-    "barrier_after_return",
+    "barrier_skipped_by_live_threads",
     "barrier_in_branch",
     "shuffle_mask_names_absent_lanes",
     "local_array_off_by_one",
     "read_before_write",
+    "lanes_store_different_values",
+    "last_block_without_fence",
     "copy_with_one_wrong",
     "tree_reduction",
     "warp_shuffle_reduction",
@@ -276,6 +399,12 @@ const char* const kCases[] = {
     "stencil_with_halo",
     "dynamic_reverse",
     "reverse_in_header",
+    "return_before_barrier",
+    "lanes_store_the_same_value",
+    "cas_loop_max",
+    "last_block_sums",
+    "carved_dynamic_shared",
+    "cg_reduce_with_forceinline_op",
 };
 
 void run_case(int64_t index, const float* x, float* out, int n) {
@@ -297,8 +426,8 @@ void run_case(int64_t index, const float* x, float* out, int n) {
     shift_left_in_shared<<<blocks, kBlock>>>(x, out, n);
   else if (which == "dynamic_past_launch_size")
     dynamic_past_launch_size<<<blocks, kBlock, dyn / 2>>>(x, out, n);
-  else if (which == "barrier_after_return")
-    barrier_after_return<<<blocks, kBlock>>>(x, out, n);
+  else if (which == "barrier_skipped_by_live_threads")
+    barrier_skipped_by_live_threads<<<blocks, kBlock>>>(x, out, n);
   else if (which == "barrier_in_branch")
     barrier_in_branch<<<blocks, kBlock>>>(x, out, n);
   else if (which == "shuffle_mask_names_absent_lanes")
@@ -325,6 +454,22 @@ void run_case(int64_t index, const float* x, float* out, int n) {
     dynamic_reverse<<<blocks, kBlock, dyn>>>(x, out, n);
   else if (which == "reverse_in_header")
     reverse_in_header<<<blocks, kBlock>>>(x, out, n);
+  else if (which == "return_before_barrier")
+    return_before_barrier<<<blocks, kBlock>>>(x, out, n);
+  else if (which == "lanes_store_the_same_value")
+    lanes_store_the_same_value<<<blocks, kBlock>>>(x, out, n);
+  else if (which == "lanes_store_different_values")
+    lanes_store_different_values<<<blocks, kBlock>>>(x, out, n);
+  else if (which == "cas_loop_max")
+    cas_loop_max<<<blocks, kBlock>>>(x, out, n);
+  else if (which == "last_block_sums")
+    last_block_sums<<<blocks, kBlock>>>(x, out, n);
+  else if (which == "last_block_without_fence")
+    last_block_without_fence<<<blocks, kBlock>>>(x, out, n);
+  else if (which == "carved_dynamic_shared")
+    carved_dynamic_shared<<<blocks, kBlock, kBlock * (sizeof(float) + sizeof(int))>>>(x, out, n);
+  else if (which == "cg_reduce_with_forceinline_op")
+    cg_reduce_with_forceinline_op<<<blocks, kBlock>>>(x, out, n);
   cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess) throw std::runtime_error(std::string(which) + ": " + cudaGetErrorString(err));
 }
