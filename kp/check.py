@@ -18,6 +18,7 @@ from pathlib import Path
 
 import torch
 
+from kp.checksource import loop_carried, under_if
 from kp.diagnostics import code_line, source_excerpt
 from kp.files import ROOT
 
@@ -97,9 +98,51 @@ def _shown(file):
     return file.replace(f"{ROOT}{os.sep}", "") if file else file
 
 
+def _name_loop_carried(finding):
+    """A race whose lines a barrier separates within a loop's body: said to be between iterations (kp.check)."""
+    lines = (finding.line, finding.other_line)
+    if finding.kind != "race" or None in lines or finding.file != finding.other_file:
+        return
+    low, high = sorted(lines)
+    found = loop_carried(finding.file, low, high)
+    if not found:
+        return
+    loop, barriers = found
+    at = rf"at {re.escape(finding.file)}:{low}(?!\d)"
+    text = re.sub(at, lambda m: f"{m[0]} in the next iteration of the loop at line {loop}", finding.message, count=1)
+    ones = (
+        f"the one at line {barriers[0]} separates"
+        if len(barriers) == 1
+        else f"those at lines {', '.join(map(str, barriers))} separate"
+    )
+    text = re.sub(
+        r", with no __syncthreads\(\).*$",
+        f", with no __syncthreads() between the two: {ones} them only within an iteration; one at the end of the loop "
+        f"body (after line {high}) would separate them",
+        text,
+    )
+    finding.message = text.replace("shared-memory race: shared-memory race", "shared-memory race: loop-carried race", 1)
+
+
+def _judge_exited(finding):
+    """A barrier that threads exited without reaching (a note of the runtime): an error when it is under an `if`
+    that they skipped, else nothing (since Volta, a barrier waits for the threads that have not exited)."""
+    branch = under_if(finding.file, finding.line)
+    if branch is None:
+        return None
+    finding.severity, finding.kind = "error", "barrier"
+    finding.message = finding.message.replace("barrier-exited: ", f"{KINDS['barrier']}: ", 1) + (
+        f"; it is under the `if` at line {branch}, which they skipped: keep a __syncthreads() outside any `if` whose "
+        "condition differs between the threads of a block (threads that exit before a barrier do not count since "
+        "Volta; threads that skip it do)"
+    )
+    return finding
+
+
 def parse_report(report, source=None):
-    """The runtime's report (tab-separated lines, cuda_cpu_check.h) as Findings, with `.cu` lines."""
-    findings = []
+    """The runtime's report (tab-separated lines, cuda_cpu_check.h) as Findings, with `.cu` lines; one per race
+    between the same two lines (whichever came first), a race between iterations of a loop named as such."""
+    findings, pairs = [], set()
     for row in report.splitlines():
         fields = row.split("\t")
         if len(fields) != 9:
@@ -125,6 +168,16 @@ def parse_report(report, source=None):
                 f"{KINDS.get(kind, kind)}: {text}",
             )
         )
+        f = findings[-1]
+        if kind == "barrier-exited" and not _judge_exited(f):
+            findings.pop()
+            continue
+        pair = frozenset([(f.file, f.line), (f.other_file, f.other_line)]) if kind == "race" and line else None
+        if pair and pair in pairs:
+            findings.pop()
+            continue
+        pairs.add(pair)
+        _name_loop_carried(f)
     return findings
 
 

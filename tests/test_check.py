@@ -66,10 +66,12 @@ BUGS = [
     ("warp_tail_without_syncwarp", "race", "v[t] += v[t + 32]", (1, 0, 0), (0, 0, 0), "v[t] += v[t + 1]", (0, 0, 0)),
     ("shift_left_in_shared", "shared-bounds", "BUG: shift_left_in_shared", (63, 0, 0), (0, 0, 0), None, None),
     ("dynamic_past_launch_size", "shared-bounds", "BUG: dynamic_past", (32, 0, 0), (0, 0, 0), None, None),
+    ("barrier_under_if", "barrier", "BUG: barrier_under_if", (36, 0, 0), (1, 0, 0), None, None),
     ("barrier_skipped_by_live_threads", "barrier", "BUG: barrier_skipped", None, (0, 0, 0), None, None),
     ("barrier_in_branch", "barrier", "BUG: barrier_in_branch", None, (0, 0, 0), None, None),
     ("shuffle_mask_names_absent_lanes", "barrier", "BUG: shuffle_mask", (0, 0, 0), (0, 0, 0), None, None),
     ("local_array_off_by_one", "local-bounds", "BUG: local_array_off_by_one", (0, 0, 0), (0, 0, 0), None, None),
+    ("tile_loop_without_end_barrier", "race", "end_barrier (the write)", (1, 0, 0), (0, 0, 0), "end_barrier (the read)", (0, 0, 0)),
     ("lanes_store_different_values", "race", "BUG: lanes_store_different", (1, 0, 0), (0, 0, 0), "BUG: lanes_store_different", (0, 0, 0)),
     ("last_block_without_fence", "global-race", "fence (the read)", (0, 0, 0), (1, 0, 0), "fence (the write", (0, 0, 0)),
 ]
@@ -126,6 +128,40 @@ def test_a_race_is_reported_once_per_access_and_a_launch_stops_after_a_few(k):
     sites = [f.line for f in error.findings]
     assert len(sites) == len(set(sites)) and 1 <= len(error.findings) <= 5
     assert all(f.kind == "race" for f in error.findings)
+
+
+def test_a_race_between_iterations_of_a_loop_is_named_as_such_once(k):
+    """The tile's store of the next iteration against the reads of the last one (no barrier at the end of the loop
+    body): one finding for the pair of lines, which says which access is in the next iteration of which loop, that
+    the barrier between the two lines orders them only within an iteration, and where one would separate them."""
+    error = findings_of(k, "tile_loop_without_end_barrier")
+    write, read = line_of("end_barrier (the write)"), line_of("end_barrier (the read)")
+    loop, barrier = line_of("LOOP: tile_loop_without_end_barrier"), line_of("BARRIER: tile_loop_without_end_barrier")
+    (race,) = error.findings
+    message = race.message
+    assert message.startswith("shared-memory race: loop-carried race on 'tile["), message
+    assert f"at {AT}:{write} in the next iteration of the loop at line {loop}" in message, message
+    assert f"the one at line {barrier} separates them only within an iteration" in message, message
+    assert f"one at the end of the loop body (after line {read}) would separate them" in message, message
+
+
+def test_a_race_between_the_same_two_lines_is_one_finding_whichever_came_first():
+    """The runtime reports a race at the later access; a loop-carried one is seen both ways round (and once per
+    array a line touches): kp.check keeps the first of each pair of lines."""
+    write, read = line_of("end_barrier (the write)"), line_of("end_barrier (the read)")
+    row = "error\trace\tk\t(0,0,0)\t({t},0,0)\t@{here}\t@{there}\t(0,0,0)\tthread writes it {{here}}, read {{there}}"
+    report = "\n".join(row.format(t=t, here=a, there=b) for t, a, b in [(1, write, read), (2, read, write), (3, 1, 2)])
+    findings = kp.check.parse_report(report, CHECK)
+    assert [(f.thread, f.line, f.other_line) for f in findings] == [((1, 0, 0), write, read), ((3, 0, 0), 1, 2)]
+
+
+def test_a_barrier_under_an_if_that_threads_skip_is_named_with_its_if_and_an_early_return_is_not(k):
+    """Since Volta a __syncthreads() waits for the threads that have not exited: return_before_barrier (threads
+    past n return first) is silent. The same threads skipping a barrier under an `if`, then exiting, are named."""
+    message = findings_of(k, "barrier_under_if").findings[0].message
+    n = line_of("BUG: barrier_under_if")
+    assert "28 exited without reaching it (the first: thread (36,0,0))" in message, message
+    assert f"it is under the `if` at line {n - 2}, which they skipped" in message, message
 
 
 def test_the_last_block_pattern_without_its_fence_names_the_missing_threadfence(k):

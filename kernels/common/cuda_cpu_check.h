@@ -17,6 +17,11 @@
 //   - anything else: out-of-bounds global access, named by index within kNear bytes of a registered tensor, by
 //     address past it (an overflowed 32-bit index lands gigabytes away).
 // A tensor too large for per-element records (kRecordShare) has its bounds checked, not its races.
+// What is not a race, as on a GPU: a plain store of the value the slot already holds (32 lanes storing one
+// warp-wide result: settled after the store, settle_stores); a plain read and an atomicCAS of one element (the CAS
+// loop); another block's write that a __threadfence() and an atomic ticket publish to the block that read the
+// ticket after it (the last-block pattern, ticket_order; without the fence the finding says so). Threads that
+// exited do not count at a barrier (Volta's rule), unless the barrier is under an `if` they skipped (kp.check).
 // An out-of-bounds access abandons its block before it happens (the instrumentation call comes first),
 // so nothing outside the tensors is written. Barriers and warp collectives are the runtime's own;
 // their hooks below keep the happens-before that race detection needs: a __syncthreads orders every
@@ -311,7 +316,9 @@ const char* verb(const Access& a, bool write) { return a.atomic ? "atomically up
 
 void race(Worker& w, const SharedVar& v, uintptr_t offset, const Access& now, bool now_write, const Access& then,
           bool then_write) {
-  const CheckState& c = *w.check;
+  CheckState& c = *w.check;
+  // One finding per pair of code sites, whichever came first (a loop-carried race shows both ways), and per site.
+  if (c.seen.count(format("race%zx-%zx", std::min(now.pc, then.pc), std::max(now.pc, then.pc)))) return;
   const std::string element = element_name(v, offset - offset % v.elem);
   const char* past = then.atomic ? "atomically updated" : then_write ? "wrote" : "read";
   const std::string text = format(
@@ -319,8 +326,9 @@ void race(Worker& w, const SharedVar& v, uintptr_t offset, const Access& now, bo
       "__syncthreads() (or, within a warp, __syncwarp()) between",
       element.c_str(), triple(w.st->block_idx).c_str(), triple(thread_of(c, now.tid)).c_str(), verb(now, now_write),
       triple(thread_of(c, then.tid)).c_str(), past);
-  report(w, true, "race", format("%zx", now.pc), thread_of(c, now.tid), where(now.pc), where(then.pc),
-         triple(thread_of(c, then.tid)), text);
+  if (report(w, true, "race", format("%zx", now.pc), thread_of(c, now.tid), where(now.pc), where(then.pc),
+             triple(thread_of(c, then.tid)), text))
+    c.seen.insert(format("race%zx-%zx", std::min(now.pc, then.pc), std::max(now.pc, then.pc)));
 }
 
 void settle_stores(Worker& w) {
@@ -684,13 +692,23 @@ void check_block_end(Worker& w) {
 }
 
 // A __syncthreads is released. Threads of the block that exited before it do not count: since Volta a barrier
-// waits for the threads that have not exited (CUDA Programming Guide, "Independent Thread Scheduling"). Live
-// threads that wait at another barrier are a deadlock (check_deadlock).
+// waits for the threads that have not exited (CUDA Programming Guide, "Independent Thread Scheduling"), so an early
+// `return` is fine. A barrier under an `if` that those threads skipped is not (the Guide: a barrier in conditional
+// code only where the condition is the same for the whole block): a note here, which kp.check makes an error when
+// the barrier's line is under an `if` of the source, and drops otherwise. Live threads that wait at another barrier
+// are a deadlock (check_deadlock).
 void check_barrier(Worker& w, int line) {
-  (void)line;
   CheckState& c = *w.check;
   if (!c.pending.empty()) settle_stores(w);
   ++c.epoch;
+  const unsigned exited = c.threads - w.n_live;
+  if (!exited) return;
+  unsigned first = 0;  // the first thread that exited: not live
+  while (first < c.threads && (w.live[first / 32] >> (first % 32) & 1)) ++first;
+  report(w, false, "barrier-exited", format("@%d", line), thread_of(c, first), format("@%d", line), "", "",
+         format("divergent __syncthreads() {here} in block %s: %u of its %u threads reached it, %u exited without "
+                "reaching it (the first: thread %s)",
+                triple(w.st->block_idx).c_str(), w.n_live, c.threads, exited, triple(thread_of(c, first)).c_str()));
 }
 
 // A __threadfence() of the running thread: its global writes so far are visible to the device before its later

@@ -68,6 +68,20 @@ __global__ void warp_tail_without_syncwarp(const float* x, float* out, int n) {
   if (t == 0) out[blockIdx.x] = s[0];
 }
 
+// A loop over tiles without the barrier at the end of its body: the next iteration's store to the tile races with
+// the reads of the last one (thread t reads its neighbour's element).
+__global__ void tile_loop_without_end_barrier(const float* x, float* out, int n) {
+  __shared__ float tile[kBlock];
+  int t = threadIdx.x;
+  float acc = 0.0f;
+  for (int base = 0; base < n; base += kBlock) {  // LOOP: tile_loop_without_end_barrier
+    tile[t] = base + t < n ? x[base + t] : 0.0f;  // BUG: tile_loop_without_end_barrier (the write)
+    __syncthreads();  // BARRIER: tile_loop_without_end_barrier
+    acc += tile[(t + 1) % kBlock];  // BUG: tile_loop_without_end_barrier (the read)
+  }
+  if (t < n) out[t] = acc;
+}
+
 // ---- out-of-bounds shared accesses
 
 __global__ void shift_left_in_shared(const float* x, float* out, int n) {
@@ -100,6 +114,18 @@ __global__ void barrier_in_branch(const float* x, float* out, int n) {
     __syncthreads();  // the other one
   }
   if (i < n) out[i] = s[t];
+}
+
+// Block 1's threads past n skip the barrier under the `if` (then exit): a barrier in code whose condition differs
+// between the threads of a block.
+__global__ void barrier_under_if(const float* x, float* out, int n) {
+  __shared__ float s[kBlock];
+  int t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
+  if (i < n) {
+    s[t] = x[i];
+    __syncthreads();  // BUG: barrier_under_if
+    out[i] = s[t];
+  }
 }
 
 // Threads 32-63 skip the first barrier and wait at the second, which threads 0-31 have not reached.
@@ -381,8 +407,10 @@ const char* const kCases[] = {
     "read_before_start",
     "reduce_missing_sync",
     "warp_tail_without_syncwarp",
+    "tile_loop_without_end_barrier",
     "shift_left_in_shared",
     "dynamic_past_launch_size",
+    "barrier_under_if",
     "barrier_skipped_by_live_threads",
     "barrier_in_branch",
     "shuffle_mask_names_absent_lanes",
@@ -422,10 +450,14 @@ void run_case(int64_t index, const float* x, float* out, int n) {
     reduce_missing_sync<<<blocks, kBlock>>>(x, out, n);
   else if (which == "warp_tail_without_syncwarp")
     warp_tail_without_syncwarp<<<blocks, kBlock>>>(x, out, n);
+  else if (which == "tile_loop_without_end_barrier")
+    tile_loop_without_end_barrier<<<1, kBlock>>>(x, out, n);
   else if (which == "shift_left_in_shared")
     shift_left_in_shared<<<blocks, kBlock>>>(x, out, n);
   else if (which == "dynamic_past_launch_size")
     dynamic_past_launch_size<<<blocks, kBlock, dyn / 2>>>(x, out, n);
+  else if (which == "barrier_under_if")
+    barrier_under_if<<<blocks, kBlock>>>(x, out, n);
   else if (which == "barrier_skipped_by_live_threads")
     barrier_skipped_by_live_threads<<<blocks, kBlock>>>(x, out, n);
   else if (which == "barrier_in_branch")
