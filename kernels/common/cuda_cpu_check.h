@@ -224,6 +224,7 @@ struct CheckState {
   SharedVar dynamic = {0, 0, 1, {}, 0, nullptr, false, {}};
   uintptr_t stack_lo = 0, stack_hi = 0;  // the OS thread's stack
   std::vector<std::pair<uintptr_t, uintptr_t>> tls_blocks;  // libraries' thread_local data (in_thread_local_data)
+  std::vector<uintptr_t> library_pages;                      // pages of libraries' data seen (in_library_data)
   bool warps_used = false;
   std::vector<PendingStore> pending;  // stores that race unless they stored the same value (settle_stores)
   uint32_t wseq[kMaxBlockThreads] = {};         // global writes of each thread of the running block
@@ -501,6 +502,18 @@ bool in_thread_local_data(CheckState& c, uintptr_t a) {
   return found.in;
 }
 
+// True if `a` lies in a loaded library (a __device__ or __constant__ variable of the kernel file). dladdr takes a
+// lock and walks the libraries: the pages it found are kept for the launch, as a kernel reads such a table often.
+bool in_library_data(CheckState& c, uintptr_t a) {
+  const uintptr_t page = a >> 12;
+  for (uintptr_t p : c.library_pages)
+    if (p == page) return true;
+  Dl_info info;
+  if (!dladdr(reinterpret_cast<void*>(a), &info)) return false;
+  if (c.library_pages.size() < 64) c.library_pages.push_back(page);
+  return true;
+}
+
 bool on_own_stack(const Worker& w, const CheckState& c, uintptr_t a) {
   if (a >= c.stack_lo && a < c.stack_hi) return true;
   if (!w.st->fiber_mode) return false;
@@ -659,8 +672,7 @@ void on_access(uintptr_t a, size_t n, bool write, bool atomic, uintptr_t pc, boo
     const uintptr_t d = a >= t->end ? a - t->end : t->begin - a;
     if (d < distance) near = t, distance = d;
   }
-  Dl_info info;
-  if (!near || dladdr(reinterpret_cast<void*>(a), &info) || in_thread_local_data(c, a)) return;
+  if (!near || in_library_data(c, a) || in_thread_local_data(c, a)) return;
   if (distance < kNear) out_of_bounds_global(*w, *near, a, n, write, pc);
   out_of_bounds_far(*w, *near, a, n, write, pc);  // an index that overflowed, a pointer that was never set
 }
@@ -830,6 +842,7 @@ void check_launch_begin(Worker& w, const Kernel& kernel, dim3 block, size_t shme
   c.tensors_known = true;
   c.shared.clear();
   c.tls_blocks.clear();
+  c.library_pages.clear();
   c.pending.clear();
   c.tickets.clear();
   c.seen.clear();
