@@ -208,6 +208,7 @@ CLEAN = {
     "return_before_barrier": lambda x: x,  # exited threads do not count at a barrier (since Volta)
     "lanes_store_the_same_value": lambda x: torch.cat([x[:32].sum().expand(64), x[64:96].sum().expand(36)]),
     "cas_loop_max": lambda x: x.max().clamp(min=0).reshape(1),  # out starts at 0
+    "shared_atomic_max": lambda x: torch.stack([v for c in x.split(64) for v in (c.max(), (c > 0).any().float())]),
     "last_block_sums": lambda x: torch.cat([torch.stack([x[:32].sum(), x[64:96].sum()]).sum().reshape(1),
                                             torch.stack([x[:32].sum(), x[64:96].sum()])]),  # first warps' sums
     "carved_dynamic_shared": None,

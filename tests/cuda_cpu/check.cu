@@ -329,6 +329,19 @@ __global__ void cas_loop_max(const float* x, float* out, int n) {
   if (i < n) atomic_max_float(&out[0], x[i]);
 }
 
+// The same in shared memory, beside an integer atomicMax (the stand-in's is an atomic load and a CAS loop): a block's
+// maximum of x, and of its elements' signs.
+__global__ void shared_atomic_max(const float* x, float* out, int n) {
+  __shared__ float top;
+  __shared__ int positive;
+  int t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
+  if (t == 0) top = -1e30f, positive = 0;
+  __syncthreads();
+  if (i < n) atomic_max_float(&top, x[i]), atomicMax(&positive, x[i] > 0);
+  __syncthreads();
+  if (t == 0) out[2 * blockIdx.x] = top, out[2 * blockIdx.x + 1] = float(positive);
+}
+
 // The CUDA Programming Guide's last-block pattern (threadfence section): each block's partial sum (here of its
 // first warp's elements), a __threadfence(), an atomicInc ticket; the block that draws the last ticket adds them.
 __device__ unsigned int g_blocks_done = 0;
@@ -430,6 +443,7 @@ const char* const kCases[] = {
     "return_before_barrier",
     "lanes_store_the_same_value",
     "cas_loop_max",
+    "shared_atomic_max",
     "last_block_sums",
     "carved_dynamic_shared",
     "cg_reduce_with_forceinline_op",
@@ -494,6 +508,8 @@ void run_case(int64_t index, const float* x, float* out, int n) {
     lanes_store_different_values<<<blocks, kBlock>>>(x, out, n);
   else if (which == "cas_loop_max")
     cas_loop_max<<<blocks, kBlock>>>(x, out, n);
+  else if (which == "shared_atomic_max")
+    shared_atomic_max<<<blocks, kBlock>>>(x, out, n);
   else if (which == "last_block_sums")
     last_block_sums<<<blocks, kBlock>>>(x, out, n);
   else if (which == "last_block_without_fence")
