@@ -4,8 +4,10 @@
 (kp.build): every memory access of its kernels goes through the runtime's checks
 (kernels/common/cuda_cpu_check.h). After each op call of such a build, `raise_findings` takes the
 runtime's report: errors (out-of-bounds accesses, shared-memory races, divergent barriers) raise a
-KernelCheckError; uninitialised shared-memory reads are a KernelCheckWarning. `last_write` says which
-block, thread and line last wrote an element of a tensor (check_against_reference uses it).
+KernelCheckError; uninitialised shared-memory reads are a KernelCheckWarning. A race between iterations of a loop
+is named as such (kp.checksource reads the loop), one finding per pair of lines; threads that exited before a
+barrier are a finding only when the barrier is under an `if` they skipped. `last_write` says which block, thread
+and line last wrote an element of a tensor (check_against_reference uses it).
 """
 
 import contextlib

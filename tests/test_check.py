@@ -71,9 +71,33 @@ BUGS = [
     ("barrier_in_branch", "barrier", "BUG: barrier_in_branch", None, (0, 0, 0), None, None),
     ("shuffle_mask_names_absent_lanes", "barrier", "BUG: shuffle_mask", (0, 0, 0), (0, 0, 0), None, None),
     ("local_array_off_by_one", "local-bounds", "BUG: local_array_off_by_one", (0, 0, 0), (0, 0, 0), None, None),
-    ("tile_loop_without_end_barrier", "race", "end_barrier (the write)", (1, 0, 0), (0, 0, 0), "end_barrier (the read)", (0, 0, 0)),
-    ("lanes_store_different_values", "race", "BUG: lanes_store_different", (1, 0, 0), (0, 0, 0), "BUG: lanes_store_different", (0, 0, 0)),
-    ("last_block_without_fence", "global-race", "fence (the read)", (0, 0, 0), (1, 0, 0), "fence (the write", (0, 0, 0)),
+    (
+        "tile_loop_without_end_barrier",
+        "race",
+        "end_barrier (the write)",
+        (1, 0, 0),
+        (0, 0, 0),
+        "end_barrier (the read)",
+        (0, 0, 0),
+    ),
+    (
+        "lanes_store_different_values",
+        "race",
+        "BUG: lanes_store_different",
+        (1, 0, 0),
+        (0, 0, 0),
+        "BUG: lanes_store_different",
+        (0, 0, 0),
+    ),
+    (
+        "last_block_without_fence",
+        "global-race",
+        "fence (the read)",
+        (0, 0, 0),
+        (1, 0, 0),
+        "fence (the write",
+        (0, 0, 0),
+    ),
 ]
 
 
@@ -209,8 +233,9 @@ CLEAN = {
     "lanes_store_the_same_value": lambda x: torch.cat([x[:32].sum().expand(64), x[64:96].sum().expand(36)]),
     "cas_loop_max": lambda x: x.max().clamp(min=0).reshape(1),  # out starts at 0
     "shared_atomic_max": lambda x: torch.stack([v for c in x.split(64) for v in (c.max(), (c > 0).any().float())]),
-    "last_block_sums": lambda x: torch.cat([torch.stack([x[:32].sum(), x[64:96].sum()]).sum().reshape(1),
-                                            torch.stack([x[:32].sum(), x[64:96].sum()])]),  # first warps' sums
+    "last_block_sums": lambda x: torch.cat(
+        [torch.stack([x[:32].sum(), x[64:96].sum()]).sum().reshape(1), torch.stack([x[:32].sum(), x[64:96].sum()])]
+    ),  # first warps' sums
     "carved_dynamic_shared": None,
     "cg_reduce_with_forceinline_op": None,  # builds in check mode (g++ -O1 cannot force-inline a function pointer)
 }
@@ -250,7 +275,11 @@ def test_a_tensor_past_2_31_bytes_is_read_right_and_an_index_that_overflows_int_
         del m
     first = raised.value.findings[0]
     row = -(-(2**31 - BIG[1] + 1) // BIG[1])  # the first row whose index passes 2^31 - 1
-    assert (first.kind, first.kernel, first.line) == ("global-bounds", "last_column_int32", line_of("BUG: last_column_int32"))
+    assert (first.kind, first.kernel, first.line) == (
+        "global-bounds",
+        "last_column_int32",
+        line_of("BUG: last_column_int32"),
+    )
     assert (first.block, first.thread) == ((row // 64, 0, 0), (row % 64, 0, 0)), first
     assert "outside every tensor of the op call" in first.message and "before the start of 'm'" in first.message
     assert "an index that overflowed (a 32-bit int past 2^31)" in first.message, first.message

@@ -455,11 +455,11 @@ void shared_access(Worker& w, SharedVar& v, uintptr_t addr, size_t n, bool write
   const bool past = addr >= t.end;
   const size_t bytes = past ? addr - t.end : t.begin - addr;
   const std::string text = format(
-      "%zu-byte %s of address 0x%zx {here} by thread %s of block %s: outside every tensor of the op call, %zu bytes %s '%s' "
-      "(the nearest; %zu elements of %zu bytes), as an index that overflowed (a 32-bit int past 2^31) or a "
-      "pointer that was never set makes it; the block stopped before the %s",
-      n, access, size_t(addr), triple(w.st->thread_idx).c_str(), triple(w.st->block_idx).c_str(), bytes, past ? "past the end of" : "before the start of",
-      t.name.c_str(), (t.end - t.begin) / t.elem, t.elem, access);
+      "%zu-byte %s of address 0x%zx {here} by thread %s of block %s: outside every tensor of the op call, %zu "
+      "bytes %s '%s' (the nearest; %zu elements of %zu bytes), as an index that overflowed (a 32-bit int past "
+      "2^31) or a pointer that was never set makes it; the block stopped before the %s",
+      n, access, size_t(addr), triple(w.st->thread_idx).c_str(), triple(w.st->block_idx).c_str(), bytes,
+      past ? "past the end of" : "before the start of", t.name.c_str(), (t.end - t.begin) / t.elem, t.elem, access);
   report(w, true, "global-bounds", format("%zx", pc), thread_of(*w.check, running_tid(w)), where(pc), "", "", text);
   skip_block(w);
 }
@@ -599,7 +599,10 @@ void global_access(Worker& w, CheckedTensor& t, uintptr_t a, bool write, bool at
     const char* past = other->atomic ? "atomically updated" : other_wrote ? "wrote" : "read";
     const char* verb = atomic ? "atomically updates" : write ? "writes" : "reads";
     const std::string other_block = other->block == c.block ? "the same block" : "another block";
-    const std::string head = format("global-memory race on '%s'[%zu]: thread %s of block %s %s it {here}, and thread %s of %s %s it {there}", t.name.c_str(), index, triple(thread_of(c, tid)).c_str(), triple(w.st->block_idx).c_str(), verb, triple(then_thread).c_str(), other_block.c_str(), past);
+    const std::string head =
+        format("global-memory race on '%s'[%zu]: thread %s of block %s %s it {here}, and thread %s of %s %s it {there}",
+               t.name.c_str(), index, triple(thread_of(c, tid)).c_str(), triple(w.st->block_idx).c_str(), verb,
+               triple(then_thread).c_str(), other_block.c_str(), past);
     const std::string why =
         ticket == -1
             ? "; that block's atomic ticket tells this one it is done, but no __threadfence() comes between its "
