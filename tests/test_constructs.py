@@ -1,0 +1,114 @@
+"""Constructs of published CUDA that the CPU stand-in runs as nvcc does (issue 33 item 1, issue 31 item 6), each
+through tests/cuda_cpu/constructs.cu in the normal build and in check mode, on sizes that are not a multiple of
+the block: typed launch arguments (NULL, nullptr, 0, literals, enums); a launcher's own `dim3 gridDim, blockDim`;
+cudaFuncSetAttribute and dynamic shared memory past 48 KiB; a project header that includes CUDA's headers; the
+half and bfloat16 pair API and its atomics; the host runtime (memory, copies, properties, events, errors); inline
+PTX in a preprocessor branch the stand-in does not compile. The same tests run the nvcc build where there is a
+GPU."""
+
+import pytest
+import torch
+from conftest import DEVICE, TARGETS
+
+import helpers
+import kp.files
+import kp.gpus
+
+CONSTRUCTS = kp.files.ROOT / "tests" / "cuda_cpu" / "constructs.cu"
+N = 1000  # not a multiple of any block size used
+
+
+@pytest.fixture(scope="module", params=TARGETS)
+def built(request):
+    return request.param
+
+
+@pytest.fixture(scope="module", params=["normal", "check"])
+def k(request, built):
+    if request.param == "check" and built != "cpu":
+        pytest.skip("check mode runs on the CPU stand-in only")
+    ext = helpers.load_kernel(CONSTRUCTS, target=built, check=request.param == "check", quiet=True)
+    return ext, DEVICE[built], built
+
+
+def test_typed_launch_arguments_null_nullptr_zero_literals_and_enums(k):
+    ext, device, _ = k
+    g = torch.Generator().manual_seed(0)
+    x, bias = torch.randn(N, generator=g), torch.randn(N, generator=g)
+    out = ext.typed_args(x.to(device), bias.to(device)).cpu()
+    torch.testing.assert_close(out[0], x * 2.5, rtol=0, atol=0)  # NULL bias, 0 offset, literal 2.5 as float
+    torch.testing.assert_close(out[1], x + bias, rtol=0, atol=0)  # nullptr offset, 1u stride, MODE_ADD
+    torch.testing.assert_close(out[2], -(x + bias) * 0.5 + bias, rtol=0, atol=1e-6)  # Sign::Negate
+
+
+@pytest.mark.parametrize("smem_kib", [48, 100, 227])
+def test_dynamic_shared_memory_past_48_kib_with_the_attribute(k, smem_kib):
+    """A launcher that names its own `dim3 gridDim, blockDim`, sets the carve-out and opts in to `smem_kib` KiB of
+    dynamic shared memory, which every block fills: up to the H100's 227 KiB per block."""
+    ext, device, _ = k
+    x = torch.arange(N, dtype=torch.float32)
+    m = smem_kib * 1024 // 4
+    y = ext.big_smem(x.to(device), smem_kib * 1024, True).cpu()
+    torch.testing.assert_close(y, x + (m - 1 - torch.arange(N) % 128).float(), rtol=0, atol=0)
+
+
+def test_more_than_48_kib_without_the_attribute_fails_the_launch_as_cuda_does(k):
+    ext, device, built = k
+    with pytest.raises(RuntimeError, match="kernel launch failed") as err:
+        ext.big_smem(torch.zeros(N, device=device), 49152 + 1024, False)
+    if built == "cpu":
+        assert "cudaFuncAttributeMaxDynamicSharedMemorySize" in str(err.value)
+    y = ext.big_smem(torch.zeros(N, device=device), 49152, False).cpu()  # 48 KiB needs no attribute
+    assert y[0] == 49152 // 4 - 1
+
+
+def test_more_than_the_h100_allows_fails_at_the_attribute():
+    ext = helpers.load_kernel(CONSTRUCTS, target="cpu", quiet=True)
+    with pytest.raises(RuntimeError, match="at most 232448 bytes"):
+        ext.big_smem(torch.zeros(N), 227 * 1024 + 4, True)
+
+
+def test_half_and_bfloat16_pairs_and_their_atomics_from_a_header_that_includes_cudas_headers(k):
+    ext, device, _ = k
+    pairs = 199
+    g = torch.Generator().manual_seed(1)
+    a, b = torch.randn(2 * pairs, generator=g), torch.randn(2 * pairs, generator=g)
+    out, sums = (t.cpu() for t in ext.pairs(a.to(device), b.to(device)))
+    p, q = a.bfloat16().view(pairs, 2), b.bfloat16().view(pairs, 2)
+    r = p * q + p  # torch rounds each bfloat16 operation to nearest even, as the GPU does
+    h = torch.stack([a[0::2], b[0::2]], 1).half() - torch.tensor(1.0).half()
+    torch.testing.assert_close(out[:, 0:2], r.float(), rtol=0, atol=0)
+    torch.testing.assert_close(out[:, 2:4], h.float(), rtol=0, atol=0)
+    torch.testing.assert_close(out[:, 4], r.float().sum(1), rtol=0, atol=0)
+    torch.testing.assert_close(out[:, 5], (r - q)[:, 1].float(), rtol=0, atol=0)
+    # 199 threads add (1, 0.5) to a __half2, (1, 0.25) to a __nv_bfloat162, 1 to a __half and a __nv_bfloat16: exact.
+    assert sums.tolist() == [199.0, 99.5, 199.0, 49.75, 199.0, 199.0]
+
+
+def test_host_runtime_memory_copies_properties_events_and_errors(k):
+    ext, device, built = k
+    x = torch.randn(N, generator=torch.Generator().manual_seed(2))
+    y, info, ms = (t.cpu() for t in ext.host_runtime(x.to(device)))
+    torch.testing.assert_close(y, 2 * x, rtol=0, atol=0)
+    info = info.tolist()
+    assert info[0:5] == [0, 0, 0, 0, 0]  # cudaMalloc twice, cudaEventElapsedTime, cudaDeviceSynchronize, properties
+    assert info[12:16] == [0, 1, 21, 1]  # no error; host<->device copies; cudaErrorInvalidMemcpyDirection, then clear
+    assert ms.item() >= 0
+    if built == "cpu":  # the stand-in answers as the GPU model's H100 SXM
+        h100 = kp.gpus.GPUS["H100 SXM"]
+        cc = h100.compute_capability
+        assert info[5:12] == [
+            h100.sms,
+            h100.shared_per_block,
+            cc[0] * 10 + cc[1],
+            h100.l2_bytes,
+            h100.max_threads_per_sm,
+            h100.sms,
+            h100.shared_per_block,
+        ]
+
+
+def test_inline_ptx_in_a_branch_the_stand_in_does_not_compile(k):
+    ext, device, _ = k
+    x = torch.rand(N, generator=torch.Generator().manual_seed(3)) + 0.5
+    torch.testing.assert_close(ext.arch_branch(x.to(device)).cpu(), 1 / x, rtol=1e-6, atol=0)
