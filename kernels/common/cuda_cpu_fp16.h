@@ -297,10 +297,10 @@ inline __nv_bfloat16 __high2bfloat16(__nv_bfloat162 v) { return v.y; }
 #define KP_PAIR_PARTS(T2, P)                                                                \
   inline float __low2float(T2 v) { return float(v.x); }                                    \
   inline float __high2float(T2 v) { return float(v.y); }                                   \
-  inline T2 __low##P##2(T2 v) { return {v.x, v.x}; }                                       \
-  inline T2 __high##P##2(T2 v) { return {v.y, v.y}; }                                      \
-  inline T2 __lows##P##2(T2 a, T2 b) { return {a.x, b.x}; }                                \
-  inline T2 __highs##P##2(T2 a, T2 b) { return {a.y, b.y}; }                               \
+  inline T2 __low2##P##2(T2 v) { return {v.x, v.x}; }                                      \
+  inline T2 __high2##P##2(T2 v) { return {v.y, v.y}; }                                     \
+  inline T2 __lows2##P##2(T2 a, T2 b) { return {a.x, b.x}; }                               \
+  inline T2 __highs2##P##2(T2 a, T2 b) { return {a.y, b.y}; }                              \
   inline T2 __lowhigh2highlow(T2 v) { return {v.y, v.x}; }
 KP_PAIR_PARTS(__half2, half)
 KP_PAIR_PARTS(__nv_bfloat162, bfloat16)
@@ -373,6 +373,45 @@ KP_PAIR_PARTS(__nv_bfloat162, bfloat16)
 KP_PAIR_FUNCTIONS(__half2, __half)
 KP_PAIR_FUNCTIONS(__nv_bfloat162, __nv_bfloat16)
 #undef KP_PAIR_FUNCTIONS
+
+// Pair comparisons, each half on its own: __h<op>2 gives 1.0 or 0.0 per half, __h<op>2_mask 0xffff or 0 per half
+// (low half in the low bits), __hb<op>2 true when both halves compare true; the `u` forms are unordered (true when
+// either value is NaN).
+#define KP_PAIR_COMPARE(T2, T, op)                                                                               \
+  inline T2 __h##op##2(T2 a, T2 b) {                                                                             \
+    return {T(::kp::fp16::op##_(a.x, b.x) ? 1.0f : 0.0f), T(::kp::fp16::op##_(a.y, b.y) ? 1.0f : 0.0f)};         \
+  }                                                                                                              \
+  inline unsigned __h##op##2_mask(T2 a, T2 b) {                                                                  \
+    return (::kp::fp16::op##_(a.x, b.x) ? 0xffffu : 0u) | (::kp::fp16::op##_(a.y, b.y) ? 0xffff0000u : 0u);      \
+  }                                                                                                              \
+  inline bool __hb##op##2(T2 a, T2 b) { return ::kp::fp16::op##_(a.x, b.x) && ::kp::fp16::op##_(a.y, b.y); }
+namespace kp {
+namespace fp16 {
+inline bool equ_(float a, float b) { return !(a < b || a > b); }
+inline bool neu_(float a, float b) { return !(a == b); }
+inline bool ltu_(float a, float b) { return !(a >= b); }
+inline bool leu_(float a, float b) { return !(a > b); }
+inline bool gtu_(float a, float b) { return !(a <= b); }
+inline bool geu_(float a, float b) { return !(a < b); }
+}  // namespace fp16
+}  // namespace kp
+#define KP_PAIR_COMPARES(T2, T)              \
+  KP_PAIR_COMPARE(T2, T, equ)                \
+  KP_PAIR_COMPARE(T2, T, neu)                \
+  KP_PAIR_COMPARE(T2, T, ltu)                \
+  KP_PAIR_COMPARE(T2, T, leu)                \
+  KP_PAIR_COMPARE(T2, T, gtu)                \
+  KP_PAIR_COMPARE(T2, T, geu)                \
+  inline unsigned __heq2_mask(T2 a, T2 b) { return (a.x == b.x ? 0xffffu : 0u) | (a.y == b.y ? 0xffff0000u : 0u); } \
+  inline unsigned __hne2_mask(T2 a, T2 b) { return (a.x != b.x ? 0xffffu : 0u) | (a.y != b.y ? 0xffff0000u : 0u); } \
+  inline unsigned __hlt2_mask(T2 a, T2 b) { return (a.x < b.x ? 0xffffu : 0u) | (a.y < b.y ? 0xffff0000u : 0u); }   \
+  inline unsigned __hle2_mask(T2 a, T2 b) { return (a.x <= b.x ? 0xffffu : 0u) | (a.y <= b.y ? 0xffff0000u : 0u); } \
+  inline unsigned __hgt2_mask(T2 a, T2 b) { return (a.x > b.x ? 0xffffu : 0u) | (a.y > b.y ? 0xffff0000u : 0u); }   \
+  inline unsigned __hge2_mask(T2 a, T2 b) { return (a.x >= b.x ? 0xffffu : 0u) | (a.y >= b.y ? 0xffff0000u : 0u); }
+KP_PAIR_COMPARES(__half2, __half)
+KP_PAIR_COMPARES(__nv_bfloat162, __nv_bfloat16)
+#undef KP_PAIR_COMPARES
+#undef KP_PAIR_COMPARE
 
 #ifdef KP_CUDA_CPU_H  // in a kernel file, where cuda_cpu.h has defined float2 and the atomics
 inline float2 __half22float2(__half2 v) { return {float(v.x), float(v.y)}; }

@@ -285,8 +285,19 @@ inline cudaError_t cudaStreamCreate(cudaStream_t* stream) {
   *stream = reinterpret_cast<cudaStream_t>(&streams);
   return cudaSuccess;
 }
+inline cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned /*flags*/) {
+  return cudaStreamCreate(stream);
+}
 inline cudaError_t cudaStreamDestroy(cudaStream_t) { return cudaSuccess; }
 inline cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaSuccess; }
+inline cudaError_t cudaStreamQuery(cudaStream_t) { return cudaSuccess; }  // all its work is done
+inline cudaError_t cudaStreamWaitEvent(cudaStream_t, cudaEvent_t, unsigned = 0) { return cudaSuccess; }
+inline cudaError_t cudaMallocAsync(void** ptr, size_t bytes, cudaStream_t) { return cudaMalloc(ptr, bytes); }
+template <class T>
+inline cudaError_t cudaMallocAsync(T** ptr, size_t bytes, cudaStream_t) {
+  return cudaMalloc(reinterpret_cast<void**>(ptr), bytes);
+}
+inline cudaError_t cudaFreeAsync(void* ptr, cudaStream_t) { return cudaFree(ptr); }
 
 // Events: the time each is recorded at.
 inline cudaError_t cudaEventCreate(cudaEvent_t* event) {

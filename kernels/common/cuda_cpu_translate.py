@@ -101,14 +101,21 @@ def blank_comments_and_strings(src):
 
 
 @functools.cache
+def stand_in_names():
+    """Every name the stand-in's headers define (cuda_cpu.h, its host runtime and its half types), comments aside."""
+    here = Path(__file__).parent
+    headers = ("cuda_cpu.h", "cuda_cpu_fp16.h", "cuda_cpu_host.h")
+    return set().union(*(defined_names(blank_comments_and_strings((here / h).read_text())) for h in headers))
+
+
+@functools.cache
 def missing_cuda_names():
     """({names}, {headers}) of CUDA's device API (cuda_names.txt) that the stand-in does not provide: neither
     cuda_cpu.h's code (comments aside) nor the C math library (libm's exports) has them."""
     here = Path(__file__).parent
     listed = [line.strip() for line in (here / "cuda_names.txt").read_text().splitlines()]
     listed = [line for line in listed if line and not line.startswith("#")]
-    headers = ("cuda_cpu.h", "cuda_cpu_fp16.h", "cuda_cpu_host.h")
-    provided = set().union(*(defined_names(blank_comments_and_strings((here / h).read_text())) for h in headers))
+    provided = stand_in_names()
     libm = ctypes.CDLL(ctypes.util.find_library("m"))
     names = {n for n in listed if not n.startswith("<") and n not in provided and not hasattr(libm, n)}
     return names, {n[1:-1] for n in listed if n.startswith("<")}
@@ -120,10 +127,15 @@ def defined_names(code):
     names = set(re.findall(r"\b\w+\b", code))
     for macro in re.finditer(r"#[ \t]*define[ \t]+(\w+)\(([^)]*)\)((?:.*\\\n)*.*)", code):
         params = [p.strip() for p in macro[2].split(",")]
-        pasted = re.findall(r"(\w*)##(\w+)", macro[3])
+        if "##" not in macro[3]:
+            continue
         for call in re.finditer(rf"^[ \t]*{macro[1]}\(([^)]*)\)", code, re.M):
             args = dict(zip(params, (a.strip() for a in call[1].split(","))))
-            names |= {prefix + args.get(param, param) for prefix, param in pasted}
+            # Each parameter that touches a `##` takes its argument; then the pastes join (`P##2int_##sfx`).
+            expanded = re.sub(
+                r"\w+(?=\s*##)|(?<=##)\s*\w+", lambda m: args.get(m[0].strip(), m[0].strip()), macro[3]
+            )
+            names |= set(re.findall(r"\w+", re.sub(r"\s*##\s*", "", expanded)))
     return names
 
 
