@@ -138,3 +138,48 @@ def test_every_name_of_the_toolkits_half_and_bfloat16_headers_is_provided_or_nam
     assert not sorted(n for n in declared if n not in stand_in_names() and n not in listed)
     assert {"__hcmadd", "__half2_raw"} <= missing  # what the stand-in still lacks is refused by name
     assert not {"__halves2bfloat162", "__low2float", "__high2float", "__floats2bfloat162_rn", "h2exp"} & missing
+
+
+def directed(x, dtype, mode):
+    """x (float64 values) rounded to `dtype` toward zero ("rz"), up ("ru") or down ("rd"): the nearest of all
+    65536 values of the 16-bit type on that side, ±inf past the largest."""
+    every = torch.arange(-32768, 32768, dtype=torch.int32).short().view(dtype).double()
+    every = every[torch.isfinite(every)].unique()  # sorted, -0 and +0 as one
+    up = torch.searchsorted(every, x, side="left")
+    down = torch.searchsorted(every, x, side="right") - 1
+    inf = torch.tensor(float("inf"), dtype=torch.float64)
+    ru = torch.where(up < len(every), every[up.clamp(max=len(every) - 1)], inf)
+    rd = torch.where(down >= 0, every[down.clamp(min=0)], -inf)
+    return {"ru": ru, "rd": rd, "rz": torch.where(x >= 0, rd, ru)}[mode]
+
+
+def test_more_of_the_half_and_bfloat16_api(k):
+    ext, device, _ = k
+    g = torch.Generator().manual_seed(4)
+    a = torch.cat([torch.randn(300, generator=g) * 3, torch.tensor([65519.0, 65520.0, 7e4, -7e4, 1e-8, -1e-8, 0.5])])
+    b = torch.randn(len(a), generator=g)
+    out, bits = (t.cpu() for t in ext.half_api(a.to(device), b.to(device)))
+    bits = bits.view(torch.int32).long() & 0xFFFFFFFF
+    x = a.double()
+    for col, (dtype, mode) in enumerate([(t, m) for t in (torch.half, torch.bfloat16) for m in ("rz", "ru", "rd")]):
+        torch.testing.assert_close(out[:, col].double(), directed(x, dtype, mode), rtol=0, atol=0)
+    ha, hb, ba = a.half(), b.half(), a.bfloat16()
+    torch.testing.assert_close(out[:, 6], ha.float().ceil().half().float(), rtol=0, atol=0)
+    torch.testing.assert_close(out[:, 7], ba.float().floor().bfloat16().float(), rtol=0, atol=0)
+    torch.testing.assert_close(out[:, 8], (ha.float() + hb.float()).half().float().clamp(0, 1), rtol=0, atol=0)
+    fma = (ha.double() * hb.double() + hb.double()).half().float()  # one rounding, as a fused multiply-add
+    torch.testing.assert_close(out[:, 9], fma.clamp(min=0), rtol=0, atol=0)
+    torch.testing.assert_close(out[:, 10], hb.float(), rtol=0, atol=0)  # __lowhigh2highlow swaps the halves
+    torch.testing.assert_close(out[:, 11], hb.float(), rtol=0, atol=0)  # __lows2half2's high: b's low
+    hf, hbf = ha.double(), hb.double()
+    assert bits[:, 0].tolist() == [int(v) & 0xFFFFFFFF for v in hf.clamp(-(2**31), 2**31 - 1).floor().tolist()]
+    assert bits[:, 1].tolist() == [int(v) & 0xFFFFFFFF for v in hf.clamp(-(2**31), 2**31 - 1).ceil().tolist()]
+    assert bits[:, 2].tolist() == [int(v) & 0xFFFFFFFF for v in ba.float().trunc().tolist()]
+    saturated = [2**63 - 1 if v == float("inf") else -(2**63) if v == -float("inf") else int(v) for v in hf.round()]
+    assert bits[:, 3].tolist() == [v & 0xFFFFFFFF for v in saturated]  # long long, its low 32 bits
+    lt = (hf < hbf).long() * 0xFFFF | (hbf < hf).long() * 0xFFFF0000
+    assert bits[:, 4].tolist() == lt.tolist()
+    assert bits[:, 5].tolist() == (~(hf < hbf)).long().tolist()  # the high halves compare NaN: unordered, true
+    assert bits[:, 6].tolist() == [1] * len(a)
+    five = torch.tensor([int(v) for v in (a * 5000).tolist()], dtype=torch.float64)
+    assert bits[:, 7].tolist() == directed(five, torch.half, "ru").half().view(torch.int16).long().__and__(0xFFFF).tolist()

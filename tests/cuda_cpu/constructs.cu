@@ -8,6 +8,7 @@
 //   host_runtime:    cudaMalloc/Free, cudaMemset, cudaMemcpy(Async), device properties and attributes, events,
 //                    cudaGetLastError
 //   arch_branch:     inline PTX in an `#if __CUDA_ARCH__` branch the stand-in does not compile
+//   half_api:        more of cuda_fp16.h and cuda_bf16.h: directed rounding, math, saturation, pair comparisons
 #include <cuda_runtime.h>
 
 #include "constructs.cuh"
@@ -200,5 +201,42 @@ __global__ void arch_branch_kernel(const float* x, float* y, int n) {
 
 void arch_branch(const float* x, float* y, int n) {
   arch_branch_kernel<<<(n + 127) / 128, 128>>>(x, y, n);
+  KP_CHECK_LAUNCH();
+}
+
+// More of the half and bfloat16 API, per element i of a and b (see tests/test_constructs.py for the table):
+// directed-rounding conversions, math, saturation, pair comparisons and masks.
+__global__ void half_api_kernel(const float* a, const float* b, float* out, unsigned* bits, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const float x = a[i], y = b[i];
+  const __half hx = __float2half(x), hy = __float2half(y);
+  const __nv_bfloat16 bx = __float2bfloat16(x);
+  float* o = out + 12 * i;
+  o[0] = __half2float(__float2half_rz(x));
+  o[1] = __half2float(__float2half_ru(x));
+  o[2] = __half2float(__float2half_rd(x));
+  o[3] = __bfloat162float(__float2bfloat16_rz(x));
+  o[4] = __bfloat162float(__float2bfloat16_ru(x));
+  o[5] = __bfloat162float(__float2bfloat16_rd(x));
+  o[6] = __half2float(hceil(hx));
+  o[7] = __bfloat162float(hfloor(bx));
+  o[8] = __half2float(__hadd_sat(hx, hy));
+  o[9] = __half2float(__hfma_relu(hx, hy, hy));
+  o[10] = __low2float(__lowhigh2highlow(__halves2half2(hx, hy)));
+  o[11] = __high2float(__lows2half2(__halves2half2(hx, hy), __halves2half2(hy, hx)));
+  unsigned* u = bits + 8 * i;
+  u[0] = unsigned(__half2int_rd(hx));
+  u[1] = unsigned(__half2int_ru(hx));
+  u[2] = unsigned(__bfloat162int_rz(bx));
+  u[3] = unsigned(__half2ll_rn(hx));
+  u[4] = __hlt2_mask(__halves2half2(hx, hy), __halves2half2(hy, hx));
+  u[5] = __hbgeu2(__halves2half2(hx, __float2half(NAN)), __halves2half2(hy, hx));
+  u[6] = __hisnan(__hmax_nan(hx, __float2half(NAN)));
+  u[7] = __half_as_ushort(__int2half_ru(int(x * 5000.0f)));
+}
+
+void half_api(const float* a, const float* b, float* out, unsigned* bits, int n) {
+  half_api_kernel<<<(n + 127) / 128, 128>>>(a, b, out, bits, n);
   KP_CHECK_LAUNCH();
 }

@@ -9,6 +9,7 @@ void big_smem(const float* x, float* y, int n, int smem_bytes, bool opt_in);
 void pairs(const float* a, const float* b, float* out, float* sums, int pairs);
 void host_runtime(const float* x, float* y, int n, int* info, float* ms);
 void arch_branch(const float* x, float* y, int n);
+void half_api(const float* a, const float* b, float* out, unsigned* bits, int n);
 
 Tensor typed_args_op(Tensor x, Tensor bias) {
   kp::check_tensor("typed_args", "x", x, ScalarType::Float);
@@ -59,10 +60,23 @@ Tensor arch_branch_op(Tensor x) {
   return y;
 }
 
+std::tuple<Tensor, Tensor> half_api_op(Tensor a, Tensor b) {
+  kp::check_tensor("half_api", "a", a, ScalarType::Float);
+  kp::check_tensor("half_api", "b", b, ScalarType::Float);
+  kp::check(a.numel() == b.numel(), "half_api: a and b must have the same number of elements");
+  Tensor out = torch::stable::new_zeros(a, {a.numel(), 12});
+  Tensor bits = torch::stable::new_zeros(a, {a.numel(), 8}, ScalarType::Int);
+  kp::before_launch("half_api");
+  half_api(kp::data<float>(a, "a"), kp::data<float>(b, "b"), kp::data<float>(out, "out"),
+           reinterpret_cast<unsigned*>(kp::data<int>(bits, "bits")), a.numel());
+  return {out, bits};
+}
+
 KP_OPS(m) {
   m.def("typed_args(Tensor x, Tensor bias) -> Tensor", TORCH_BOX(&typed_args_op));
   m.def("big_smem(Tensor x, int smem_bytes, bool opt_in) -> Tensor", TORCH_BOX(&big_smem_op));
   m.def("pairs(Tensor a, Tensor b) -> (Tensor, Tensor)", TORCH_BOX(&pairs_op));
   m.def("host_runtime(Tensor x) -> (Tensor, Tensor, Tensor)", TORCH_BOX(&host_runtime_op));
   m.def("arch_branch(Tensor x) -> Tensor", TORCH_BOX(&arch_branch_op));
+  m.def("half_api(Tensor a, Tensor b) -> (Tensor, Tensor)", TORCH_BOX(&half_api_op));
 }
