@@ -8,8 +8,11 @@
 // __syncthreads_count/_and/_or), warp shuffles, votes, matches and reductions, atomics (with
 // atomicInc/Dec), bit and rounding-mode intrinsics, math, clock64, device-side assert and __trap,
 // cooperative groups (the block and its tiles); half and bfloat16 are in cuda_cpu_fp16.h, which the
-// source step includes for <cuda_fp16.h> and <cuda_bf16.h>. The runtime (cuda_cpu_runtime.cpp,
-// libkp_cuda_cpu.so, one per process) owns the thread pool, the fibers and the fault handler.
+// source step includes for <cuda_fp16.h> and <cuda_bf16.h>; the host runtime a launcher calls (cudaMalloc,
+// cudaMemcpy, device properties, events, cudaFuncSetAttribute) is in cuda_cpu_host.h, included at the end.
+// A project header that includes CUDA's headers itself finds them in cuda_cpu_include/, which forwards to
+// these. The runtime (cuda_cpu_runtime.cpp, libkp_cuda_cpu.so, one per process) owns the thread pool, the
+// fibers and the fault handler.
 //
 // How it runs. A launch is checked like CUDA checks it, then its blocks are handed out in chunks to
 // the pool; the launching thread works too. A block runs on one OS thread: its CUDA threads run one
@@ -37,7 +40,13 @@
 //     large stride before the next one starts. Launch one thread per element where possible.
 //   - __activemask() returns the lanes of the warp that have not exited, not those of the current
 //     branch.
-//   - Launches are synchronous; streams are accepted and ignored.
+//   - Launches are synchronous; streams are accepted and ignored. Device memory (cudaMalloc) is host
+//     memory, and a kernel may read a host pointer, as on a GPU it may not.
+//   - cudaFuncSetAttribute's opt-in to more than 48 KiB of dynamic shared memory holds per kernel name:
+//     all instantiations of a template share it (on a GPU each has its own). Called from a header the
+//     source step does not translate, it is checked and then forgotten.
+//   - The device answers as an H100 SXM (cudaGetDeviceProperties, cudaDeviceGetAttribute), whatever the
+//     GPU the model is asked about.
 //   - Faults fail the launch, and the process goes on: a read or write of unmapped memory
 //     (cudaErrorIllegalAddress), a stack overflow, integer division by zero, device-side assert
 //     (cudaErrorAssert) and __trap() (cudaErrorLaunchFailure) name the kernel, thread, block and
