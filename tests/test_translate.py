@@ -273,3 +273,10 @@ def test_code_in_a_branch_the_stand_in_compiles_is_still_inspected(condition, li
     with pytest.raises(UnsupportedConstruct) as err:
         translate(src, "/abs/k.cu", "kernels/k.cu")
     assert str(err.value) == f"kernels/k.cu:{line}: inline asm/PTX is not supported on the CPU stand-in"
+
+
+def test_a_cuda_library_header_is_named_at_its_include():
+    """llm.c's dev/cuda/common.h includes cuBLAS's headers: the stand-in has no cuBLAS, and says so by name."""
+    with pytest.raises(UnsupportedConstruct) as err:
+        translate("#include <cuda_runtime.h>\n#include <cublas_v2.h>\n", "/abs/k.cu", "kernels/k.cu")
+    assert str(err.value) == "kernels/k.cu:2: #include <cublas_v2.h> is not supported on the CPU stand-in"
