@@ -121,8 +121,9 @@ def test_every_name_of_the_toolkits_half_and_bfloat16_headers_is_provided_or_nam
     import re
     from pathlib import Path
 
-    import kp.toolchain
     from cuda_cpu_translate import missing_cuda_names, stand_in_names
+
+    import kp.toolchain
 
     root = kp.toolchain.find_cuda_root()
     if root is None:
@@ -182,4 +183,5 @@ def test_more_of_the_half_and_bfloat16_api(k):
     assert bits[:, 5].tolist() == (~(hf < hbf)).long().tolist()  # the high halves compare NaN: unordered, true
     assert bits[:, 6].tolist() == [1] * len(a)
     five = torch.tensor([int(v) for v in (a * 5000).tolist()], dtype=torch.float64)
-    assert bits[:, 7].tolist() == directed(five, torch.half, "ru").half().view(torch.int16).long().__and__(0xFFFF).tolist()
+    expected = directed(five, torch.half, "ru").half().view(torch.int16).long() & 0xFFFF
+    assert bits[:, 7].tolist() == expected.tolist()

@@ -269,7 +269,7 @@ def test_code_in_a_branch_the_stand_in_does_not_compile_is_not_inspected(conditi
     ],
 )
 def test_code_in_a_branch_the_stand_in_compiles_is_still_inspected(condition, line):
-    src = f"__device__ float f(float x) {{\n  float r;\n{condition}\n  asm(\"rcp\");\n#endif\n  return r;\n}}\n"
+    src = f'__device__ float f(float x) {{\n  float r;\n{condition}\n  asm("rcp");\n#endif\n  return r;\n}}\n'
     with pytest.raises(UnsupportedConstruct) as err:
         translate(src, "/abs/k.cu", "kernels/k.cu")
     assert str(err.value) == f"kernels/k.cu:{line}: inline asm/PTX is not supported on the CPU stand-in"

@@ -151,18 +151,18 @@ struct __align__(16) double2 {
 
 enum cudaError {
   cudaSuccess = 0,
-  cudaErrorInvalidValue = 1,               // "invalid argument"
-  cudaErrorMemoryAllocation = 2,           // "out of memory"
-  cudaErrorInvalidConfiguration = 9,       // "invalid configuration argument"
-  cudaErrorInvalidMemcpyDirection = 21,    // "invalid copy direction for memcpy"
-  cudaErrorInvalidDeviceFunction = 98,     // "invalid device function"
-  cudaErrorInvalidDevice = 101,            // "invalid device ordinal"
-  cudaErrorInvalidResourceHandle = 400,    // "invalid resource handle"
-  cudaErrorNotReady = 600,                 // "device not ready"
-  cudaErrorIllegalAddress = 700,      // "an illegal memory access was encountered"
-  cudaErrorAssert = 710,              // "device-side assert triggered"
-  cudaErrorIllegalInstruction = 715,  // "an illegal instruction was encountered"
-  cudaErrorLaunchFailure = 719,       // "unspecified launch failure"
+  cudaErrorInvalidValue = 1,             // "invalid argument"
+  cudaErrorMemoryAllocation = 2,         // "out of memory"
+  cudaErrorInvalidConfiguration = 9,     // "invalid configuration argument"
+  cudaErrorInvalidMemcpyDirection = 21,  // "invalid copy direction for memcpy"
+  cudaErrorInvalidDeviceFunction = 98,   // "invalid device function"
+  cudaErrorInvalidDevice = 101,          // "invalid device ordinal"
+  cudaErrorInvalidResourceHandle = 400,  // "invalid resource handle"
+  cudaErrorNotReady = 600,               // "device not ready"
+  cudaErrorIllegalAddress = 700,         // "an illegal memory access was encountered"
+  cudaErrorAssert = 710,                 // "device-side assert triggered"
+  cudaErrorIllegalInstruction = 715,     // "an illegal instruction was encountered"
+  cudaErrorLaunchFailure = 719,          // "unspecified launch failure"
 };
 typedef enum cudaError cudaError_t;
 typedef struct CUstream_st* cudaStream_t;

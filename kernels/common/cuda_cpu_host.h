@@ -195,7 +195,8 @@ inline cudaError_t cudaMemcpy(void* dst, const void* src, size_t bytes, cudaMemc
   if (static_cast<unsigned>(kind) > cudaMemcpyDefault)
     return ::kp::detail::host_error(cudaErrorInvalidMemcpyDirection, "cudaMemcpy: kind is not a cudaMemcpyKind");
   if (bytes && (!dst || !src))
-    return ::kp::detail::host_error(cudaErrorInvalidValue, !dst ? "cudaMemcpy: dst is NULL" : "cudaMemcpy: src is NULL");
+    return ::kp::detail::host_error(cudaErrorInvalidValue,
+                                    !dst ? "cudaMemcpy: dst is NULL" : "cudaMemcpy: src is NULL");
   if (bytes) std::memmove(dst, src, bytes);
   return cudaSuccess;
 }
@@ -231,8 +232,9 @@ inline cudaError_t cudaGetDevice(int* device) {
   return cudaSuccess;
 }
 inline cudaError_t cudaSetDevice(int device) {
-  return device == 0 ? cudaSuccess
-                     : ::kp::detail::host_error(cudaErrorInvalidDevice, "cudaSetDevice: the stand-in has device 0 only");
+  return device == 0
+             ? cudaSuccess
+             : ::kp::detail::host_error(cudaErrorInvalidDevice, "cudaSetDevice: the stand-in has device 0 only");
 }
 inline cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int device) {
   if (!prop) return ::kp::detail::host_error(cudaErrorInvalidValue, "cudaGetDeviceProperties: prop is NULL");
@@ -247,30 +249,78 @@ inline cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int d
     return ::kp::detail::host_error(cudaErrorInvalidDevice, "cudaDeviceGetAttribute: the stand-in has device 0 only");
   const cudaDeviceProp p = ::kp::detail::h100_properties();
   switch (attr) {
-    case cudaDevAttrMaxThreadsPerBlock: *value = p.maxThreadsPerBlock; break;
-    case cudaDevAttrMaxBlockDimX: *value = p.maxThreadsDim[0]; break;
-    case cudaDevAttrMaxBlockDimY: *value = p.maxThreadsDim[1]; break;
-    case cudaDevAttrMaxBlockDimZ: *value = p.maxThreadsDim[2]; break;
-    case cudaDevAttrMaxGridDimX: *value = p.maxGridSize[0]; break;
-    case cudaDevAttrMaxGridDimY: *value = p.maxGridSize[1]; break;
-    case cudaDevAttrMaxGridDimZ: *value = p.maxGridSize[2]; break;
-    case cudaDevAttrMaxSharedMemoryPerBlock: *value = static_cast<int>(p.sharedMemPerBlock); break;
-    case cudaDevAttrTotalConstantMemory: *value = static_cast<int>(p.totalConstMem); break;
-    case cudaDevAttrWarpSize: *value = p.warpSize; break;
-    case cudaDevAttrMaxRegistersPerBlock: *value = p.regsPerBlock; break;
-    case cudaDevAttrClockRate: *value = 1980000; break;        // kHz: the data sheet's boost clock
-    case cudaDevAttrMemoryClockRate: *value = 2617000; break;  // kHz: 3.35 TB/s, 5120 bits, double data rate
-    case cudaDevAttrMultiProcessorCount: *value = p.multiProcessorCount; break;
-    case cudaDevAttrGlobalMemoryBusWidth: *value = p.memoryBusWidth; break;
-    case cudaDevAttrL2CacheSize: *value = p.l2CacheSize; break;
-    case cudaDevAttrMaxThreadsPerMultiProcessor: *value = p.maxThreadsPerMultiProcessor; break;
-    case cudaDevAttrComputeCapabilityMajor: *value = p.major; break;
-    case cudaDevAttrComputeCapabilityMinor: *value = p.minor; break;
-    case cudaDevAttrMaxSharedMemoryPerMultiprocessor: *value = static_cast<int>(p.sharedMemPerMultiprocessor); break;
-    case cudaDevAttrMaxRegistersPerMultiprocessor: *value = p.regsPerMultiprocessor; break;
-    case cudaDevAttrMaxSharedMemoryPerBlockOptin: *value = static_cast<int>(p.sharedMemPerBlockOptin); break;
-    case cudaDevAttrMaxBlocksPerMultiprocessor: *value = p.maxBlocksPerMultiProcessor; break;
-    case cudaDevAttrReservedSharedMemoryPerBlock: *value = static_cast<int>(p.reservedSharedMemPerBlock); break;
+    case cudaDevAttrMaxThreadsPerBlock:
+      *value = p.maxThreadsPerBlock;
+      break;
+    case cudaDevAttrMaxBlockDimX:
+      *value = p.maxThreadsDim[0];
+      break;
+    case cudaDevAttrMaxBlockDimY:
+      *value = p.maxThreadsDim[1];
+      break;
+    case cudaDevAttrMaxBlockDimZ:
+      *value = p.maxThreadsDim[2];
+      break;
+    case cudaDevAttrMaxGridDimX:
+      *value = p.maxGridSize[0];
+      break;
+    case cudaDevAttrMaxGridDimY:
+      *value = p.maxGridSize[1];
+      break;
+    case cudaDevAttrMaxGridDimZ:
+      *value = p.maxGridSize[2];
+      break;
+    case cudaDevAttrMaxSharedMemoryPerBlock:
+      *value = static_cast<int>(p.sharedMemPerBlock);
+      break;
+    case cudaDevAttrTotalConstantMemory:
+      *value = static_cast<int>(p.totalConstMem);
+      break;
+    case cudaDevAttrWarpSize:
+      *value = p.warpSize;
+      break;
+    case cudaDevAttrMaxRegistersPerBlock:
+      *value = p.regsPerBlock;
+      break;
+    case cudaDevAttrClockRate:
+      *value = 1980000;
+      break;  // kHz: the data sheet's boost clock
+    case cudaDevAttrMemoryClockRate:
+      *value = 2617000;
+      break;  // kHz: 3.35 TB/s, 5120 bits, double data rate
+    case cudaDevAttrMultiProcessorCount:
+      *value = p.multiProcessorCount;
+      break;
+    case cudaDevAttrGlobalMemoryBusWidth:
+      *value = p.memoryBusWidth;
+      break;
+    case cudaDevAttrL2CacheSize:
+      *value = p.l2CacheSize;
+      break;
+    case cudaDevAttrMaxThreadsPerMultiProcessor:
+      *value = p.maxThreadsPerMultiProcessor;
+      break;
+    case cudaDevAttrComputeCapabilityMajor:
+      *value = p.major;
+      break;
+    case cudaDevAttrComputeCapabilityMinor:
+      *value = p.minor;
+      break;
+    case cudaDevAttrMaxSharedMemoryPerMultiprocessor:
+      *value = static_cast<int>(p.sharedMemPerMultiprocessor);
+      break;
+    case cudaDevAttrMaxRegistersPerMultiprocessor:
+      *value = p.regsPerMultiprocessor;
+      break;
+    case cudaDevAttrMaxSharedMemoryPerBlockOptin:
+      *value = static_cast<int>(p.sharedMemPerBlockOptin);
+      break;
+    case cudaDevAttrMaxBlocksPerMultiprocessor:
+      *value = p.maxBlocksPerMultiProcessor;
+      break;
+    case cudaDevAttrReservedSharedMemoryPerBlock:
+      *value = static_cast<int>(p.reservedSharedMemPerBlock);
+      break;
     default:
       return ::kp::detail::host_error(cudaErrorInvalidValue, "cudaDeviceGetAttribute: an attribute the stand-in lacks");
   }

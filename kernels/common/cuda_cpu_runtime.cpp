@@ -44,13 +44,13 @@ namespace detail {
 
 __thread ThreadState tls;
 
-constexpr unsigned kMaxBlockThreads = 1024;     // CUDA's limit
+constexpr unsigned kMaxBlockThreads = 1024;      // CUDA's limit
 constexpr size_t kDefaultDynamicShared = 49152;  // CUDA's limit without opting in (cudaFuncSetAttribute)
 constexpr size_t kMaxDynamicShared = 232448;     // opted in: an H100's sharedMemPerBlockOptin, 227 KiB (the CUDA
                                                  // C++ Programming Guide's limit per block for compute capability 9.0)
-constexpr size_t kFiberStackBytes = 512 << 10;  // per fiber (CUDA's most local memory per thread), plus a guard
-                                                // page below it; reserved, and committed only where touched
-constexpr size_t kSignalStackBytes = 64 << 10;  // per OS thread that runs blocks, for the fault handler
+constexpr size_t kFiberStackBytes = 512 << 10;   // per fiber (CUDA's most local memory per thread), plus a guard
+                                                 // page below it; reserved, and committed only where touched
+constexpr size_t kSignalStackBytes = 64 << 10;   // per OS thread that runs blocks, for the fault handler
 
 // ---------------------------------------------------------------------------------------------
 // Errors: like CUDA's, one last error per host thread.

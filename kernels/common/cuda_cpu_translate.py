@@ -133,7 +133,7 @@ def defined_names(code):
             args = dict(zip(params, (a.strip() for a in call[1].split(","))))
             # Each parameter that touches a `##` takes its argument; then the pastes join (`P##2int_##sfx`).
             expanded = re.sub(
-                r"\w+(?=\s*##)|(?<=##)\s*\w+", lambda m: args.get(m[0].strip(), m[0].strip()), macro[3]
+                r"\w+(?=\s*##)|(?<=##)\s*\w+", lambda m, args=args: args.get(m[0].strip(), m[0].strip()), macro[3]
             )
             names |= set(re.findall(r"\w+", re.sub(r"\s*##\s*", "", expanded)))
     return names
@@ -321,8 +321,17 @@ def branch_edits(code, bodies):
 
 # What the stand-in's g++ build defines and leaves undefined, for inactive_branches: no CUDA compiler, no device pass.
 PREDEFINED = {"KP_CPU_STANDIN": "1", "__cplusplus": "201703L", "__GNUC__": "11", "__linux__": "1"}
-UNDEFINED = {"__CUDA_ARCH__", "__CUDACC__", "__NVCC__", "__CUDACC_RTC__", "__CUDA_ARCH_LIST__", "__HIPCC__",
-             "__HIP_DEVICE_COMPILE__", "__HIP_PLATFORM_AMD__", "_WIN32"}
+UNDEFINED = {
+    "__CUDA_ARCH__",
+    "__CUDACC__",
+    "__NVCC__",
+    "__CUDACC_RTC__",
+    "__CUDA_ARCH_LIST__",
+    "__HIPCC__",
+    "__HIP_DEVICE_COMPILE__",
+    "__HIP_PLATFORM_AMD__",
+    "_WIN32",
+}
 DIRECTIVE = re.compile(r"(?m)^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif|define|undef)\b(.*)$")
 
 

@@ -121,8 +121,8 @@ void pairs(const float* a, const float* b, float* out, float* sums, int pairs) {
   cudaMemcpy(&b2, bacc, sizeof b2, cudaMemcpyDeviceToHost);
   cudaMemcpy(&h1, hs, sizeof h1, cudaMemcpyDeviceToHost);
   cudaMemcpy(&b1, bs, sizeof b1, cudaMemcpyDeviceToHost);
-  const float host[6] = {__low2float(h2), __high2float(h2), __low2float(b2), __high2float(b2), __half2float(h1),
-                         __bfloat162float(b1)};
+  const float host[6] = {__low2float(h2),  __high2float(h2), __low2float(b2),
+                         __high2float(b2), __half2float(h1), __bfloat162float(b1)};
   cudaMemcpy(sums, host, sizeof host, cudaMemcpyHostToDevice);
   cudaFree(hacc);
   cudaFree(bacc);
@@ -169,7 +169,7 @@ void host_runtime(const float* x, float* y, int n, int* info, float* ms) {
   cudaMemcpy(dx, host, sizeof host, cudaMemcpyHostToDevice);
   cudaMemcpy(back, dx, sizeof back, cudaMemcpyDeviceToHost);
   out[13] = back[0] == 1.0f && back[1] == 2.0f && back[2] == 3.0f;
-  out[14] = cudaMemcpy(dx, dy, 4, static_cast<cudaMemcpyKind>(7));  // not a copy kind: an error
+  out[14] = cudaMemcpy(dx, dy, 4, static_cast<cudaMemcpyKind>(7));               // not a copy kind: an error
   out[15] = cudaGetLastError() == out[14] && cudaGetLastError() == cudaSuccess;  // recorded once, then cleared
   cudaEventDestroy(start);
   cudaEventDestroy(stop);

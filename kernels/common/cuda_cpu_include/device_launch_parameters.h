@@ -1,5 +1,6 @@
-// <device_launch_parameters.h> for the CPU stand-in, in a header that a kernel file includes: what CUDA's header gives is in
-// cuda_cpu.h (the source step includes it first in every kernel file, and drops this include from the .cu itself).
+// <device_launch_parameters.h> for the CPU stand-in, in a header that a kernel file includes: what CUDA's header gives
+// is in cuda_cpu.h (the source step includes it first in every kernel file, and drops this include from the .cu
+// itself).
 #pragma once
 #ifndef KP_CUDA_CPU_H  // (a precompiled cuda_cpu.h does not always honour its #pragma once)
 #include "../cuda_cpu.h"

@@ -1,5 +1,6 @@
-// <cooperative_groups/reduce.h> for the CPU stand-in, in a header that a kernel file includes: what CUDA's header gives is in
-// cuda_cpu.h (the source step includes it first in every kernel file, and drops this include from the .cu itself).
+// <cooperative_groups/reduce.h> for the CPU stand-in, in a header that a kernel file includes: what CUDA's header gives
+// is in cuda_cpu.h (the source step includes it first in every kernel file, and drops this include from the .cu
+// itself).
 #pragma once
 #ifndef KP_CUDA_CPU_H  // (a precompiled cuda_cpu.h does not always honour its #pragma once)
 #include "../../cuda_cpu.h"
