@@ -185,3 +185,31 @@ def test_more_of_the_half_and_bfloat16_api(k):
     five = torch.tensor([int(v) for v in (a * 5000).tolist()], dtype=torch.float64)
     expected = directed(five, torch.half, "ru").half().view(torch.int16).long() & 0xFFFF
     assert bits[:, 7].tolist() == expected.tolist()
+
+
+def test_the_host_runtimes_names_and_values_are_the_toolkits():
+    """Every cuda* function, enumerator and cudaDeviceProp field of the stand-in's host runtime (cuda_cpu_host.h, and
+    the error codes of cuda_cpu.h) exists in the toolkit's headers, with the same value."""
+    import re
+    from pathlib import Path
+
+    import kp.toolchain
+
+    root = kp.toolchain.find_cuda_root()
+    if root is None:
+        pytest.skip("no CUDA toolkit (nvcc) here to read the headers of")
+    include = Path(root) / "include"
+    toolkit = "".join((include / h).read_text() for h in ("cuda_runtime_api.h", "cuda_runtime.h", "driver_types.h"))
+    ours = (kp.files.COMMON / "cuda_cpu_host.h").read_text() + (kp.files.COMMON / "cuda_cpu.h").read_text()
+    functions = set(re.findall(r"\bcudaError_t (cuda\w+)\(", ours))
+    assert {"cudaMalloc", "cudaMemcpy", "cudaEventElapsedTime", "cudaDeviceGetAttribute"} <= functions
+    assert not sorted(f for f in functions if not re.search(rf"\b{f}\s*\(", toolkit))
+    values = dict(re.findall(r"\b(cuda\w+) = (-?\d+)", ours))
+    assert len(values) > 40
+    for name, value in values.items():
+        theirs = re.search(rf"\b{name}\s*=\s*(-?\d+)", toolkit)
+        assert theirs and theirs[1] == value, (name, value, theirs and theirs[1])
+    prop = re.search(r"struct cudaDeviceProp \{(.*?)\};", ours, re.S)[1]
+    theirs = re.search(r"struct __device_builtin__ cudaDeviceProp\s*\{(.*?)\};", toolkit, re.S)[1]
+    fields = re.findall(r"(\w+)(?:\[\d+\])?;", prop)
+    assert not [f for f in fields if not re.search(rf"\b{f}\b(\[\d+\])?;", theirs)]

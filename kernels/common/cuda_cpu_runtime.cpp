@@ -962,7 +962,7 @@ bool valid_configuration(const Kernel& kernel, dim3 g, dim3 b, size_t shmem) {
     reason = "gridDim.x is at most 2147483647";
   else if (g.y > 65535 || g.z > 65535)
     reason = "gridDim.y and gridDim.z are at most 65535";
-  else if (shmem > max_dynamic_shared(kernel.name)) {
+  else if (shmem > kDefaultDynamicShared && shmem > max_dynamic_shared(kernel.name)) {  // no lock below 48 KiB
     code = cudaErrorInvalidValue;
     reason = max_dynamic_shared(kernel.name) == kDefaultDynamicShared
                  ? "at most 49152 bytes of dynamic shared memory per block, unless cudaFuncSetAttribute("
