@@ -220,6 +220,7 @@ def test_cuda_func_set_attribute_gets_the_kernels_name():
         "void f(int smem) {\n"
         "  cudaFuncSetAttribute(ns::k<float, 4>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);\n"
         "  cudaCheck(cudaFuncSetAttribute((void*)kern, cudaFuncAttributePreferredSharedMemoryCarveout, 100));\n"
+        "  cudaFuncSetAttribute(reinterpret_cast<const void*>(&ns::k2<T>), attr, 1);\n"
         "}\n"
     )
     out = body(translate(src, "/k.cu")).splitlines()
@@ -230,6 +231,7 @@ def test_cuda_func_set_attribute_gets_the_kernels_name():
         '  cudaCheck(::kp::func_set_attribute("kern", (void*)kern, cudaFuncAttributePreferredSharedMemoryCarveout, '
         "100));"
     )
+    assert out[3].startswith('  ::kp::func_set_attribute("k2", reinterpret_cast<const void*>(&ns::k2<T>), ')
 
 
 @pytest.mark.parametrize(

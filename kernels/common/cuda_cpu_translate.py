@@ -492,7 +492,9 @@ def launch_arguments(code, text):
 def kernel_base_name(expr):
     """`ns::k<float, 4>` -> `k`: how the runtime names a kernel for cudaFuncSetAttribute (every instantiation of a
     template shares the attribute)."""
-    expr = re.sub(r"[&()\s]|\(\s*void\s*\*\s*\)", "", expr.split("<", 1)[0])
+    expr = re.sub(r"\(\s*(const\s+)?void\s*\*\s*\)", "", expr)  # (void*)k
+    expr = re.sub(r"^\s*(static_cast|reinterpret_cast)\s*<[^>]*>\s*\((.*)\)\s*$", r"\2", expr)
+    expr = re.sub(r"[&()\s]", "", expr.split("<", 1)[0])
     return expr.rsplit("::", 1)[-1]
 
 
@@ -506,7 +508,6 @@ def func_attribute_edits(code, bodies):
         if close < 0:
             continue
         first = split_top_level(code[m.end() : close], code[m.end() : close])[0]
-        first = re.sub(r"^\s*\(\s*(const\s+)?void\s*\*\s*\)", "", first)
         edits.append((m.start(), m.end(), f'::kp::func_set_attribute("{kernel_base_name(first)}", '))
     return edits
 
