@@ -319,8 +319,9 @@ def branch_edits(code, bodies):
     return edits
 
 
-# What the stand-in's g++ build defines and leaves undefined, for inactive_branches: no CUDA compiler, no device pass.
-PREDEFINED = {"KP_CPU_STANDIN": "1", "__cplusplus": "201703L", "__GNUC__": "11", "__linux__": "1"}
+# What the stand-in's g++ build defines (kp.build's -DKP_CPU_STANDIN) and leaves undefined, for inactive_branches: no
+# CUDA compiler, no device pass. Any other macro's state (the compiler's own, a header's) is unknown here.
+PREDEFINED = {"KP_CPU_STANDIN": "1"}
 UNDEFINED = {
     "__CUDA_ARCH__",
     "__CUDACC__",
@@ -384,7 +385,7 @@ def inactive_branches(code):
     KP_CPU_STANDIN is defined, and so is whatever the file itself #defines), and those after a branch known
     taken. A condition on a macro from elsewhere counts as taken, so such code is still inspected. `code`: the
     source with comments and strings blanked."""
-    defined = {name: value for name, value in PREDEFINED.items()}
+    defined = dict(PREDEFINED)
     defined.update({name: None for name in UNDEFINED})
     regions = []
     stack = []  # per open #if: [parent active, some branch taken for sure, this branch active, its start]
