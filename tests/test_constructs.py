@@ -28,11 +28,11 @@ def k(request, built):
     if request.param == "check" and built != "cpu":
         pytest.skip("check mode runs on the CPU stand-in only")
     ext = helpers.load_kernel(CONSTRUCTS, target=built, check=request.param == "check", quiet=True)
-    return ext, DEVICE[built], built
+    return ext, DEVICE[built], built, request.param == "check"
 
 
 def test_typed_launch_arguments_null_nullptr_zero_literals_and_enums(k):
-    ext, device, _ = k
+    ext, device, *_ = k
     g = torch.Generator().manual_seed(0)
     x, bias = torch.randn(N, generator=g), torch.randn(N, generator=g)
     out = ext.typed_args(x.to(device), bias.to(device)).cpu()
@@ -45,7 +45,7 @@ def test_typed_launch_arguments_null_nullptr_zero_literals_and_enums(k):
 def test_dynamic_shared_memory_past_48_kib_with_the_attribute(k, smem_kib):
     """A launcher that names its own `dim3 gridDim, blockDim`, sets the carve-out and opts in to `smem_kib` KiB of
     dynamic shared memory, which every block fills: up to the H100's 227 KiB per block."""
-    ext, device, _ = k
+    ext, device, *_ = k
     x = torch.arange(N, dtype=torch.float32)
     m = smem_kib * 1024 // 4
     y = ext.big_smem(x.to(device), smem_kib * 1024, True).cpu()
@@ -53,7 +53,7 @@ def test_dynamic_shared_memory_past_48_kib_with_the_attribute(k, smem_kib):
 
 
 def test_more_than_48_kib_without_the_attribute_fails_the_launch_as_cuda_does(k):
-    ext, device, built = k
+    ext, device, built, _ = k
     with pytest.raises(RuntimeError, match="kernel launch failed") as err:
         ext.big_smem(torch.zeros(N, device=device), 49152 + 1024, False)
     if built == "cpu":
@@ -69,7 +69,7 @@ def test_more_than_the_h100_allows_fails_at_the_attribute():
 
 
 def test_half_and_bfloat16_pairs_and_their_atomics_from_a_header_that_includes_cudas_headers(k):
-    ext, device, _ = k
+    ext, device, *_ = k
     pairs = 199
     g = torch.Generator().manual_seed(1)
     a, b = torch.randn(2 * pairs, generator=g), torch.randn(2 * pairs, generator=g)
@@ -86,7 +86,7 @@ def test_half_and_bfloat16_pairs_and_their_atomics_from_a_header_that_includes_c
 
 
 def test_host_runtime_memory_copies_properties_events_and_errors(k):
-    ext, device, built = k
+    ext, device, built, _ = k
     x = torch.randn(N, generator=torch.Generator().manual_seed(2))
     y, info, ms = (t.cpu() for t in ext.host_runtime(x.to(device)))
     torch.testing.assert_close(y, 2 * x, rtol=0, atol=0)
@@ -109,7 +109,7 @@ def test_host_runtime_memory_copies_properties_events_and_errors(k):
 
 
 def test_inline_ptx_in_a_branch_the_stand_in_does_not_compile(k):
-    ext, device, _ = k
+    ext, device, *_ = k
     x = torch.rand(N, generator=torch.Generator().manual_seed(3)) + 0.5
     torch.testing.assert_close(ext.arch_branch(x.to(device)).cpu(), 1 / x, rtol=1e-6, atol=0)
 
@@ -155,7 +155,7 @@ def directed(x, dtype, mode):
 
 
 def test_more_of_the_half_and_bfloat16_api(k):
-    ext, device, _ = k
+    ext, device, *_ = k
     g = torch.Generator().manual_seed(4)
     a = torch.cat([torch.randn(300, generator=g) * 3, torch.tensor([65519.0, 65520.0, 7e4, -7e4, 1e-8, -1e-8, 0.5])])
     b = torch.randn(len(a), generator=g)
@@ -213,3 +213,17 @@ def test_the_host_runtimes_names_and_values_are_the_toolkits():
     theirs = re.search(r"struct __device_builtin__ cudaDeviceProp\s*\{(.*?)\};", toolkit, re.S)[1]
     fields = re.findall(r"(\w+)(?:\[\d+\])?;", prop)
     assert not [f for f in fields if not re.search(rf"\b{f}\b(\[\d+\])?;", theirs)]
+
+
+def test_check_mode_names_an_overrun_of_a_launchers_cudamalloc_buffer(k):
+    """A buffer the launcher allocates with cudaMalloc is checked like a tensor the op was given: the off-by-one
+    write is named at its line in check mode. The normal build, like a GPU without compute-sanitizer, lets the write
+    land in the allocation's rounding (cudaMalloc rounds 4000 bytes up), and the result is right."""
+    ext, device, _, check = k
+    if check:
+        with pytest.raises(helpers.KernelCheckError) as err:
+            ext.malloc_overrun(torch.zeros(1, device=device), N)
+        assert "out-of-bounds global access: write of 'cudaMalloc'd memory'[1000]" in str(err.value)
+        assert "if (i <= n) y[i] = 1.0f;" in str(err.value)
+    else:
+        assert ext.malloc_overrun(torch.zeros(1, device=device), N).cpu().tolist() == [1.0] * N

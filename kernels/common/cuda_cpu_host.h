@@ -15,6 +15,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <type_traits>
+
+#ifdef KP_CHECK
+// Check mode (cuda_cpu_check.h): memory a kernel of this op call may use, by name (the runtime's export).
+extern "C" KP_API void kp_check_tensor(const char* name, const void* data, size_t bytes, size_t elem);
+#endif
 
 #pragma GCC visibility push(hidden)
 
@@ -155,26 +161,46 @@ inline long long monotonic_ns() {
 }  // namespace detail
 }  // namespace kp
 
-// Device memory, here host memory: 256-byte aligned, as cudaMalloc's is.
-inline cudaError_t cudaMalloc(void** ptr, size_t bytes) {
-  if (!ptr) return ::kp::detail::host_error(cudaErrorInvalidValue, "cudaMalloc: devPtr is NULL");
+namespace kp {
+namespace detail {
+// Device memory, here host memory: 256-byte aligned, as cudaMalloc's is. In check mode the allocation is registered
+// like a tensor of the op call, so that an access past its end is named (`elem`: the size of what it holds).
+inline cudaError_t device_malloc(void** ptr, size_t bytes, size_t elem) {
+  if (!ptr) return host_error(cudaErrorInvalidValue, "cudaMalloc: devPtr is NULL");
   *ptr = nullptr;
   if (bytes == 0) return cudaSuccess;
   *ptr = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
-  return *ptr ? cudaSuccess : ::kp::detail::host_error(cudaErrorMemoryAllocation, "cudaMalloc: no memory left");
+  if (!*ptr) return host_error(cudaErrorMemoryAllocation, "cudaMalloc: no memory left");
+#ifdef KP_CHECK
+  kp_check_tensor("cudaMalloc'd memory", *ptr, bytes, elem);
+#else
+  (void)elem;
+#endif
+  return cudaSuccess;
 }
 template <class T>
+constexpr size_t element_size() {
+  if constexpr (std::is_void_v<T>)
+    return 1;
+  else
+    return sizeof(T);
+}
+}  // namespace detail
+}  // namespace kp
+
+inline cudaError_t cudaMalloc(void** ptr, size_t bytes) { return ::kp::detail::device_malloc(ptr, bytes, 1); }
+template <class T>
 inline cudaError_t cudaMalloc(T** ptr, size_t bytes) {
-  return cudaMalloc(reinterpret_cast<void**>(ptr), bytes);
+  return ::kp::detail::device_malloc(reinterpret_cast<void**>(ptr), bytes, ::kp::detail::element_size<T>());
 }
 inline cudaError_t cudaMallocHost(void** ptr, size_t bytes) { return cudaMalloc(ptr, bytes); }
 template <class T>
 inline cudaError_t cudaMallocHost(T** ptr, size_t bytes) {
-  return cudaMalloc(reinterpret_cast<void**>(ptr), bytes);
+  return cudaMalloc(ptr, bytes);
 }
 template <class T>
 inline cudaError_t cudaMallocManaged(T** ptr, size_t bytes, unsigned /*flags*/ = 1) {
-  return cudaMalloc(reinterpret_cast<void**>(ptr), bytes);
+  return cudaMalloc(ptr, bytes);
 }
 inline cudaError_t cudaFree(void* ptr) {
   std::free(ptr);
@@ -345,7 +371,7 @@ inline cudaError_t cudaStreamWaitEvent(cudaStream_t, cudaEvent_t, unsigned = 0) 
 inline cudaError_t cudaMallocAsync(void** ptr, size_t bytes, cudaStream_t) { return cudaMalloc(ptr, bytes); }
 template <class T>
 inline cudaError_t cudaMallocAsync(T** ptr, size_t bytes, cudaStream_t) {
-  return cudaMalloc(reinterpret_cast<void**>(ptr), bytes);
+  return cudaMalloc(ptr, bytes);
 }
 inline cudaError_t cudaFreeAsync(void* ptr, cudaStream_t) { return cudaFree(ptr); }
 

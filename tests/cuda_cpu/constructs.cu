@@ -9,6 +9,7 @@
 //                    cudaGetLastError
 //   arch_branch:     inline PTX in an `#if __CUDA_ARCH__` branch the stand-in does not compile
 //   half_api:        more of cuda_fp16.h and cuda_bf16.h: directed rounding, math, saturation, pair comparisons
+//   malloc_overrun:  an off-by-one into a launcher's cudaMalloc'd buffer, which check mode names
 #include <cuda_runtime.h>
 
 #include "constructs.cuh"
@@ -239,4 +240,20 @@ __global__ void half_api_kernel(const float* a, const float* b, float* out, unsi
 void half_api(const float* a, const float* b, float* out, unsigned* bits, int n) {
   half_api_kernel<<<(n + 127) / 128, 128>>>(a, b, out, bits, n);
   KP_CHECK_LAUNCH();
+}
+
+__global__ void overrun_kernel(float* y, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i <= n) y[i] = 1.0f;  // one past the end: the bug check mode names
+}
+
+// Copies n ones into out through a buffer of the launcher's own, with `overrun_kernel`'s off-by-one.
+void malloc_overrun(float* out, int n) {
+  float* buffer;
+  // Rounded up to 256 bytes, as on a GPU: for n = 1000 the stray write lands in the allocation's slack.
+  cudaMalloc(&buffer, n * sizeof(float));
+  overrun_kernel<<<(n + 127) / 128, 128>>>(buffer, n);
+  KP_CHECK_LAUNCH();
+  cudaMemcpy(out, buffer, n * sizeof(float), cudaMemcpyDeviceToDevice);
+  cudaFree(buffer);
 }

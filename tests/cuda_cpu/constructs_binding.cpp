@@ -10,6 +10,7 @@ void pairs(const float* a, const float* b, float* out, float* sums, int pairs);
 void host_runtime(const float* x, float* y, int n, int* info, float* ms);
 void arch_branch(const float* x, float* y, int n);
 void half_api(const float* a, const float* b, float* out, unsigned* bits, int n);
+void malloc_overrun(float* out, int n);
 
 Tensor typed_args_op(Tensor x, Tensor bias) {
   kp::check_tensor("typed_args", "x", x, ScalarType::Float);
@@ -72,6 +73,13 @@ std::tuple<Tensor, Tensor> half_api_op(Tensor a, Tensor b) {
   return {out, bits};
 }
 
+Tensor malloc_overrun_op(Tensor like, int64_t n) {
+  Tensor out = torch::stable::new_zeros(like, {n});
+  kp::before_launch("malloc_overrun");
+  malloc_overrun(kp::data<float>(out, "out"), int(n));
+  return out;
+}
+
 KP_OPS(m) {
   m.def("typed_args(Tensor x, Tensor bias) -> Tensor", TORCH_BOX(&typed_args_op));
   m.def("big_smem(Tensor x, int smem_bytes, bool opt_in) -> Tensor", TORCH_BOX(&big_smem_op));
@@ -79,4 +87,5 @@ KP_OPS(m) {
   m.def("host_runtime(Tensor x) -> (Tensor, Tensor, Tensor)", TORCH_BOX(&host_runtime_op));
   m.def("arch_branch(Tensor x) -> Tensor", TORCH_BOX(&arch_branch_op));
   m.def("half_api(Tensor a, Tensor b) -> (Tensor, Tensor)", TORCH_BOX(&half_api_op));
+  m.def("malloc_overrun(Tensor like, int n) -> Tensor", TORCH_BOX(&malloc_overrun_op));
 }
