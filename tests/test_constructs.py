@@ -93,6 +93,7 @@ def test_host_runtime_memory_copies_properties_events_and_errors(k):
     info = info.tolist()
     assert info[0:5] == [0, 0, 0, 0, 0]  # cudaMalloc twice, cudaEventElapsedTime, cudaDeviceSynchronize, properties
     assert info[12:16] == [0, 1, 21, 1]  # no error; host<->device copies; cudaErrorInvalidMemcpyDirection, then clear
+    assert info[16:18] == [1, 1]  # cudaMallocPitch, cudaMemcpy2D both ways and cudaMemset2D
     assert ms.item() >= 0
     if built == "cpu":  # the stand-in answers as the GPU model's H100 SXM
         h100 = kp.gpus.GPUS["H100 SXM"]

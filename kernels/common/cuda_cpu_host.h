@@ -230,6 +230,47 @@ inline cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes, cud
                                    cudaStream_t = nullptr) {
   return cudaMemcpy(dst, src, bytes, kind);
 }
+// Pitched (2-D) memory: rows of `width` bytes, `pitch` bytes apart. cudaMallocPitch pads each row to a multiple of
+// 512 bytes (the device's textureAlignment above); code must use the pitch it returns, as with CUDA's.
+inline cudaError_t cudaMallocPitch(void** ptr, size_t* pitch, size_t width, size_t height) {
+  if (!pitch) return ::kp::detail::host_error(cudaErrorInvalidValue, "cudaMallocPitch: pitch is NULL");
+  *pitch = (width + 511) / 512 * 512;
+  return cudaMalloc(ptr, *pitch * height);
+}
+template <class T>
+inline cudaError_t cudaMallocPitch(T** ptr, size_t* pitch, size_t width, size_t height) {
+  return cudaMallocPitch(reinterpret_cast<void**>(ptr), pitch, width, height);
+}
+inline cudaError_t cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
+                                cudaMemcpyKind kind) {
+  if (static_cast<unsigned>(kind) > cudaMemcpyDefault)
+    return ::kp::detail::host_error(cudaErrorInvalidMemcpyDirection, "cudaMemcpy2D: kind is not a cudaMemcpyKind");
+  if (width > dpitch || width > spitch)
+    return ::kp::detail::host_error(cudaErrorInvalidValue, "cudaMemcpy2D: width is more than a pitch");
+  for (size_t row = 0; row < height; ++row) {
+    const cudaError_t e =
+        cudaMemcpy(static_cast<char*>(dst) + row * dpitch, static_cast<const char*>(src) + row * spitch, width, kind);
+    if (e != cudaSuccess) return e;
+  }
+  return cudaSuccess;
+}
+inline cudaError_t cudaMemcpy2DAsync(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
+                                     size_t height, cudaMemcpyKind kind, cudaStream_t = nullptr) {
+  return cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind);
+}
+inline cudaError_t cudaMemset2D(void* ptr, size_t pitch, int value, size_t width, size_t height) {
+  if (width > pitch) return ::kp::detail::host_error(cudaErrorInvalidValue, "cudaMemset2D: width is more than pitch");
+  for (size_t row = 0; row < height; ++row) {
+    const cudaError_t e = cudaMemset(static_cast<char*>(ptr) + row * pitch, value, width);
+    if (e != cudaSuccess) return e;
+  }
+  return cudaSuccess;
+}
+inline cudaError_t cudaMemset2DAsync(void* ptr, size_t pitch, int value, size_t width, size_t height,
+                                     cudaStream_t = nullptr) {
+  return cudaMemset2D(ptr, pitch, value, width, height);
+}
+
 // `symbol`: a __constant__ or __device__ variable, which is an ordinary global here.
 template <class T>
 inline cudaError_t cudaMemcpyToSymbol(T& symbol, const void* src, size_t bytes, size_t offset = 0,

@@ -136,10 +136,10 @@ __global__ void twice_kernel(const float* x, float* y, int n) {
   if (i < n) y[i] = 2.0f * x[i];
 }
 
-// y = 2x through device buffers of the launcher's own; info: 16 ints (see tests/test_constructs.py); ms: the
+// y = 2x through device buffers of the launcher's own; info: 18 ints (see tests/test_constructs.py); ms: the
 // launch's time between two events.
 void host_runtime(const float* x, float* y, int n, int* info, float* ms) {
-  int out[16] = {};
+  int out[18] = {};
   float *dx = nullptr, *dy = nullptr;
   out[0] = cudaMalloc(&dx, n * sizeof(float));
   out[1] = cudaMalloc(reinterpret_cast<void**>(&dy), n * sizeof(float));
@@ -172,6 +172,18 @@ void host_runtime(const float* x, float* y, int n, int* info, float* ms) {
   out[13] = back[0] == 1.0f && back[1] == 2.0f && back[2] == 3.0f;
   out[14] = cudaMemcpy(dx, dy, 4, static_cast<cudaMemcpyKind>(7));               // not a copy kind: an error
   out[15] = cudaGetLastError() == out[14] && cudaGetLastError() == cudaSuccess;  // recorded once, then cleared
+  // A 3 x 5 block of floats through pitched memory: in with cudaMemcpy2D, rows 0 and 2 cleared by cudaMemset2D.
+  float grid[15], back2d[15];
+  for (int i = 0; i < 15; ++i) grid[i] = float(i + 1);
+  float* pitched = nullptr;
+  size_t pitch = 0;
+  out[16] = cudaMallocPitch(&pitched, &pitch, 5 * sizeof(float), 3) == cudaSuccess && pitch >= 5 * sizeof(float);
+  cudaMemcpy2D(pitched, pitch, grid, 5 * sizeof(float), 5 * sizeof(float), 3, cudaMemcpyHostToDevice);
+  cudaMemset2D(pitched, 2 * pitch, 0, 5 * sizeof(float), 2);
+  cudaMemcpy2D(back2d, 5 * sizeof(float), pitched, pitch, 5 * sizeof(float), 3, cudaMemcpyDeviceToHost);
+  out[17] = 1;
+  for (int i = 0; i < 15; ++i) out[17] &= back2d[i] == (i / 5 == 1 ? grid[i] : 0.0f);
+  cudaFree(pitched);
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
   cudaFree(dx);

@@ -45,7 +45,7 @@ std::tuple<Tensor, Tensor> pairs_op(Tensor a, Tensor b) {
 std::tuple<Tensor, Tensor, Tensor> host_runtime_op(Tensor x) {
   kp::check_tensor("host_runtime", "x", x, ScalarType::Float);
   Tensor y = kp::empty_like(x);
-  Tensor info = torch::stable::new_zeros(x, {16}, ScalarType::Int);
+  Tensor info = torch::stable::new_zeros(x, {18}, ScalarType::Int);
   Tensor ms = torch::stable::new_zeros(x, {1});
   kp::before_launch("host_runtime");
   host_runtime(kp::data<float>(x, "x"), kp::data<float>(y, "y"), x.numel(), kp::data<int>(info, "info"),
