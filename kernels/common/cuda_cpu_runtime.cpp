@@ -11,8 +11,8 @@
 // cuda_cpu_redzones.cpp (the redzones around CPU tensors, which need torch's c10 headers and library).
 //
 // In order: errors, contexts (the fiber switch), the block scheduler (fibers, barriers, warp
-// collectives, deadlocks), faults (signals, device assert, __trap), launches and the pool, the
-// exported functions.
+// collectives, deadlocks), faults (signals, device assert, __trap), launches and the pool (with the
+// host runtime's function attributes, cuda_cpu_host.h), the exported functions.
 
 #include <dlfcn.h>
 #include <pthread.h>
