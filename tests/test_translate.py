@@ -250,7 +250,7 @@ def test_code_in_a_branch_the_stand_in_does_not_compile_is_not_inspected(conditi
         "#define USE_PTX 0\n"
         "__device__ float f(float x) {\n"
         f"{condition}\n"
-        '  asm("rcp.approx.f32 %0, %1;" : "=f"(x) : "f"(x)); return __float2half_rz(x);\n'
+        '  asm("rcp.approx.f32 %0, %1;" : "=f"(x) : "f"(x)); return __low2float(__hcmadd(a, b, c));\n'
         "#elif 0\n"
         '  asm("never");\n'
         "#else\n"
@@ -282,3 +282,8 @@ def test_a_cuda_library_header_is_named_at_its_include():
     with pytest.raises(UnsupportedConstruct) as err:
         translate("#include <cuda_runtime.h>\n#include <cublas_v2.h>\n", "/abs/k.cu", "kernels/k.cu")
     assert str(err.value) == "kernels/k.cu:2: #include <cublas_v2.h> is not supported on the CPU stand-in"
+
+
+def test_an_include_in_a_branch_the_stand_in_does_not_compile_is_not_refused():
+    src = "#ifdef __CUDACC__\n#include <cuda_fp8.h>\n#include <cublas_v2.h>\n#endif\n__global__ void k() {}\n"
+    assert "#include <cuda_fp8.h>" in translate(src, "/k.cu")
