@@ -64,40 +64,43 @@ class UnsupportedConstruct(Exception):
         super().__init__(f"{path}:{line}: {construct} is not supported on the CPU stand-in")
 
 
+COMMENT_OR_QUOTE = re.compile(r"//|/\*|[\"']")
+
+
 def blank_comments_and_strings(src):
     """Same length and newlines as `src`, with comments and string/char literals replaced by spaces.
 
     Scanning this copy finds code only; offsets into it are offsets into `src`.
     """
-    out = list(src)
-    i, n = 0, len(src)
+    pieces, i, n = [], 0, len(src)
 
-    def blank(a, b):
-        for k in range(a, b):
-            if out[k] != "\n":
-                out[k] = " "
+    def blanked(a, b):
+        return re.sub(r"[^\n]", " ", src[a:b])
 
     while i < n:
-        c = src[i]
-        if src.startswith("//", i):
+        m = COMMENT_OR_QUOTE.search(src, i)  # code up to there is kept as it is
+        if not m:
+            pieces.append(src[i:])
+            break
+        pieces.append(src[i : m.start()])
+        i = m.start()
+        if m[0] == "//":
             j = src.find("\n", i)
             j = n if j < 0 else j
-            blank(i, j)
-            i = j
-        elif src.startswith("/*", i):
+            pieces.append(blanked(i, j))
+        elif m[0] == "/*":
             j = src.find("*/", i + 2)
             j = n if j < 0 else j + 2
-            blank(i, j)
-            i = j
-        elif c in "\"'":
-            j = i + 1
+            pieces.append(blanked(i, j))
+        else:
+            c, j = m[0], i + 1
             while j < n and src[j] != c and src[j] != "\n":
                 j += 2 if src[j] == "\\" else 1
-            blank(i + 1, min(j, n))  # keep the quotes, blank the contents
-            i = j + 1
-        else:
-            i += 1
-    return "".join(out)
+            j = min(j, n)
+            pieces.append(c + blanked(i + 1, j) + src[j : j + 1])  # keep the quotes, blank the contents
+            j += 1
+        i = j
+    return "".join(pieces)
 
 
 @functools.cache
