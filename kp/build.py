@@ -107,6 +107,9 @@ def build_flags(target, cu, check=False, runtime=True):
         cflags = [*CHECK_CFLAGS[:1], "-fvisibility=hidden", *CHECK_CFLAGS[1:]]
     ldflags = linker_flags()
     if target == "cpu":
+        # CUDA's header names (<cuda_runtime.h>, <cuda_fp16.h>, ...) for project and user headers, which the source
+        # step does not translate: each forwards to the stand-in's header (kernels/common/cuda_cpu_include/).
+        includes.append(str(COMMON / "cuda_cpu_include"))
         # The default TLS model: initial-exec breaks after a few dlopens, and gnu2 descriptors lost
         # a write to file-scope __shared__ made before a block's first barrier (tests/test_cuda_cpu.py).
         # -fno-plt: barriers call the runtime through the GOT, not a PLT stub (~1.5 ns per arrival).

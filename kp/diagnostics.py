@@ -48,6 +48,16 @@ def plain(text):
     return ANSI.sub("", text)
 
 
+# The stand-in's source step renames a host variable called as a CUDA built-in (kernels/common/cuda_cpu_translate.py:
+# `dim3 gridDim` becomes kp_host_gridDim): the compiler's words about it name it as the user wrote it.
+RENAMED_HOST_VARIABLE = re.compile(r"\bkp_host_(gridDim|blockDim|threadIdx|blockIdx)\b")
+
+
+def as_written(message):
+    """A compiler's message about a translated kernel file, with the names the user wrote."""
+    return RENAMED_HOST_VARIABLE.sub(r"\1", message)
+
+
 class KernelBuildError(RuntimeError):
     """A kernel did not build. `str(err)` starts with `file:line:col: error: ...`; `err.log` has it all.
     `err.located`: a compiler's diagnostic named the line (else a link, a tool or the loader failed)."""
@@ -70,7 +80,7 @@ class KernelBuildError(RuntimeError):
             line, col = int(m["line"]), int(m["col"]) if m.groupdict().get("col") else None
             where = f"{display_path(m['file'])}:{line}:" + (f"{col}:" if col else "")
             excerpt = source_excerpt(m["file"], line, col)
-            message = f"{where} error: {m['msg']}" + (f"\n{excerpt}" if excerpt else "")
+            message = f"{where} error: {as_written(m['msg'])}" + (f"\n{excerpt}" if excerpt else "")
         elif first := LINKER_LINE.search(log):  # its lines from there (bfd's second line has no "ld:" prefix)
             links = [ln.strip() for ln in log[first.start() :].splitlines() if not LINK_NOISE.match(ln.strip())]
             message = f"the link failed: {links[0]}" + "".join(f"\n  {ln}" for ln in links[1:LINK_LINES])

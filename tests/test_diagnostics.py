@@ -120,3 +120,13 @@ def test_a_coloured_compiler_log_reads_as_plain_text(tmp_path):
     assert str(error).startswith(f"{cu}:2:10: error: ") and "undefined_name" in str(error).splitlines()[0]
     assert "    2 |   return undefined_name;" in str(error)
     assert "\x1b" not in str(error) and "\x1b" not in error.log and "undefined_name" in error.log
+
+
+def test_a_renamed_host_variable_is_named_as_the_user_wrote_it(tmp_path):
+    """The stand-in's source step spells a launcher's own `dim3 gridDim` kp_host_gridDim; the compiler's message
+    about it says gridDim, as the .cu does."""
+    cu = tmp_path / "k.cu"
+    cu.write_text("void f() {\n  dim3 gridDim(1);\n  gridDim.w = 2;\n}\n")
+    log = f"{cu}:3:11: error: 'struct dim3' has no member named 'w' in 'kp_host_gridDim.w'\n"
+    error = helpers.KernelBuildError.from_log(log, [cu])
+    assert str(error).splitlines()[0] == f"{cu}:3:11: error: 'struct dim3' has no member named 'w' in 'gridDim.w'"

@@ -144,7 +144,7 @@ def test_cuda_runtime_includes_are_dropped():
         ("  cooperative_groups::this_grid().sync();", "grid-wide cooperative sync"),
         ("  child<<<1, 32>>>();", "launching kernels from kernels"),
         # CUDA's names the stand-in lacks (kernels/common/cuda_names.txt), named before g++ runs
-        ("  __half h = __float2half_rz(x[0]);", "__float2half_rz"),
+        ("  __half2 h = __hcmadd(a, b, c);", "__hcmadd"),
         ("  x[0] = erfinvf(x[0]);", "erfinvf"),
         ("  atomicAdd_block(x, 1.0f);", "atomicAdd_block"),
         ("  auto g = cooperative_groups::coalesced_threads();", "coalesced_threads"),
@@ -183,3 +183,107 @@ def test_what_the_stand_in_has_a_typo_and_the_users_own_words_pass_to_gpp():
         "}\n"
     )
     assert "__syncthread();" in translate(src, "/k.cu")
+
+
+def test_null_pointer_constants_as_launch_arguments_pass_as_null_pointer_constants():
+    """`NULL` and `0` (also with a comment beside them, on lines of their own) become zero_literal{}, which converts
+    to the kernel's parameter type; nullptr, other literals, enums and expressions containing 0 stay as written."""
+    src = "void f(float* x) {\n  k<<<1, 2>>>(x, NULL, 0, nullptr,\n    0L /* bias */, 10, MODE_A, x + 0, n == 0);\n}\n"
+    out = body(translate(src, "/k.cu"))
+    z = "::kp::detail::zero_literal{}"
+    assert f"x, {z}, {z}, nullptr,\n    {z} /* bias */, 10, MODE_A, x + 0, n == 0);" in out
+    assert out.count("\n") == src.count("\n")
+
+
+def test_a_launchers_own_griddim_and_blockdim_are_renamed_in_host_code_only():
+    src = (
+        "__global__ void k(float* x) { x[blockIdx.x * blockDim.x + threadIdx.x] = gridDim.x; }\n"
+        "void launch(float* x, int n) {\n"
+        "  dim3 blockDim(128);\n"
+        "  dim3 gridDim = dim3((n + blockDim.x - 1) / blockDim.x);\n"
+        "  k<<<gridDim, blockDim>>>(x);\n"
+        "}\n"
+        "void other(dim3 threadIdx) { use(threadIdx.x); }\n"
+        "void untouched(P p) { use(p.gridDim); }\n"
+    )
+    out = body(translate(src, "/k.cu")).splitlines()
+    assert out[0] == src.splitlines()[0]  # device code keeps CUDA's built-ins
+    assert out[2] == "  dim3 kp_host_blockDim(128);"
+    assert out[3] == "  dim3 kp_host_gridDim = dim3((n + kp_host_blockDim.x - 1) / kp_host_blockDim.x);"
+    assert out[4].startswith('  ::kp::launch("k", (kp_host_gridDim), ( kp_host_blockDim), ')
+    assert out[6] == "void other(dim3 kp_host_threadIdx) { use(kp_host_threadIdx.x); }"
+    assert out[7] == "void untouched(P p) { use(p.gridDim); }"
+
+
+def test_cuda_func_set_attribute_gets_the_kernels_name():
+    src = (
+        "void f(int smem) {\n"
+        "  cudaFuncSetAttribute(ns::k<float, 4>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);\n"
+        "  cudaCheck(cudaFuncSetAttribute((void*)kern, cudaFuncAttributePreferredSharedMemoryCarveout, 100));\n"
+        "  cudaFuncSetAttribute(reinterpret_cast<const void*>(&ns::k2<T>), attr, 1);\n"
+        "}\n"
+    )
+    out = body(translate(src, "/k.cu")).splitlines()
+    assert out[1] == (
+        '  ::kp::func_set_attribute("k", ns::k<float, 4>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);'
+    )
+    assert out[2] == (
+        '  cudaCheck(::kp::func_set_attribute("kern", (void*)kern, cudaFuncAttributePreferredSharedMemoryCarveout, '
+        "100));"
+    )
+    assert out[3].startswith('  ::kp::func_set_attribute("k2", reinterpret_cast<const void*>(&ns::k2<T>), ')
+
+
+@pytest.mark.parametrize(
+    "condition",
+    [
+        "#if __CUDA_ARCH__ >= 800",
+        "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800",
+        "#ifdef __CUDACC__",
+        "#ifndef KP_CPU_STANDIN",
+        "#if !defined(KP_CPU_STANDIN) || USE_PTX",
+        "#if USE_PTX",  # the file's own #define below
+    ],
+)
+def test_code_in_a_branch_the_stand_in_does_not_compile_is_not_inspected(condition):
+    src = (
+        "#define USE_PTX 0\n"
+        "__device__ float f(float x) {\n"
+        f"{condition}\n"
+        '  asm("rcp.approx.f32 %0, %1;" : "=f"(x) : "f"(x)); return __low2float(__hcmadd(a, b, c));\n'
+        "#elif 0\n"
+        '  asm("never");\n'
+        "#else\n"
+        "  return 1.0f / x;\n"
+        "#endif\n"
+        "}\n"
+    )
+    assert body(translate(src, "/k.cu")).splitlines()[3] == src.splitlines()[3]  # untouched; g++ never sees it
+
+
+@pytest.mark.parametrize(
+    "condition, line",
+    [
+        ("#if SOME_MACRO_FROM_A_HEADER", 4),  # unknown here: inspected, as g++ may compile it
+        ("#ifndef __CUDA_ARCH__", 4),  # the branch the stand-in compiles
+        ("#if 0\n#elif __CUDA_ARCH__ < 700", 5),
+        ("#if __CUDA_ARCH__ >= 800\n#else", 5),
+    ],
+)
+def test_code_in_a_branch_the_stand_in_compiles_is_still_inspected(condition, line):
+    src = f'__device__ float f(float x) {{\n  float r;\n{condition}\n  asm("rcp");\n#endif\n  return r;\n}}\n'
+    with pytest.raises(UnsupportedConstruct) as err:
+        translate(src, "/abs/k.cu", "kernels/k.cu")
+    assert str(err.value) == f"kernels/k.cu:{line}: inline asm/PTX is not supported on the CPU stand-in"
+
+
+def test_a_cuda_library_header_is_named_at_its_include():
+    """llm.c's dev/cuda/common.h includes cuBLAS's headers: the stand-in has no cuBLAS, and says so by name."""
+    with pytest.raises(UnsupportedConstruct) as err:
+        translate("#include <cuda_runtime.h>\n#include <cublas_v2.h>\n", "/abs/k.cu", "kernels/k.cu")
+    assert str(err.value) == "kernels/k.cu:2: #include <cublas_v2.h> is not supported on the CPU stand-in"
+
+
+def test_an_include_in_a_branch_the_stand_in_does_not_compile_is_not_refused():
+    src = "#ifdef __CUDACC__\n#include <cuda_fp8.h>\n#include <cublas_v2.h>\n#endif\n__global__ void k() {}\n"
+    assert "#include <cuda_fp8.h>" in translate(src, "/k.cu")

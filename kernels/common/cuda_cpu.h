@@ -8,8 +8,11 @@
 // __syncthreads_count/_and/_or), warp shuffles, votes, matches and reductions, atomics (with
 // atomicInc/Dec), bit and rounding-mode intrinsics, math, clock64, device-side assert and __trap,
 // cooperative groups (the block and its tiles); half and bfloat16 are in cuda_cpu_fp16.h, which the
-// source step includes for <cuda_fp16.h> and <cuda_bf16.h>. The runtime (cuda_cpu_runtime.cpp,
-// libkp_cuda_cpu.so, one per process) owns the thread pool, the fibers and the fault handler.
+// source step includes for <cuda_fp16.h> and <cuda_bf16.h>; the host runtime a launcher calls (cudaMalloc,
+// cudaMemcpy, device properties, events, cudaFuncSetAttribute) is in cuda_cpu_host.h, included at the end.
+// A project header that includes CUDA's headers itself finds them in cuda_cpu_include/, which forwards to
+// these. The runtime (cuda_cpu_runtime.cpp, libkp_cuda_cpu.so, one per process) owns the thread pool, the
+// fibers and the fault handler.
 //
 // How it runs. A launch is checked like CUDA checks it, then its blocks are handed out in chunks to
 // the pool; the launching thread works too. A block runs on one OS thread: its CUDA threads run one
@@ -37,7 +40,13 @@
 //     large stride before the next one starts. Launch one thread per element where possible.
 //   - __activemask() returns the lanes of the warp that have not exited, not those of the current
 //     branch.
-//   - Launches are synchronous; streams are accepted and ignored.
+//   - Launches are synchronous; streams are accepted and ignored. Device memory (cudaMalloc) is host
+//     memory, and a kernel may read a host pointer, as on a GPU it may not.
+//   - cudaFuncSetAttribute's opt-in to more than 48 KiB of dynamic shared memory holds per kernel name:
+//     all instantiations of a template share it (on a GPU each has its own). Called from a header the
+//     source step does not translate, it is checked and then forgotten.
+//   - The device answers as an H100 SXM (cudaGetDeviceProperties, cudaDeviceGetAttribute), whatever the
+//     GPU the model is asked about.
 //   - Faults fail the launch, and the process goes on: a read or write of unmapped memory
 //     (cudaErrorIllegalAddress), a stack overflow, integer division by zero, device-side assert
 //     (cudaErrorAssert) and __trap() (cudaErrorLaunchFailure) name the kernel, thread, block and
@@ -142,12 +151,18 @@ struct __align__(16) double2 {
 
 enum cudaError {
   cudaSuccess = 0,
-  cudaErrorInvalidValue = 1,          // "invalid argument"
-  cudaErrorInvalidConfiguration = 9,  // "invalid configuration argument"
-  cudaErrorIllegalAddress = 700,      // "an illegal memory access was encountered"
-  cudaErrorAssert = 710,              // "device-side assert triggered"
-  cudaErrorIllegalInstruction = 715,  // "an illegal instruction was encountered"
-  cudaErrorLaunchFailure = 719,       // "unspecified launch failure"
+  cudaErrorInvalidValue = 1,             // "invalid argument"
+  cudaErrorMemoryAllocation = 2,         // "out of memory"
+  cudaErrorInvalidConfiguration = 9,     // "invalid configuration argument"
+  cudaErrorInvalidMemcpyDirection = 21,  // "invalid copy direction for memcpy"
+  cudaErrorInvalidDeviceFunction = 98,   // "invalid device function"
+  cudaErrorInvalidDevice = 101,          // "invalid device ordinal"
+  cudaErrorInvalidResourceHandle = 400,  // "invalid resource handle"
+  cudaErrorNotReady = 600,               // "device not ready"
+  cudaErrorIllegalAddress = 700,         // "an illegal memory access was encountered"
+  cudaErrorAssert = 710,                 // "device-side assert triggered"
+  cudaErrorIllegalInstruction = 715,     // "an illegal instruction was encountered"
+  cudaErrorLaunchFailure = 719,          // "unspecified launch failure"
 };
 typedef enum cudaError cudaError_t;
 typedef struct CUstream_st* cudaStream_t;
@@ -200,6 +215,18 @@ inline const char* cudaGetErrorString(cudaError_t error) {
       return "invalid argument";
     case cudaErrorInvalidConfiguration:
       return "invalid configuration argument";
+    case cudaErrorMemoryAllocation:
+      return "out of memory";
+    case cudaErrorInvalidMemcpyDirection:
+      return "invalid copy direction for memcpy";
+    case cudaErrorInvalidDeviceFunction:
+      return "invalid device function";
+    case cudaErrorInvalidDevice:
+      return "invalid device ordinal";
+    case cudaErrorInvalidResourceHandle:
+      return "invalid resource handle";
+    case cudaErrorNotReady:
+      return "device not ready";
     case cudaErrorIllegalAddress:
       return "an illegal memory access was encountered";
     case cudaErrorAssert:
@@ -220,6 +247,18 @@ inline const char* cudaGetErrorName(cudaError_t error) {
       return "cudaErrorInvalidValue";
     case cudaErrorInvalidConfiguration:
       return "cudaErrorInvalidConfiguration";
+    case cudaErrorMemoryAllocation:
+      return "cudaErrorMemoryAllocation";
+    case cudaErrorInvalidMemcpyDirection:
+      return "cudaErrorInvalidMemcpyDirection";
+    case cudaErrorInvalidDeviceFunction:
+      return "cudaErrorInvalidDeviceFunction";
+    case cudaErrorInvalidDevice:
+      return "cudaErrorInvalidDevice";
+    case cudaErrorInvalidResourceHandle:
+      return "cudaErrorInvalidResourceHandle";
+    case cudaErrorNotReady:
+      return "cudaErrorNotReady";
     case cudaErrorIllegalAddress:
       return "cudaErrorIllegalAddress";
     case cudaErrorAssert:
@@ -245,7 +284,7 @@ struct Worker;  // an OS thread's block scheduler and fiber stacks, owned by the
 // thread_local) so that access is a bare TLS address, with no initialisation wrapper calls.
 struct ThreadState {
   uint3 thread_idx, block_idx, block_dim, grid_dim;
-  void* dynamic_smem;  // this OS thread's dynamic shared memory, 48 KiB
+  void* dynamic_smem;  // this OS thread's dynamic shared memory, 227 KiB (an H100's most per block, opted in)
   Worker* worker;
   int fiber_mode;  // nonzero while the running block runs on fibers
 };
@@ -395,7 +434,24 @@ inline void launch(const char* name, dim3 grid, dim3 block, size_t shmem, cudaSt
   detail::launch(kernel, grid, block, shmem);
 }
 
-// The running block's dynamic shared memory (the size given at launch, at most 48 KiB).
+namespace detail {
+// A null pointer constant given as a launch argument (`NULL`, `0`; the source step writes zero_literal{}): it
+// becomes the kernel parameter's zero, a null pointer for a pointer, as nvcc converts the literal to the parameter's
+// type. Through the launch's `auto` parameters NULL alone would arrive as a `long`, which no pointer takes.
+struct zero_literal {
+  template <class T>
+  constexpr operator T() const {
+    return T();
+  }
+};
+// cudaFuncSetAttribute's effect, kept by the runtime per kernel name (all instantiations of a template share it):
+// attr 8 (cudaFuncAttributeMaxDynamicSharedMemorySize) lets the kernel's launches have up to `value` bytes of
+// dynamic shared memory; attr 9 (the carve-out) is recorded and has no effect. Errors as CUDA's.
+KP_API cudaError_t set_function_attribute(const char* kernel, int attr, int value);
+}  // namespace detail
+
+// The running block's dynamic shared memory (the size given at launch: at most 48 KiB, or up to 227 KiB for a kernel
+// whose cudaFuncAttributeMaxDynamicSharedMemorySize allows it).
 inline void* dynamic_shared_memory() { return detail::state()->dynamic_smem; }
 // The same, for `extern __shared__ T name[]` (the source step passes the name and sizeof(T), which check mode uses to
 // name an element: name[index]).
@@ -1000,3 +1056,5 @@ T reduce(const thread_block_tile<Size>& tile, T value, Op op) {
 }  // namespace cooperative_groups
 
 #pragma GCC visibility pop
+
+#include "cuda_cpu_host.h"  // the host runtime: memory, copies, device properties, events, function attributes

@@ -11,8 +11,8 @@
 // cuda_cpu_redzones.cpp (the redzones around CPU tensors, which need torch's c10 headers and library).
 //
 // In order: errors, contexts (the fiber switch), the block scheduler (fibers, barriers, warp
-// collectives, deadlocks), faults (signals, device assert, __trap), launches and the pool, the
-// exported functions.
+// collectives, deadlocks), faults (signals, device assert, __trap), launches and the pool (with the
+// host runtime's function attributes, cuda_cpu_host.h), the exported functions.
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -44,11 +44,13 @@ namespace detail {
 
 __thread ThreadState tls;
 
-constexpr unsigned kMaxBlockThreads = 1024;     // CUDA's limit
-constexpr size_t kMaxDynamicShared = 49152;     // CUDA's limit without opting in
-constexpr size_t kFiberStackBytes = 512 << 10;  // per fiber (CUDA's most local memory per thread), plus a guard
-                                                // page below it; reserved, and committed only where touched
-constexpr size_t kSignalStackBytes = 64 << 10;  // per OS thread that runs blocks, for the fault handler
+constexpr unsigned kMaxBlockThreads = 1024;      // CUDA's limit
+constexpr size_t kDefaultDynamicShared = 49152;  // CUDA's limit without opting in (cudaFuncSetAttribute)
+constexpr size_t kMaxDynamicShared = 232448;     // opted in: an H100's sharedMemPerBlockOptin, 227 KiB (the CUDA
+                                                 // C++ Programming Guide's limit per block for compute capability 9.0)
+constexpr size_t kFiberStackBytes = 512 << 10;   // per fiber (CUDA's most local memory per thread), plus a guard
+                                                 // page below it; reserved, and committed only where touched
+constexpr size_t kSignalStackBytes = 64 << 10;   // per OS thread that runs blocks, for the fault handler
 
 // ---------------------------------------------------------------------------------------------
 // Errors: like CUDA's, one last error per host thread.
@@ -914,6 +916,39 @@ Pool& pool() {
   return *g_pool;
 }
 
+// ---------------------------------------------------------------------------------------------
+// The host runtime's part here (cuda_cpu_host.h): function attributes, per kernel name (what a launch knows of its
+// kernel: "ns::k<float, 4>" is "k"), for all kernel libraries of the process.
+
+struct FunctionAttributes {
+  size_t max_dynamic_shared = kDefaultDynamicShared;
+  int carveout = -1;  // recorded, no effect: the stand-in has no L1 to split
+};
+std::mutex g_attributes_mutex;
+std::vector<std::pair<std::string, FunctionAttributes>> g_attributes;
+
+std::string kernel_base_name(const char* name) {
+  std::string s(name);
+  s = s.substr(0, s.find('<'));
+  const size_t colon = s.rfind("::");
+  s = colon == std::string::npos ? s : s.substr(colon + 2);
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  return s;
+}
+
+FunctionAttributes* attributes_of(const std::string& base) {
+  for (auto& [name, attributes] : g_attributes)
+    if (name == base) return &attributes;
+  return nullptr;
+}
+
+size_t max_dynamic_shared(const char* kernel) {
+  std::lock_guard<std::mutex> lock(g_attributes_mutex);
+  if (g_attributes.empty()) return kDefaultDynamicShared;
+  const FunctionAttributes* a = attributes_of(kernel_base_name(kernel));
+  return a ? a->max_dynamic_shared : kDefaultDynamicShared;
+}
+
 // Checks a launch configuration as CUDA does; records the error if it is invalid.
 bool valid_configuration(const Kernel& kernel, dim3 g, dim3 b, size_t shmem) {
   cudaError_t code = cudaErrorInvalidConfiguration;
@@ -930,8 +965,13 @@ bool valid_configuration(const Kernel& kernel, dim3 g, dim3 b, size_t shmem) {
     reason = "gridDim.x is at most 2147483647";
   else if (g.y > 65535 || g.z > 65535)
     reason = "gridDim.y and gridDim.z are at most 65535";
-  else if (shmem > kMaxDynamicShared)
-    code = cudaErrorInvalidValue, reason = "at most 49152 bytes of dynamic shared memory per block";
+  else if (shmem > kDefaultDynamicShared && shmem > max_dynamic_shared(kernel.name)) {  // no lock below 48 KiB
+    code = cudaErrorInvalidValue;
+    reason = max_dynamic_shared(kernel.name) == kDefaultDynamicShared
+                 ? "at most 49152 bytes of dynamic shared memory per block, unless cudaFuncSetAttribute("
+                   "kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) allows more (up to 232448)"
+                 : "more dynamic shared memory than its cudaFuncAttributeMaxDynamicSharedMemorySize allows";
+  }
   if (!reason) return true;
   char smem[64] = "";
   if (shmem) snprintf(smem, sizeof smem, " with %zu bytes of dynamic shared memory", shmem);
@@ -987,6 +1027,32 @@ cudaError_t last_error(bool clear) {
   const cudaError_t error = t_last_error;
   if (clear) t_last_error = cudaSuccess;
   return error;
+}
+
+cudaError_t host_error(cudaError_t code, const char* what) {
+  record_error(code, "%s", what);
+  return code;
+}
+
+cudaError_t set_function_attribute(const char* kernel, int attr, int value) {
+  if (attr != 8 && attr != 9)
+    return host_error(cudaErrorInvalidValue, "cudaFuncSetAttribute: an attribute the stand-in lacks");
+  if (attr == 8 && (value < 0 || size_t(value) > kMaxDynamicShared))
+    return host_error(cudaErrorInvalidValue,
+                      "cudaFuncSetAttribute: cudaFuncAttributeMaxDynamicSharedMemorySize is at most 232448 bytes");
+  if (attr == 9 && (value < -1 || value > 100))
+    return host_error(cudaErrorInvalidValue,
+                      "cudaFuncSetAttribute: cudaFuncAttributePreferredSharedMemoryCarveout is -1 or 0 to 100");
+  if (!kernel || !*kernel) return cudaSuccess;  // a call the source step did not see: nothing to key it by
+  std::lock_guard<std::mutex> lock(g_attributes_mutex);
+  const std::string base = kernel_base_name(kernel);
+  FunctionAttributes* a = attributes_of(base);
+  if (!a) a = &g_attributes.emplace_back(base, FunctionAttributes()).second;
+  if (attr == 8)
+    a->max_dynamic_shared = std::max<size_t>(value, kDefaultDynamicShared);
+  else
+    a->carveout = value;
+  return cudaSuccess;
 }
 
 }  // namespace detail

@@ -8,6 +8,12 @@ The `.cu` on disk stays ordinary CUDA. `translate()` returns a copy that
     keeping every newline of the original so later lines keep their numbers;
   * rewrites `extern __shared__ T name[];` into a pointer to the running block's dynamic shared
     memory (a local inside a function, a macro at file scope);
+  * passes a null pointer constant given as a launch argument (`NULL`, `0`) as one, which converts to the
+    kernel's pointer (or integer) parameter as nvcc converts it;
+  * in host code that declares its own `gridDim`, `blockDim`, `threadIdx` or `blockIdx` (a launcher's
+    `dim3 gridDim(...)`), renames that variable, so that the stand-in's built-in variables do not break it;
+  * passes the kernel's name to `cudaFuncSetAttribute` (the runtime keeps an opted-in dynamic shared memory
+    size per kernel name);
   * drops the CUDA runtime includes that `cuda_cpu.h` stands in for, and spells `__noinline__`
     and `#pragma unroll` the way g++ understands them (and, for check mode, `__forceinline__` as `inline`: -O1
     cannot force the inlining of a function passed by pointer);
@@ -19,6 +25,8 @@ The `.cu` on disk stays ordinary CUDA. `translate()` returns a copy that
 Constructs the stand-in cannot honour are rejected here, before g++ runs, with
 `file.cu:LINE: <construct> is not supported on the CPU stand-in`: the ones in UNSUPPORTED, and every
 name of CUDA's device API (cuda_names.txt) that neither cuda_cpu.h defines nor the C math library has.
+Code in a preprocessor branch the stand-in does not compile (`#if __CUDA_ARCH__ >= 800`, `#ifdef __CUDACC__`)
+is not inspected: see inactive_branches.
 """
 
 import ctypes
@@ -57,40 +65,51 @@ class UnsupportedConstruct(Exception):
         super().__init__(f"{path}:{line}: {construct} is not supported on the CPU stand-in")
 
 
+COMMENT_OR_QUOTE = re.compile(r"//|/\*|[\"']")
+
+
 def blank_comments_and_strings(src):
     """Same length and newlines as `src`, with comments and string/char literals replaced by spaces.
 
     Scanning this copy finds code only; offsets into it are offsets into `src`.
     """
-    out = list(src)
-    i, n = 0, len(src)
+    pieces, i, n = [], 0, len(src)
 
-    def blank(a, b):
-        for k in range(a, b):
-            if out[k] != "\n":
-                out[k] = " "
+    def blanked(a, b):
+        return re.sub(r"[^\n]", " ", src[a:b])
 
     while i < n:
-        c = src[i]
-        if src.startswith("//", i):
+        m = COMMENT_OR_QUOTE.search(src, i)  # code up to there is kept as it is
+        if not m:
+            pieces.append(src[i:])
+            break
+        pieces.append(src[i : m.start()])
+        i = m.start()
+        if m[0] == "//":
             j = src.find("\n", i)
             j = n if j < 0 else j
-            blank(i, j)
-            i = j
-        elif src.startswith("/*", i):
+            pieces.append(blanked(i, j))
+        elif m[0] == "/*":
             j = src.find("*/", i + 2)
             j = n if j < 0 else j + 2
-            blank(i, j)
-            i = j
-        elif c in "\"'":
-            j = i + 1
+            pieces.append(blanked(i, j))
+        else:
+            c, j = m[0], i + 1
             while j < n and src[j] != c and src[j] != "\n":
                 j += 2 if src[j] == "\\" else 1
-            blank(i + 1, min(j, n))  # keep the quotes, blank the contents
-            i = j + 1
-        else:
-            i += 1
-    return "".join(out)
+            j = min(j, n)
+            pieces.append(c + blanked(i + 1, j) + src[j : j + 1])  # keep the quotes, blank the contents
+            j += 1
+        i = j
+    return "".join(pieces)
+
+
+@functools.cache
+def stand_in_names():
+    """Every name the stand-in's headers define (cuda_cpu.h, its host runtime and its half types), comments aside."""
+    here = Path(__file__).parent
+    headers = ("cuda_cpu.h", "cuda_cpu_fp16.h", "cuda_cpu_host.h")
+    return set().union(*(defined_names(blank_comments_and_strings((here / h).read_text())) for h in headers))
 
 
 @functools.cache
@@ -100,8 +119,7 @@ def missing_cuda_names():
     here = Path(__file__).parent
     listed = [line.strip() for line in (here / "cuda_names.txt").read_text().splitlines()]
     listed = [line for line in listed if line and not line.startswith("#")]
-    headers = ("cuda_cpu.h", "cuda_cpu_fp16.h")
-    provided = set().union(*(defined_names(blank_comments_and_strings((here / h).read_text())) for h in headers))
+    provided = stand_in_names()
     libm = ctypes.CDLL(ctypes.util.find_library("m"))
     names = {n for n in listed if not n.startswith("<") and n not in provided and not hasattr(libm, n)}
     return names, {n[1:-1] for n in listed if n.startswith("<")}
@@ -113,10 +131,15 @@ def defined_names(code):
     names = set(re.findall(r"\b\w+\b", code))
     for macro in re.finditer(r"#[ \t]*define[ \t]+(\w+)\(([^)]*)\)((?:.*\\\n)*.*)", code):
         params = [p.strip() for p in macro[2].split(",")]
-        pasted = re.findall(r"(\w*)##(\w+)", macro[3])
+        if "##" not in macro[3]:
+            continue
         for call in re.finditer(rf"^[ \t]*{macro[1]}\(([^)]*)\)", code, re.M):
             args = dict(zip(params, (a.strip() for a in call[1].split(","))))
-            names |= {prefix + args.get(param, param) for prefix, param in pasted}
+            # Each parameter that touches a `##` takes its argument; then the pastes join (`P##2int_##sfx`).
+            expanded = re.sub(
+                r"\w+(?=\s*##)|(?<=##)\s*\w+", lambda m, args=args: args.get(m[0].strip(), m[0].strip()), macro[3]
+            )
+            names |= set(re.findall(r"\w+", re.sub(r"\s*##\s*", "", expanded)))
     return names
 
 
@@ -300,6 +323,200 @@ def branch_edits(code, bodies):
     return edits
 
 
+# What the stand-in's g++ build defines (kp.build's -DKP_CPU_STANDIN) and leaves undefined, for inactive_branches: no
+# CUDA compiler, no device pass. Any other macro's state (the compiler's own, a header's) is unknown here.
+PREDEFINED = {"KP_CPU_STANDIN": "1"}
+UNDEFINED = {
+    "__CUDA_ARCH__",
+    "__CUDACC__",
+    "__NVCC__",
+    "__CUDACC_RTC__",
+    "__CUDA_ARCH_LIST__",
+    "__HIPCC__",
+    "__HIP_DEVICE_COMPILE__",
+    "__HIP_PLATFORM_AMD__",
+    "_WIN32",
+}
+DIRECTIVE = re.compile(r"(?m)^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif|define|undef)\b(.*)$")
+
+
+def condition_value(condition, defined):
+    """The value of an `#if` condition under `defined` ({macro: value}, None for undefined), or None when it
+    names a macro whose state the stand-in cannot know here (one from an included header, say)."""
+    unknown = False
+
+    def defined_op(m):
+        nonlocal unknown
+        name = m.group(1) or m.group(2)
+        if name not in defined:
+            unknown = True
+            return "0"
+        return "0" if defined[name] is None else "1"
+
+    text = re.sub(r"\bdefined\s*(?:\(\s*(\w+)\s*\)|(\w+))", defined_op, condition)
+
+    def identifier(m):
+        nonlocal unknown
+        name = m.group(0)
+        if name not in defined:
+            unknown = True
+            return "0"
+        value = defined[name]
+        if value is None:  # an undefined macro is 0 in #if, as the C preprocessor has it
+            return "0"
+        if not re.fullmatch(r"\d+[uUlL]*", value.strip()):
+            unknown = True
+            return "0"
+        return value
+
+    text = re.sub(r"\b[A-Za-z_]\w*\b", identifier, text)
+    if unknown:
+        return None
+    text = re.sub(r"(\d+)[uUlL]+", r"\1", text)
+    text = text.replace("&&", " and ").replace("||", " or ")
+    text = re.sub(r"!(?!=)", " not ", text)
+    if not re.fullmatch(r"[\d\s()<>=!+\-*/%andortn]*", text):
+        return None
+    try:
+        return bool(eval(text, {"__builtins__": {}}))  # digits, comparisons and logic only (checked above)
+    except Exception:
+        return None
+
+
+def inactive_branches(code):
+    """[(start, end)] of the code the stand-in's g++ does not compile: the branches of `#if`/`#ifdef`/`#elif`/
+    `#else` whose condition is known false on the stand-in (`__CUDA_ARCH__` and `__CUDACC__` are undefined,
+    KP_CPU_STANDIN is defined, and so is whatever the file itself #defines), and those after a branch known
+    taken. A condition on a macro from elsewhere counts as taken, so such code is still inspected. `code`: the
+    source with comments and strings blanked."""
+    defined = dict(PREDEFINED)
+    defined.update({name: None for name in UNDEFINED})
+    regions = []
+    stack = []  # per open #if: [parent active, some branch taken for sure, this branch active, its start]
+    active = True
+    for m in DIRECTIVE.finditer(code):
+        kind, rest = m.group(1), m.group(2).strip()
+        if kind in ("define", "undef"):
+            name = re.match(r"\w+", rest)
+            if active and name and not rest[name.end() :].startswith("("):
+                defined[name[0]] = rest[name.end() :].strip() or "1" if kind == "define" else None
+            continue
+        if kind in ("if", "ifdef", "ifndef"):
+            if kind == "if":
+                value = condition_value(rest, defined)
+            else:
+                name = rest.split()[0] if rest.split() else ""
+                value = None if name not in defined else (defined[name] is not None) == (kind == "ifdef")
+            branch = active and value is not False
+            stack.append([active, active and value is True, branch, m.end()])
+            if active and not branch:
+                regions.append([m.end(), None])
+            active = branch
+            continue
+        if not stack:
+            continue
+        top = stack[-1]
+        if not top[2] and top[0]:
+            regions[-1][1] = m.start()
+        if kind in ("elif", "else"):
+            value = True if kind == "else" else condition_value(rest, defined)
+            branch = top[0] and not top[1] and value is not False
+            top[1] = top[1] or (top[0] and value is True and branch)
+            top[2] = branch
+            if top[0] and not branch:
+                regions.append([m.end(), None])
+            active = branch
+        else:  # endif
+            stack.pop()
+            active = top[0]
+    return [(a, len(code) if b is None else b) for a, b in regions]
+
+
+def blank_regions(code, regions):
+    """`code` with the given [(start, end)] regions blanked (newlines kept)."""
+    out = list(code)
+    for a, b in regions:
+        for k in range(a, b):
+            if out[k] != "\n":
+                out[k] = " "
+    return "".join(out)
+
+
+BUILTIN_VARIABLES = ("gridDim", "blockDim", "threadIdx", "blockIdx")
+
+
+def host_variables(code, bodies):
+    """[(start, end, {names})]: the host functions (neither `__device__` nor `__global__`, parameters included)
+    that declare a variable of one of CUDA's built-in names (`dim3 gridDim(...)`, or a parameter). cuda_cpu.h
+    defines the built-ins as macros, which would turn such a declaration into nonsense; nvcc has them only in
+    device code. The source step renames these variables (kp_host_gridDim): see rename_host_variables."""
+    found = []
+    for start, end, _ in bodies:
+        decl_start = max(code.rfind(c, 0, start) for c in ";}{") + 1
+        decl = code[decl_start:start]
+        if "__device__" in decl or "__global__" in decl:
+            continue
+        region = code[decl_start:end]
+        names = set()
+        for name in BUILTIN_VARIABLES:
+            for m in re.finditer(rf"(\w+|[>&*\]])\s+{name}\s*[(){{=;,\[]", region):
+                if m.group(1) not in ("return", "case", "throw", "else", "do", "sizeof", "new", "delete"):
+                    names.add(name)
+        if names:
+            found.append((decl_start, end, names))
+    return found
+
+
+def rename_host_variables(text, names):
+    """`text` with each of `names` (not a member: `.gridDim`, `->gridDim`) spelt kp_host_<name>."""
+    for name in names:
+        text = re.sub(rf"(?<![\w.>]){name}\b", f"kp_host_{name}", text)
+    return text
+
+
+NULL_CONSTANT = re.compile(r"\s*(NULL|0[xX]?0*[uUlL]*)\s*")
+
+
+def launch_arguments(code, text):
+    """The launch's arguments `text` (`code`: its blanked twin), with each null pointer constant (`NULL`, `0`)
+    passed as one: through the launch's `auto` parameters NULL would arrive as a `long`, which no pointer
+    parameter takes, where nvcc converts it to the kernel's parameter type."""
+    if not text.strip():
+        return text
+    out, at = [], 0
+    for part in split_top_level(code, code):
+        m = NULL_CONSTANT.fullmatch(part)
+        piece = text[at : at + len(part)]
+        if m:
+            piece = piece[: m.start(1)] + "::kp::detail::zero_literal{}" + piece[m.end(1) :]
+        out.append(piece)
+        at += len(part) + 1
+    return ",".join(out)
+
+
+def kernel_base_name(expr):
+    """`ns::k<float, 4>` -> `k`: how the runtime names a kernel for cudaFuncSetAttribute (every instantiation of a
+    template shares the attribute)."""
+    expr = re.sub(r"\(\s*(const\s+)?void\s*\*\s*\)", "", expr)  # (void*)k
+    expr = re.sub(r"^\s*(static_cast|reinterpret_cast)\s*<[^>]*>\s*\((.*)\)\s*$", r"\2", expr)
+    expr = re.sub(r"[&()\s]", "", expr.split("<", 1)[0])
+    return expr.rsplit("::", 1)[-1]
+
+
+def func_attribute_edits(code, bodies):
+    """`cudaFuncSetAttribute(k, ...)` in host code -> `::kp::func_set_attribute("k", k, ...)`."""
+    edits = []
+    for m in re.finditer(r"(?<![\w:])cudaFuncSetAttribute\s*\(", code):
+        if any(start < m.start() < end and device for start, end, device in bodies):
+            continue
+        close = matching(code, m.end() - 1)
+        if close < 0:
+            continue
+        first = split_top_level(code[m.end() : close], code[m.end() : close])[0]
+        edits.append((m.start(), m.end(), f'::kp::func_set_attribute("{kernel_base_name(first)}", '))
+    return edits
+
+
 def translate(src, path, display_path=None, check=False):
     """Return the g++-ready copy of the CUDA source `src` read from `path`.
 
@@ -309,11 +526,12 @@ def translate(src, path, display_path=None, check=False):
     code = blank_comments_and_strings(src)
     preprocessor_free = re.sub(r"(?m)^[ \t]*#.*$", lambda m: " " * len(m.group()), code)
 
+    compiled = blank_regions(code, inactive_branches(code))  # what g++ compiles, for the refusals
     for pattern, what in UNSUPPORTED:
-        m = re.search(pattern, code)
+        m = re.search(pattern, compiled)
         if m:
             raise UnsupportedConstruct(shown, line_of(src, m.start()), what)
-    refuse_missing_cuda_names(src, code, shown)
+    refuse_missing_cuda_names(blank_regions(src, inactive_branches(code)), compiled, shown)
 
     bodies = function_bodies(preprocessor_free)
 
@@ -324,6 +542,8 @@ def translate(src, path, display_path=None, check=False):
         return None  # namespace scope
 
     edits = []  # (start, end, replacement), applied back to front
+    renamed = host_variables(preprocessor_free, bodies)
+    launches = []  # their spans: a rename inside one is made in its replacement
 
     for m in re.finditer(r"<<<", code):
         launch = m.start()
@@ -344,7 +564,11 @@ def translate(src, path, display_path=None, check=False):
                 shown, line_of(src, launch), "a launch configuration other than <<<grid, block[, shmem[, stream]]>>>"
             )
         config += ["0", "nullptr"][len(config) - 2 :]
-        args = src[paren + 1 : close_args]
+        args = launch_arguments(code[paren + 1 : close_args], src[paren + 1 : close_args])
+        for b_start, b_end, names in renamed:
+            if b_start <= launch < b_end:
+                config = [rename_host_variables(c, names) for c in config]
+                args = rename_host_variables(args, names)
         # Newlines between the kernel name and the argument list are kept, so line numbers hold.
         gap = src[start:paren].count("\n") - src[launch + 3 : close_cfg].count("\n")
         cfg = ", ".join(f"({c})" if c.strip() else c for c in config)
@@ -356,6 +580,15 @@ def translate(src, path, display_path=None, check=False):
             + f"{args})"
         )
         edits.append((start, close_args + 1, replacement))
+        launches.append((start, close_args + 1))
+
+    for b_start, b_end, names in renamed:
+        for name in names:
+            for m in re.finditer(rf"(?<![\w.>]){name}\b", preprocessor_free[b_start:b_end]):
+                at = b_start + m.start()
+                if not any(a <= at < b for a, b in launches):
+                    edits.append((at, at + len(name), f"kp_host_{name}"))
+    edits += func_attribute_edits(preprocessor_free, bodies)
 
     for m in EXTERN_SHARED.finditer(code):
         ctype = ALIGN.sub("", src[m.start("type") : m.end("type")]).strip()
