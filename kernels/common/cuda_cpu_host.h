@@ -155,13 +155,21 @@ inline long long monotonic_ns() {
 }  // namespace detail
 }  // namespace kp
 
+#ifdef KP_CHECK
+extern "C" __attribute__((visibility("default"))) void kp_check_tensor(const char*, const void*, size_t, size_t);
+#endif
+
 // Device memory, here host memory: 256-byte aligned, as cudaMalloc's is.
 inline cudaError_t cudaMalloc(void** ptr, size_t bytes) {
   if (!ptr) return ::kp::detail::host_error(cudaErrorInvalidValue, "cudaMalloc: devPtr is NULL");
   *ptr = nullptr;
   if (bytes == 0) return cudaSuccess;
   *ptr = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
-  return *ptr ? cudaSuccess : ::kp::detail::host_error(cudaErrorMemoryAllocation, "cudaMalloc: no memory left");
+  if (!*ptr) return ::kp::detail::host_error(cudaErrorMemoryAllocation, "cudaMalloc: no memory left");
+#ifdef KP_CHECK  // check mode bounds-checks every access to it, as to a tensor an op call names (cuda_cpu_check.h)
+  kp_check_tensor("cudaMalloc'd memory", *ptr, bytes, 1);
+#endif
+  return cudaSuccess;
 }
 template <class T>
 inline cudaError_t cudaMalloc(T** ptr, size_t bytes) {
