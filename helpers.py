@@ -11,7 +11,8 @@ Targets: "cuda" (nvcc) when a GPU is present, else "cpu": the CPU stand-in for C
 execution model (kernels/common/cuda_cpu.h), which runs the same `.cu` file.
 `python helpers.py doctor` checks the toolchain; `new_op("leaky_relu")` (or `make new-op NAME=leaky_relu`)
 starts a new op of your own, from the template in templates/new_op/. `puzzle("map")` checks your answer to a
-puzzle of notebook 00 (puzzles/map.cu).
+puzzle of notebook 00 (puzzles/map.cu). `run_program("file.cu", args=[...])`, or a `%%cuda` cell, builds and runs a
+standalone program with a `main()` in a child process.
 """
 
 import sys
@@ -27,6 +28,7 @@ from kp.gpus import gpu, h100_measured
 from kp.load import load_kernel
 from kp.newop import new_op
 from kp.profile import modelled, profile
+from kp.program import install_cuda_magic, run_program
 from kp.puzzle import puzzle, scoreboard, show_puzzle
 from kp.report import record
 from kp.table import Table
@@ -49,6 +51,7 @@ __all__ = [
     "gpu_trace",
     "profile",
     "modelled",
+    "run_program",
     "gpu",
     "h100_measured",
     "puzzle",
@@ -65,6 +68,7 @@ __all__ = [
 ]
 
 install_error_view()
+install_cuda_magic()  # %%cuda, in IPython
 
 if __name__ == "__main__":  # `python helpers.py doctor [cpu|cuda]`, as `make doctor` runs it
     sys.exit(doctor_cli(sys.argv[1:]))

@@ -27,6 +27,7 @@ A module imports only modules on floors below its own (no circles, nothing impor
     floor 6  kp.load         a built library registered under a fresh namespace -> LoadedKernel (hot reload)
              kp.verify       check_against_reference, gradcheck, check_compiled: print, then assert
              kp.profile      the GPU model's counters per `.cu` line (profile -> Profile) and its modelled time
+             kp.program      a standalone program (`main()`) built and run in a child process; `%%cuda`
     floor 7  kp.display      setup, show_kernel, show_graph, show_kernel_resources, the notebook's error view
              kp.puzzle       notebook 00's puzzles: a learner's kernel in check mode against its spec, and a score
     floor 8  kp.contract     a lesson's op contract in one cell: opcheck, gradcheck, torch.compile, the graph

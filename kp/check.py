@@ -87,7 +87,7 @@ def _location(field, source):
         return str(source) if source else None, int(m[1])
     if m := re.fullmatch(r"(\S+\.cuh?):(\d+)", field):  # named by the compiler's own check (object-size)
         return m[1], int(m[2])
-    if m := re.fullmatch(r"(/\S+?\.so)\+0x([0-9a-f]+)", field):
+    if m := re.fullmatch(r"(/\S+?)\+0x([0-9a-f]+)", field):  # a kernel library, or a program (kp.program)
         found = code_line(m[1], m[2])
         if found:
             file, line = found.rsplit(":", 1)
@@ -254,7 +254,7 @@ def last_write(tensor, index):
     if not standin._runtime.kp_check_last_write(ctypes.c_void_p(address), out, len(out)):
         return None
     text = out.value.decode(errors="replace")
-    if m := re.search(r" (/\S+?\.so)\+0x([0-9a-f]+)$", text):
+    if m := re.search(r" (/[^\s+]+)\+0x([0-9a-f]+)$", text):
         found = code_line(m[1], m[2])
         text = text[: m.start()] + (f", at {_shown(found)}" if found else "")
     return text

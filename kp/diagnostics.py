@@ -183,7 +183,7 @@ def demangle(symbol):
 # KP_CHECK_LAUNCH's message (kernels/common/kp.cuh), and where the stand-in saw a kernel fault: a code
 # address in a kernel library, or a .cu line (device assert, __trap).
 LAUNCH_FAILED = re.compile(r"^(?P<file>[^:\n]+\.cu):(?P<line>\d+): kernel launch failed")
-FAULT_ADDRESS = re.compile(r", at (?P<library>/\S+?\.so)\+0x(?P<offset>[0-9a-f]+)")
+FAULT_ADDRESS = re.compile(r", at (?P<library>/[^\s+]+)\+0x(?P<offset>[0-9a-f]+)")  # a kernel library or a program
 FAULT_LINE = re.compile(r", at (?P<file>[^\s,]+\.cu):(?P<line>\d+)")
 
 

@@ -33,6 +33,7 @@ FLOORS = {
     "package": 5,
     "verify": 6,
     "profile": 6,
+    "program": 6,
     "bench": 5,
     "display": 7,
     "puzzle": 7,
