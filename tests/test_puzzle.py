@@ -86,6 +86,22 @@ def test_a_right_answer_that_reads_too_much_fails_with_the_count(mine):
     assert "global reads: 44, the target is 4" in result.message, result.message  # 2 x 20 + the tiles' 4, for m = 20
 
 
+def test_a_dot_product_by_float_atomics_passes_with_one_write_per_thread(mine):
+    """A float atomicAdd is one global write of its thread, as an int one is: the stand-in's compare-and-swap loop
+    behind it is not the kernel's accesses (issue 32: it scored 2 and failed a correct kernel)."""
+    tree = SOLUTIONS.joinpath("dot.cu").read_text().split("{\n", 1)[1].rsplit("}", 1)[0]
+    atomics = (
+        "  int t = threadIdx.x;\n"
+        "  if (t == 0) out[0] = a[0] * b[0];  // out starts as NaN: one thread sets it, the others add\n"
+        "  __syncthreads();\n"
+        "  if (t > 0 && t < size) atomicAdd(out, a[t] * b[t]);\n"
+    )
+    mine("dot", tree, atomics)
+    result = puzzle("dot", target="cpu", quiet=True)
+    assert result.passed, result.message
+    assert result.most == {"global reads": 2, "global writes": 1, "shared reads": 0, "shared writes": 0}
+
+
 def test_an_unknown_puzzle_is_refused_with_the_names_in_order():
     with pytest.raises(ValueError, match=r"no puzzle 'mapp'; the puzzles, in order: map, zip, guard, map2d, "):
         puzzle("mapp")

@@ -182,4 +182,15 @@ KP_PAIR_FUNCTIONS(__nv_bfloat162)
 #ifdef KP_CUDA_CPU_H  // in a kernel file, where cuda_cpu.h has defined float2
 inline float2 __half22float2(__half2 v) { return {float(v.x), float(v.y)}; }
 inline float2 __bfloat1622float2(__nv_bfloat162 v) { return {float(v.x), float(v.y)}; }
+
+// Atomic adds of the 16-bit types and their pairs (CUDA has them from compute capability 7.0 for half,
+// 8.0 for bfloat16): one access each, as cuda_cpu.h's atomics are. A pair is updated as one 32-bit
+// value, which is more than CUDA promises (each half atomically), never less.
+#define KP_HALF_ATOMIC_ADD(T) \
+  inline T atomicAdd(T* p, T v) { return ::kp::detail::atomic_update(p, [v](T old) { return old + v; }); }
+KP_HALF_ATOMIC_ADD(__half)
+KP_HALF_ATOMIC_ADD(__nv_bfloat16)
+KP_HALF_ATOMIC_ADD(__half2)
+KP_HALF_ATOMIC_ADD(__nv_bfloat162)
+#undef KP_HALF_ATOMIC_ADD
 #endif

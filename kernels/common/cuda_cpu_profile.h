@@ -19,7 +19,8 @@
 //     phases of 16 lanes, of 16 bytes in four phases of 8 lanes; a phase takes as many wavefronts as its most
 //     used bank has distinct words (at least one). The ideal is one wavefront per 128 bytes of active lanes.
 //     An N-way bank conflict: a phase of N wavefronts.
-//   - atomics count as their space's accesses of their size.
+//   - atomics count as their space's accesses of their size: one per atomic, however the host does it (a
+//     compare-and-swap loop for the floating-point ones: cuda_cpu.h's atomics show check mode one access).
 //   - branches (check builds wrap each `if`, `while` and `for` condition of device code: cuda_cpu_translate.py): the
 //     lanes of warp w evaluating a condition at `pc` for the n-th time are one executed branch instruction (block,
 //     w, pc, n); its active lanes are those lanes, and it is *divergent* when some of them take it and some do not
