@@ -22,6 +22,7 @@ FLOORS = {
     "pictures": 2,
     "counts": 3,
     "newop": 2,
+    "puzzlefiles": 2,
     "doctor": 3,
     "gputime": 3,
     "standin": 3,
