@@ -5,7 +5,7 @@ edited in Lab's editor and saved, the loading and checking cells re-run and the 
 compile error read as the notebook shows it; the off-by-one (`i <= n`) loaded normally: a RuntimeError that names the
 tensor, and the kernel and its variables live on; a new op made from a Lab cell (`new_op`) whose notebook then runs
 top to bottom in Lab; a puzzle of notebook 00 solved in Lab's editor, from FAIL to PASS. Screenshots of each step go
-to build/lab-test/. Lab serves a copy of the project, so the real kernels/add2.cu and puzzles/map.cu are never edited
+to build/lab-test/. Lab serves a copy of the project, so the real kernels/add2.cu and puzzles/01_map.cu are never edited
 and the new op's files are written to the copy."""
 
 import asyncio
