@@ -244,8 +244,10 @@ def _show_profile(p, result):
     if prof is None:
         print("no profile: the GPU model counts a kernel that is right on every size; the FAIL above comes first")
         return
-    print(f"the GPU model's counts for {_said(p, p.sizes[-1])}, per line of your file (a model, counted on the CPU "
-          "stand-in):")
+    print(
+        f"the GPU model's counts for {_said(p, p.sizes[-1])}, per line of your file (a model, counted on the CPU "
+        "stand-in):"
+    )
     if show := _jupyter():
         show(prof._repr_html_())
     else:

@@ -127,7 +127,7 @@ def test_a_nan_computed_from_outs_start_says_so_and_names_the_writer(mine):
     tree = SOLUTIONS.joinpath(FILES["dot"]).read_text().split("{\n", 1)[1].rsplit("}", 1)[0]
     path, line = mine("dot", tree, "  int t = threadIdx.x;\n  if (t < size) atomicAdd(out, a[t] * b[t]);\n")
     result = puzzle("dot", target="cpu", quiet=True)
-    assert f"last written by kernel 'dot'" in result.message and f"at {path}:" in result.message, result.message
+    assert "last written by kernel 'dot'" in result.message and f"at {path}:" in result.message, result.message
     assert "did not write" not in result.message
     assert result.message.endswith(
         "(out starts filled with NaN, and the value written there is NaN too: computed from a NaN, such as out's own "
