@@ -51,7 +51,11 @@ def profile(fn, *args, max_blocks=0, **kwargs):
     dtypes = [a.dtype for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor) and a.is_floating_point()]
     result = Profile(parse(report), CTYPES.get(dtypes[0]) if dtypes else None)
     if not result.launches:
-        raise ProfileError(result.not_counted_message() or f"{getattr(fn, '__name__', fn)} launched no kernel")
+        raise ProfileError(
+            result.not_counted_message()
+            or f"{getattr(fn, '__name__', fn)} launched no kernel (a call that profiles inside takes the counts for "
+            "itself: for a puzzle, puzzle(name, profile=True) shows them and returns them as .profile)"
+        )
     if result.unprofiled:
         warnings.warn(result.not_counted_message(), stacklevel=2)
     return result
