@@ -248,11 +248,13 @@ def _show_profile(p, result):
         f"the GPU model's counts for {_said(p, p.sizes[-1])}, per line of your file (a model, counted on the CPU "
         "stand-in):"
     )
-    if show := _jupyter():
+    if show := _jupyter():  # the source view, its advice on top (none: nothing shown)
         show(prof._repr_html_())
+        if not prof.advice():
+            print(prof.advice())
     else:
         print(plain_text(prof.table()))
-    print(prof.advice())
+        print(prof.advice())
 
 
 def show_puzzle(name):

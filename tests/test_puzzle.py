@@ -167,6 +167,19 @@ def test_score_tables_are_html_in_jupyter_and_aligned_text_elsewhere(monkeypatch
     monkeypatch.setattr(kp.puzzle, "_jupyter", lambda: shown.append)
     puzzle("map", solution=True, target="cpu")
     assert shown and shown[0].startswith("<table>") and "<td>most by one thread</td>" in shown[0]
+    shown.clear()
+    capsys.readouterr()
+    puzzle("map", solution=True, target="cpu", quiet=True, profile=True)  # the source view, then no advice in words
+    assert len(shown) == 1 and "out[i] = a[i] + 10;" in shown[0] and "<table" in shown[0], shown
+    assert (
+        capsys.readouterr()
+        .out.rstrip()
+        .endswith(
+            "no advice: the GPU model sees no uncoalesced global access, no "
+            "shared-memory bank conflict, no divergent branch and no lanes "
+            "left out mid-warp"
+        )
+    )
 
 
 def test_an_unknown_puzzle_is_refused_with_the_names_in_order():
