@@ -11,7 +11,7 @@ Targets: "cuda" (nvcc) when a GPU is present, else "cpu": the CPU stand-in for C
 execution model (kernels/common/cuda_cpu.h), which runs the same `.cu` file.
 `python helpers.py doctor` checks the toolchain; `new_op("leaky_relu")` (or `make new-op NAME=leaky_relu`)
 starts a new op of your own, from the template in templates/new_op/. `puzzle("map")` checks your answer to a
-puzzle of notebook 00 (puzzles/map.cu). `run_program("file.cu", args=[...])`, or a `%%cuda` cell, builds and runs a
+puzzle of notebook 00 (puzzles/01_map.cu). `run_program("file.cu", args=[...])`, or a `%%cuda` cell, builds and runs a
 standalone program with a `main()` in a child process.
 """
 

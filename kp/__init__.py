@@ -15,6 +15,7 @@ A module imports only modules on floors below its own (no circles, nothing impor
              kp.pictures     a profile's pictures: who touched which element; one shared line's lanes and banks
              kp.newop        a new op from templates/new_op/, in its five places (`make new-op NAME=...`)
              kp.checksource  where a check-mode finding sits in its `.cu`: the loop a race spans, the `if` over a barrier
+             kp.puzzlefiles  what runs a puzzle's kernel: its launcher and binding, made from its spec
     floor 3  kp.doctor       every check a target's build needs, and `python helpers.py doctor`
              kp.gputime      a modelled time of counted launches on a named GPU (LaunchWork -> Estimate)
              kp.counts       the GPU model's counts as records (Line, Launch, ...), put at their `.cu` lines

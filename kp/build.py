@@ -18,7 +18,7 @@ import torch
 
 from kp.diagnostics import KernelBuildError, build_failure, log_failure, log_success, source_excerpt
 from kp.doctor import doctor
-from kp.files import BUILD_ROOT, COMMON, KERNELS, content_key, display_path, locked, write_if_changed
+from kp.files import BUILD_ROOT, COMMON, KERNELS, ROOT, content_key, display_path, locked, write_if_changed
 from kp.standin import (
     UnsupportedConstruct,
     cpu_runtime,  # noqa: F401  (kp.display, kp.profile, kp.check and tests import it from here)
@@ -36,15 +36,25 @@ import torch.utils.cpp_extension as cpp_extension  # noqa: E402  (after kp/__ini
 
 
 def resolve_kernel(name_or_path):
-    """`"add2"` -> kernels/add2.cu; a path to a `.cu` file anywhere is taken as it is."""
+    """`"add2"` -> kernels/add2.cu; a path to a `.cu` file is taken as it is, a relative one from the current
+    directory where it exists there, else from the project's root (a notebook runs in notebooks/, and
+    `"puzzles/..."` or `"kernels/add2.cu"` name the project's files)."""
     path = Path(name_or_path)
     if path.suffix != ".cu":
         path = KERNELS / f"{name_or_path}.cu"
+    elif not path.is_absolute() and not path.exists() and (ROOT / path).exists():
+        path = ROOT / path
     path = path.resolve()
     if not path.is_file():
         known = ", ".join(sorted(p.stem for p in KERNELS.glob("*.cu")))
         raise FileNotFoundError(f"no kernel file {path} (the kernels here: {known})")
     binding = path.with_name(f"{path.stem}_binding.cpp")
+    if not binding.is_file() and path.parent in (ROOT / "puzzles", ROOT / "puzzles" / "solutions"):
+        name = path.stem.split("_", 1)[-1]
+        raise FileNotFoundError(
+            f"{display_path(path)} is a puzzle: puzzle() makes its launcher and binding. To profile it, "
+            f'puzzle("{name}", profile=True) shows the GPU model\'s counts per line (and returns them as .profile)'
+        )
     if not binding.is_file():
         raise FileNotFoundError(f"{display_path(path)} needs its binding next to it: {display_path(binding)}")
     return path, binding

@@ -32,6 +32,7 @@ class Line:
     worst: int = 0  # shared: the most wavefronts one phase of a request took (N of an N-way bank conflict)
     worst_bank: int = 0
     worst_lanes: int = 0  # lanes of that phase on that bank
+    scattered: int = 0  # requests whose active lanes are not lanes 0..k-1 (a branch skipped some: divergence)
 
     @property
     def sectors(self):
@@ -66,6 +67,7 @@ class Branch:
     executions: int  # warp-level executions: a warp's lanes evaluating the condition together
     lanes: int  # active lanes, summed over executions
     divergent: int  # executions whose lanes went both ways
+    split: int = 0  # of those, the ones split at one lane (lanes 0..k-1 one way): a bounds guard's ragged warp
 
     @property
     def active_lanes(self):
@@ -132,10 +134,10 @@ def parse(report):
             arrays.append(Array(int(f[1]), f[2], f[3], int(f[4]), int(f[5]), dims))
         elif f[0] == "worst":
             worst_rows.append(f[1:])
-        elif f[0] == "site" and len(f) == 13:
-            sites.append(f[1:])
-        elif f[0] == "branch" and len(f) == 6:
-            branch_rows.append(f[1:])
+        elif f[0] == "site" and len(f) in (13, 14):
+            sites.append(f[1:] + ["0"] * (14 - len(f)))
+        elif f[0] == "branch" and len(f) in (6, 7):
+            branch_rows.append(f[1:] + ["0"] * (7 - len(f)))
         elif f[0] == "launch" and len(f) in (14, 15):
             g, b = (tuple(int(v) for v in f[i].split()) for i in (2, 3))
             launches.append(Launch(f[1], g, b, *(int(v) for v in f[4:])))
@@ -149,14 +151,15 @@ def parse(report):
     for library, offsets in by_library.items():
         for offset, where in code_lines(library, sorted(offsets)).items():
             placed[f"{library}+0x{offset}"] = where
-    totals = defaultdict(lambda: [0] * 8)
+    totals = defaultdict(lambda: [0] * 9)
     for kernel, pc, space, kind, *counts in sites:
         file, line = placed.get(pc, "?:0").rsplit(":", 1)
         t = totals[(kernel, _shown(file), int(line), space, kind)]
-        requests, lanes, nbytes, units, ideal, worst, bank, worst_lanes = (int(c) for c in counts)
+        requests, lanes, nbytes, units, ideal, worst, bank, worst_lanes, scattered = (int(c) for c in counts)
         t[:5] = [t[0] + requests, t[1] + units, t[2] + ideal, t[3] + nbytes, t[4] + lanes]
         if worst > t[5]:
-            t[5:] = [worst, bank, worst_lanes]
+            t[5:8] = [worst, bank, worst_lanes]
+        t[8] += scattered
     lines = [Line(*key, *t) for key, t in sorted(totals.items(), key=lambda kv: (kv[0][1], kv[0][2], kv[0][3:]))]
     files = {}  # a kernel's `.cu`: the file of its first line there, not a header's it includes (common/*.cuh)
     for ln in sorted(lines, key=lambda ln: not ln.file.endswith(".cu")):
@@ -167,7 +170,7 @@ def parse(report):
         for kernel, pc, lanes, size, *addresses in worst_rows
         for file, line in [placed.get(pc, "?:0").rsplit(":", 1)]
     ]
-    branch_totals = defaultdict(lambda: [0, 0, 0])
+    branch_totals = defaultdict(lambda: [0, 0, 0, 0])
     for kernel, pc, *counts in branch_rows:
         file, line = placed.get(pc, "?:0").rsplit(":", 1)
         t = branch_totals[(kernel, _shown(file), int(line))]

@@ -144,6 +144,17 @@ class Written(list):
         pass
 
 
+def _trust(notebook):
+    """Sign the notebook written, so that Lab opens it trusted, as `make lab` signs the others (tools/lab.py): it has
+    no outputs to distrust. Where Jupyter's packages are missing (a bare install), it stays unsigned."""
+    try:
+        import nbformat
+        from nbformat.sign import NotebookNotary
+    except ImportError:
+        return
+    NotebookNotary().sign(nbformat.read(notebook, as_version=4))
+
+
 def new_op(name, scalar=False, root=ROOT, quiet=False):
     """Write a new elementwise op `name`, y = f(x) (`scalar`: y = f(x, alpha), with a float argument alpha), in
     its five places under `root` (the project's, by default), from templates/new_op/; add its sample calls to
@@ -159,6 +170,7 @@ def new_op(name, scalar=False, root=ROOT, quiet=False):
         text = (TEMPLATE / template).read_text()
         path.parent.mkdir(parents=True, exist_ok=True)
         write_atomically(path, (render_notebook if path.suffix == ".ipynb" else render)(text, name, number, scalar))
+    _trust(next(p for p in paths if p.suffix == ".ipynb"))
     samples = root / SAMPLES
     if samples.exists():
         call = f'made_by_new_op("{name}"' + (", scalar=True)" if scalar else ")")

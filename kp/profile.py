@@ -39,7 +39,8 @@ class ProfileError(RuntimeError):
 def profile(fn, *args, max_blocks=0, **kwargs):
     """Run `fn(*args, **kwargs)` with the stand-in's profiler on; return its Profile. `max_blocks`: sample launches of
     more blocks than this (every k-th block runs and is counted, the counts x k; the others do not run, so the output
-    is incomplete: for the model only)."""
+    is incomplete: for the model only). A sample is what was asked for, so it is no warning: the Profile says so
+    (`.sampled`, and its repr)."""
     lib = cpu_runtime()
     lib.kp_profile_take.restype = ctypes.c_char_p
     lib.kp_profile_begin(ctypes.c_ulonglong(max_blocks))
@@ -50,16 +51,13 @@ def profile(fn, *args, max_blocks=0, **kwargs):
     dtypes = [a.dtype for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor) and a.is_floating_point()]
     result = Profile(parse(report), CTYPES.get(dtypes[0]) if dtypes else None)
     if not result.launches:
-        raise ProfileError(result.not_counted_message() or f"{getattr(fn, '__name__', fn)} launched no kernel")
+        raise ProfileError(
+            result.not_counted_message()
+            or f"{getattr(fn, '__name__', fn)} launched no kernel (a call that profiles inside takes the counts for "
+            "itself: for a puzzle, puzzle(name, profile=True) shows them and returns them as .profile)"
+        )
     if result.unprofiled:
         warnings.warn(result.not_counted_message(), stacklevel=2)
-    sampled = [la for la in result.launches if la.traced < la.blocks]
-    if sampled:
-        warnings.warn(
-            f"sampled: {', '.join(f'{la.kernel} {la.traced} of {la.blocks} blocks' for la in sampled)} ran and were "
-            "counted (counts scaled up); the other blocks did not run, so the output is incomplete",
-            stacklevel=2,
-        )
     return result
 
 
@@ -69,9 +67,7 @@ def modelled(fn, gpu="H100", max_blocks=64, flops=None):
     launch (sampled quietly: only the counts are wanted). For bench(model=...): its `.gpu` names the GPU."""
 
     def seconds(*args):
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message="sampled: ")
-            counted = profile(fn, *args, max_blocks=max_blocks)
+        counted = profile(fn, *args, max_blocks=max_blocks)
         return counted.estimate(gpu, flops=flops(*args) if flops else 0.0)
 
     seconds.gpu = gpu
@@ -88,6 +84,18 @@ class Profile:
         self.lines, self.launches, self.branches = counts.lines, counts.launches, counts.branches  # kp.counts
         self.unprofiled, self.unprofiled_names = counts.unprofiled, counts.unprofiled_names
         self.worst, self.arrays, self.touches = counts.worst, counts.arrays, counts.touches  # for kp.pictures
+
+    @property
+    def sampled(self):
+        """What a sample left out, in words ("" when every block ran): the counts are scaled up, the output of the
+        profiled call is incomplete (the skipped blocks did not run)."""
+        sampled = [la for la in self.launches if la.traced < la.blocks]
+        if not sampled:
+            return ""
+        return (
+            f"sampled: {', '.join(f'{la.kernel} {la.traced} of {la.blocks} blocks' for la in sampled)} ran and were "
+            "counted (counts scaled up); the other blocks did not run, so the call's output is incomplete"
+        )
 
     def picture(self, tensor_or_name, by="thread", kind=None, ax=None, shape=None):
         """Which thread (warp, block) touched which element of a tensor or `__shared__` array (kp.pictures), drawn
@@ -167,7 +175,8 @@ class Profile:
         return Table(rows, "the GPU model's counters (a model, counted on the CPU stand-in; Nsight Compute's rules)")
 
     def advice(self):
-        """The lines worth a look, worst first, in plain words."""
+        """The lines worth a look, worst first, in plain words: an Advice (a list; printed, a sentence per line, or
+        that there is nothing to say)."""
         said = []
         for ln in sorted(self.lines, key=lambda ln: -ln.excess * ln.requests):
             where, verb = f"{ln.file}:{ln.line}", {"load": "read", "store": "write", "atomic": "update"}[ln.kind]
@@ -183,26 +192,43 @@ class Profile:
                     "each other"
                 )
         for b in sorted(self.branches, key=lambda b: -b.divergent):
-            if b.divergent and b.divergent >= DIVERGENT_SHARE * b.executions:
+            if b.divergent > b.split and b.divergent - b.split >= DIVERGENT_SHARE * b.executions:  # not a guard's
                 said.append(
                     f"a divergent branch at {b.file}:{b.line}: in {b.divergent} of its {b.executions} warp executions "
                     "some lanes took it and some did not, and the warp ran both paths one after the other"
                 )
-        for ln in self.lines:
-            if ln.active_lanes < WARP - 0.5:
+        for ln in self.lines:  # lanes left out mid-warp; a warp's lanes 0..k-1 (the ragged end of `i < n`) are not
+            if ln.active_lanes < WARP - 0.5 and ln.scattered >= DIVERGENT_SHARE * ln.requests:
                 said.append(
                     f"divergence at {ln.file}:{ln.line}: {ln.active_lanes:.3g} of 32 lanes active per {ln.space} "
                     f"{ln.kind} on average"
                 )
-        return list(dict.fromkeys(said))
+        return Advice(dict.fromkeys(said))
 
     def __repr__(self):
         kernels = ", ".join(dict.fromkeys(la.kernel for la in self.launches))
         counted = len({(x.file, x.line) for x in [*self.lines, *self.branches]})
-        return f"<Profile of {len(self.launches)} launch(es) of {kernels}: {counted} lines counted (a model)>"
+        sampled = f"; {self.sampled}" if self.sampled else ""
+        return f"<Profile of {len(self.launches)} launch(es) of {kernels}: {counted} lines counted (a model){sampled}>"
 
     def _repr_html_(self):
         return profile_html(self)
+
+
+class Advice(list):
+    """Profile.advice(): the sentences, worst first. Printed (or shown in IPython), one per line, or a sentence that
+    there is nothing to advise."""
+
+    def __str__(self):
+        if not self:
+            return (
+                "no advice: the GPU model sees no uncoalesced global access, no shared-memory bank conflict, no "
+                "divergent branch and no lanes left out mid-warp"
+            )
+        return "\n".join(f"- {said}" for said in self)
+
+    def _repr_pretty_(self, printer, cycle):
+        printer.text(str(self))
 
 
 _resources_cache = {}

@@ -1,22 +1,23 @@
-"""CUDA puzzles (notebook 00): `puzzle("map")` builds the learner's kernel in puzzles/map.cu in check mode, runs it
+"""CUDA puzzles (notebook 00): `puzzle("map")` builds the learner's kernel in puzzles/01_map.cu in check mode, runs it
 against its spec (a torch function) on ragged sizes and non-uniform data, and prints PASS or FAIL with a score: the
 most global and shared reads and writes one thread made, against the target, and the GPU model's sectors per request
-and bank conflicts.
+and bank conflicts. `puzzle("map", profile=True)` shows the GPU model's counts per line too (the Profile).
 
-A puzzle's `.cu` holds only its kernel. What runs it is made here, in build/puzzles/: a copy of the file (a `#line`
-keeps its name and line numbers, so compiler errors and check mode name puzzles/map.cu) with a launcher appended,
-and a binding with one op, `run`, that passes the tensors and sizes to it. The solutions are in puzzles/solutions/.
-The order follows GPU-Puzzles (github.com/srush/GPU-Puzzles), in CUDA C++.
+A puzzle's `.cu` holds only its kernel; kp.puzzlefiles makes what runs it. The files are numbered (01_map.cu ...) so
+that a file browser lists them in order; a puzzle is named by its name ("map"), its file's stem or its number. The
+solutions are in puzzles/solutions/. The order follows GPU-Puzzles (github.com/srush/GPU-Puzzles), in CUDA C++.
 """
 
 import dataclasses
+from pathlib import Path
 
 import torch
 
 from kp.check import KernelCheckError
-from kp.files import ROOT, display_path, module_from_file, write_if_changed
+from kp.files import ROOT, display_path, module_from_file
 from kp.load import load_kernel
-from kp.profile import profile
+from kp.profile import Profile, profile
+from kp.puzzlefiles import build_files
 from kp.table import Table
 from kp.verify import first_wrong_element
 
@@ -34,7 +35,8 @@ COUNTS = ("global reads", "global writes", "shared reads", "shared writes")
 
 @dataclasses.dataclass
 class PuzzleResult:
-    """What `puzzle()` found: passed, the message, and per count the most one thread made and the target."""
+    """What `puzzle()` found: passed, the message, per count the most one thread made and the target, and the
+    GPU model's Profile of the largest size (None when the kernel did not get that far: a FAIL on the values)."""
 
     name: str
     passed: bool
@@ -42,6 +44,7 @@ class PuzzleResult:
     most: dict = dataclasses.field(default_factory=dict)
     target: dict = dataclasses.field(default_factory=dict)
     gpu_model: str = ""
+    profile: Profile = None
 
     def table(self):
         rows = [
@@ -55,78 +58,12 @@ class PuzzleResult:
 
 
 def _find(name):
-    by_name = {p.name: p for p in puzzles()}
-    if name not in by_name:
-        raise ValueError(f"no puzzle {name!r}; the puzzles, in order: {', '.join(by_name)}")
-    return by_name[name]
-
-
-def launcher(p):
-    """The C++ appended to the learner's file: it launches the kernel as the puzzle says."""
-    params = ", ".join(p.params)
-    names = ", ".join(param.split()[-1].lstrip("*") for param in p.params)
-    return (
-        f"\nvoid kp_puzzle_launch({params}, int gx, int gy, int bx, int by) {{\n"
-        f"  {p.name}<<<dim3(gx, gy), dim3(bx, by)>>>({names});\n"
-        "  KP_CHECK_LAUNCH();\n"
-        "}\n"
-    )
-
-
-def binding(p):
-    """The puzzle's binding: one op, `run(<tensors>, <ints>, gx, gy, bx, by) -> ()`, which writes into `out`."""
-    dtype = {"float": "Float", "int": "Int"}
-    args, passed, schema, checks = [], [], [], []
-    for param in p.params:
-        words = param.replace("*", "").split()
-        name, ctype = words[-1], words[-2]
-        if "*" in param:
-            const = "const " if words[0] == "const" else ""
-            args.append(f"kp::Tensor {name}")
-            schema.append(f"Tensor{'' if const else '(a!)'} {name}")
-            checks.append(f'  kp::check_tensor("{p.name}", "{name}", {name}, kp::ScalarType::{dtype[ctype]});')
-            passed.append(f'kp::data<{const}{ctype}>({name}, "{name}")')
-        else:
-            args.append(f"int64_t {name}")
-            schema.append(f"int {name}")
-            passed.append(f"static_cast<int>({name})")
-    launch = ["gx", "gy", "bx", "by"]
-    return (
-        f"// puzzle {p.name}'s torch side, made by kp.puzzle.\n"
-        '#include "binding.h"\n\n'
-        f"void kp_puzzle_launch({', '.join(p.params)}, int gx, int gy, int bx, int by);\n\n"
-        f"void run({', '.join(args + [f'int64_t {x}' for x in launch])}) {{\n"
-        + "\n".join(checks)
-        + f'\n  kp::before_launch("{p.name}");\n'
-        f"  kp_puzzle_launch({', '.join(passed + [f'static_cast<int>({x})' for x in launch])});\n"
-        "}\n\n"
-        f'KP_OPS(m) {{ m.def("run({", ".join(schema + [f"int {x}" for x in launch])}) -> ()", TORCH_BOX(&run)); }}\n'
-    )
-
-
-PYTHON_SIDE = '''"""A puzzle's op runs once per check, never traced or differentiated: no fake, no autograd formula."""
-
-
-def register(ops):
-    pass
-'''
-
-
-def build_files(p, source):
-    """The copy of `source` (the learner's file or the solution) with its launcher, and the binding, in
-    build/puzzles/; returns the copy's path, for load_kernel."""
-    folder = ROOT / "build" / "puzzles" / ("solutions" if source.parent.name == "solutions" else "mine") / p.name
-    folder.mkdir(parents=True, exist_ok=True)
-    first, _, rest = source.read_text().partition("\n")
-    if first.strip().startswith("//") or not first.strip():  # the directive takes the comment's place: same lines
-        text = f'#line 2 "{source}"\n{rest}'
-    else:
-        text = f'#line 1 "{source}"\n{first}\n{rest}'
-    text += f'\n#line 1 "kp.puzzle: the launcher of {p.name}"\n{launcher(p)}'
-    write_if_changed(folder / f"{p.name}.cu", text)
-    write_if_changed(folder / f"{p.name}_binding.cpp", binding(p))
-    write_if_changed(folder / f"{p.name}_ops.py", PYTHON_SIDE)
-    return folder / f"{p.name}.cu"
+    """A puzzle by its name ("map"), its file ("01_map", "01_map.cu", a path to it) or its number (1)."""
+    every, stem = puzzles(), Path(str(name)).name.removesuffix(".cu")
+    for p in every:
+        if name == p.number or stem in (p.name, p.file[:-3]):
+            return p
+    raise ValueError(f"no puzzle {name!r}; the puzzles, in order: {', '.join(p.name for p in every)}")
 
 
 def _load(p, source, target, check):
@@ -151,10 +88,26 @@ def _said(p, sizes):
     return ", ".join(f"{n}={v}" for n, v in zip(names, sizes))
 
 
-def _mismatch(p, sizes, got, expected):
-    where = first_wrong_element(got, expected, atol=p.atol, rtol=p.rtol) or "the values differ"
-    unwritten = " (NaN: your kernel did not write it)" if got.is_floating_point() and got.isnan().any() else ""
-    return f"wrong result for {_said(p, sizes)}: {where}{unwritten}"
+def _mismatch(p, sizes, got, expected, start, checked):
+    """The first wrong element, and where it is NaN, why: out starts filled with NaN (so that an element no thread
+    wrote shows), and a check build knows whether a thread wrote it (`checked`; a GPU run does not)."""
+    where = first_wrong_element(got, expected, atol=p.atol, rtol=p.rtol)
+    if where is None:
+        return f"wrong result for {_said(p, sizes)}: the values differ"
+    wrong = ~torch.isclose(got, expected.to(got.dtype), rtol=p.rtol, atol=p.atol, equal_nan=True)
+    index = tuple(int(i) for i in wrong.nonzero()[0])
+    note = ""
+    if got.is_floating_point() and got[index].isnan() and start[index].isnan():
+        if not checked:
+            note = "out starts filled with NaN: no thread wrote this element, or one wrote a value computed from a NaN"
+        elif "last written by" in where:
+            note = (
+                "out starts filled with NaN, and the value written there is NaN too: computed from a NaN, such as "
+                "out's own starting value (an atomicAdd onto it, a `+=`)"
+            )
+        else:
+            note = "out starts filled with NaN, and no thread wrote this element"
+    return f"wrong result for {_said(p, sizes)}: {where}" + (f" ({note})" if note else "")
 
 
 def _most(prof):
@@ -186,14 +139,15 @@ def _gpu_model(prof):
     return "; ".join(said)
 
 
-def puzzle(name, solution=False, target=None, quiet=False):
-    """Check puzzles/<name>.cu (`solution=True`: puzzles/solutions/<name>.cu) against its spec: in check mode on
-    the CPU stand-in (out-of-bounds accesses, races and divergent barriers are named at their line), on every size
+def puzzle(name, solution=False, target=None, quiet=False, profile=False):
+    """Check puzzles/NN_<name>.cu (`solution=True`: puzzles/solutions/NN_<name>.cu) against its spec: in check mode
+    on the CPU stand-in (out-of-bounds accesses, races and divergent barriers are named at their line), on every size
     of the puzzle, then the counts of one thread against the target. `target="cuda"` (the default where a GPU is
     present): the same sizes also run the nvcc build on the GPU. Prints PASS or FAIL and the score (unless `quiet`);
-    returns a PuzzleResult."""
+    `profile=True` shows the GPU model's counts per line of the largest size too (in Jupyter as Nsight Compute's
+    source view), with its advice. Returns a PuzzleResult; its `.profile` is that Profile."""
     p = _find(name)
-    source = PUZZLES_DIR / "solutions" / f"{name}.cu" if solution else PUZZLES_DIR / f"{name}.cu"
+    source = PUZZLES_DIR / "solutions" / p.file if solution else PUZZLES_DIR / p.file
     if not source.is_file():
         raise FileNotFoundError(f"no file {display_path(source)}: the puzzle's kernel goes there")
     result = _check(p, source, target or ("cuda" if torch.cuda.is_available() else "cpu"))
@@ -201,9 +155,11 @@ def puzzle(name, solution=False, target=None, quiet=False):
         verdict = "PASS" if result.passed else "FAIL"
         print(f"puzzle {p.number} · {p.name} ({display_path(source)}): {verdict}\n{result.message}")
         if result.most:
-            print(result.table().markdown())
+            _show(result.table())
         if result.gpu_model:
             print(f"GPU model (a model, counted on the CPU stand-in): {result.gpu_model}")
+    if profile:
+        _show_profile(p, result)
     return result
 
 
@@ -212,6 +168,7 @@ def _check(p, source, target):
     checked = _load(p, source, "cpu", check=True)
     for seed, sizes in enumerate(p.sizes):
         inputs, out = _case(p, sizes, seed, "cpu")
+        start = out.clone()
         try:
             _call(checked, p, sizes, inputs, out)
         except KernelCheckError as e:
@@ -219,15 +176,17 @@ def _check(p, source, target):
             return PuzzleResult(p.name, False, f"check mode, on {_said(p, sizes)}:\n{found}")
         expected = p.spec(*inputs, *sizes)
         if not _close(p, out, expected):
-            return PuzzleResult(p.name, False, _mismatch(p, sizes, out, expected))
+            return PuzzleResult(p.name, False, _mismatch(p, sizes, out, expected, start, checked=True))
     if target == "cuda":
         gpu = _load(p, source, "cuda", check=False)
         for seed, sizes in enumerate(p.sizes):
             inputs, out = _case(p, sizes, seed, "cuda")
+            start = out.cpu()
             _call(gpu, p, sizes, inputs, out)
             expected = p.spec(*inputs, *sizes)
             if not _close(p, out, expected):
-                return PuzzleResult(p.name, False, "on the GPU: " + _mismatch(p, sizes, out.cpu(), expected.cpu()))
+                wrong = _mismatch(p, sizes, out.cpu(), expected.cpu(), start, checked=False)
+                return PuzzleResult(p.name, False, "on the GPU: " + wrong)
     sizes = p.sizes[-1]
     inputs, out = _case(p, sizes, 0, "cpu")
     prof = profile(_call, checked, p, sizes, inputs, out)
@@ -240,7 +199,7 @@ def _check(p, source, target):
         message = f"right on every size ({sizes_said}), but one thread makes too many accesses: " + "; ".join(over)
     else:
         message = f"right on every size ({sizes_said}), on {where}, within the targets"
-    return PuzzleResult(p.name, not over, message, most, goal, _gpu_model(prof))
+    return PuzzleResult(p.name, not over, message, most, goal, _gpu_model(prof), prof)
 
 
 def _close(p, got, expected):
@@ -249,10 +208,58 @@ def _close(p, got, expected):
     return bool(torch.isclose(got, expected.to(got.dtype), rtol=p.rtol, atol=p.atol).all())
 
 
+def _jupyter():
+    """IPython's display in a Jupyter kernel (which renders HTML); None in a terminal or a script."""
+    try:
+        from IPython import get_ipython
+        from IPython.display import HTML, display
+    except ImportError:
+        return None
+    shell = get_ipython()
+    return (lambda html: display(HTML(html))) if shell and shell.__class__.__name__ == "ZMQInteractiveShell" else None
+
+
+def _show(table):
+    """A table as a table: HTML in Jupyter, columns aligned in plain text elsewhere."""
+    if show := _jupyter():
+        show(table.html())
+    else:
+        print(plain_text(table))
+
+
+def plain_text(table):
+    """A Table as aligned plain text: its title, a header row, a row per row (numbers right-aligned)."""
+    columns = list(table.rows[0]) if table.rows else []
+    cells = [[str(c) for c in columns]] + [[str(r[c]) for c in columns] for r in table.rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(columns))]
+    numeric = [all(isinstance(r[c], (int, float)) for r in table.rows) for c in columns]
+    lines = [
+        "  ".join(v.rjust(w) if n else v.ljust(w) for v, w, n in zip(row, widths, numeric)).rstrip() for row in cells
+    ]
+    return "\n".join(([table.title] if table.title else []) + lines)
+
+
+def _show_profile(p, result):
+    prof = result.profile
+    if prof is None:
+        print("no profile: the GPU model counts a kernel that is right on every size; the FAIL above comes first")
+        return
+    print(
+        f"the GPU model's counts for {_said(p, p.sizes[-1])}, per line of your file (a model, counted on the CPU "
+        "stand-in):"
+    )
+    if show := _jupyter():  # the source view, its advice on top (none: nothing shown)
+        show(prof._repr_html_())
+        if not prof.advice():
+            print(prof.advice())
+    else:
+        print(plain_text(prof.table()))
+        print(prof.advice())
+
+
 def show_puzzle(name):
-    """Display puzzles/<name>.cu, the learner's file, with syntax highlighting (plain text outside IPython)."""
-    _find(name)
-    text = (PUZZLES_DIR / f"{name}.cu").read_text()
+    """Display puzzles/NN_<name>.cu, the learner's file, with syntax highlighting (plain text outside IPython)."""
+    text = (PUZZLES_DIR / _find(name).file).read_text()
     try:
         from IPython.display import Code, display
     except ImportError:
@@ -262,12 +269,12 @@ def show_puzzle(name):
 
 
 def scoreboard():
-    """Every puzzle checked again (quietly: the builds are cached), printed as a table of PASS and FAIL in order;
-    returns the number solved."""
+    """Every puzzle checked again (quietly: the builds are cached), shown as a table of PASS and FAIL in order (HTML
+    in Jupyter, text elsewhere); returns the number solved."""
     rows = []
     for p in puzzles():
         passed = puzzle(p.name, quiet=True).passed
         rows.append({"puzzle": f"{p.number} · {p.name}", "what it teaches": p.title, "": "PASS" if passed else "FAIL"})
     solved = sum(row[""] == "PASS" for row in rows)
-    print(Table(rows, f"{solved} of {len(rows)} puzzles solved").markdown())
+    _show(Table(rows, f"{solved} of {len(rows)} puzzles solved"))
     return solved

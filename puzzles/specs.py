@@ -1,7 +1,7 @@
 """The puzzles of notebook 00, in order, each with its spec: a torch function of the inputs (and the sizes) that says
 what the kernel's `out` must hold, the sizes it is checked on, how it is launched, and the most global and shared
-reads and writes one thread may make. kp.puzzle reads this file (`puzzle("map")`); the kernels are puzzles/<name>.cu,
-their solutions puzzles/solutions/<name>.cu.
+reads and writes one thread may make. kp.puzzle reads this file (`puzzle("map")`); the kernels are puzzles/NN_<name>.cu,
+numbered so that a file browser lists them in this order, their solutions puzzles/solutions/NN_<name>.cu.
 """
 
 import dataclasses
@@ -27,6 +27,11 @@ class Puzzle:
     target: dict  # the most accesses one thread may make: {"global reads": 1, ...}; a value may be sizes -> int
     rtol: float = 0.0  # float sums in another order than torch's differ in the last bits
     atol: float = 0.0
+
+    @property
+    def file(self):
+        """Its kernel file's name, in puzzles/ and puzzles/solutions/: `01_map.cu`."""
+        return f"{self.number:02d}_{self.name}.cu"
 
 
 def _f(*shape, g):

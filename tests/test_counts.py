@@ -43,3 +43,14 @@ def test_launches_and_uncounted_launches_are_read():
     loading = parse(REPORT.replace("\t60\t40\n", "\t60\t40\t5\n")).launches[0]
     assert (loading.loading_warps, loading.round_trips_per_warp) == (5, 4)
     assert (counts.unprofiled, counts.unprofiled_names) == (2, "other, another")
+
+
+def test_scattered_requests_and_split_branches_are_read_and_older_reports_read_as_none():
+    """A site's 14th field: requests whose lanes are not lanes 0..k-1 (divergence, not a ragged warp); a branch's
+    7th: its divergent executions split at one lane (a bounds guard's). Reports without them read as 0."""
+    site = "site\tk\t/nowhere.so+0x10\tglobal\tload\t10\t160\t640\t40\t20\t0\t0\t0"
+    branch = "branch\tk\t/nowhere.so+0x30\t10\t320\t4"
+    new = parse(f"{site}\t6\n{branch}\t3")
+    assert (new.lines[0].scattered, new.branches[0].divergent, new.branches[0].split) == (6, 4, 3)
+    old = parse(f"{site}\n{branch}")
+    assert (old.lines[0].scattered, old.branches[0].split) == (0, 0)

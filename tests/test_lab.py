@@ -5,7 +5,7 @@ edited in Lab's editor and saved, the loading and checking cells re-run and the 
 compile error read as the notebook shows it; the off-by-one (`i <= n`) loaded normally: a RuntimeError that names the
 tensor, and the kernel and its variables live on; a new op made from a Lab cell (`new_op`) whose notebook then runs
 top to bottom in Lab; a puzzle of notebook 00 solved in Lab's editor, from FAIL to PASS. Screenshots of each step go
-to build/lab-test/. Lab serves a copy of the project, so the real kernels/add2.cu and puzzles/map.cu are never edited
+to build/lab-test/. Lab serves a copy of the project, so the real kernels/add2.cu and puzzles/01_map.cu are never edited
 and the new op's files are written to the copy."""
 
 import asyncio
@@ -16,6 +16,7 @@ import platform
 import shutil
 import socket
 import subprocess
+import sys
 import time
 import urllib.request
 from pathlib import Path
@@ -24,7 +25,7 @@ import nbformat
 import pytest
 
 import kp.files
-from tools.lab import FIRST_NOTEBOOK, PlaygroundContents, lab_command, trust_notebooks
+from tools.lab import FIRST_NOTEBOOK, PlaygroundContents, lab_command, lab_environment, trust_notebooks
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 try:
@@ -57,7 +58,7 @@ def lab(tmp_path_factory):
         shutil.copytree(kp.files.ROOT / folder, project / folder, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(kp.files.ROOT / "helpers.py", project / "helpers.py")
     # Its own signature store, so that only the signing below (what `make lab` does) makes the notebooks trusted.
-    env = {**os.environ, "PYTHONPATH": str(project), "KP_BUILD_DIR": str(project / "build")}
+    env = lab_environment({**os.environ, "PYTHONPATH": str(project), "KP_BUILD_DIR": str(project / "build")})
     env["JUPYTER_DATA_DIR"] = str(project / "jupyter-data")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("JUPYTER_DATA_DIR", env["JUPYTER_DATA_DIR"])
@@ -369,11 +370,12 @@ def test_the_edit_run_loop_in_jupyterlab(lab, page):
     assert outputs and not [o for o in outputs if o["output_type"] == "error"], outputs
     assert any("image/svg+xml" in o.get("data", {}) for o in outputs), "the new op's autograd graph did not render"
 
-    # 9. A puzzle: puzzles/map.cu as it comes fails; its body typed in Lab's editor and saved, it passes.
+    # 9. A puzzle: puzzles/01_map.cu as it comes fails; its body typed in Lab's editor and saved, it passes.
     notebook_js(page, "app.shell.activateById(nb.id);")
-    assert "puzzle 1 · map (puzzles/map.cu): FAIL" in run_new_cell(page, 'from helpers import puzzle\n\npuzzle("map");')
-    assert open_in_editor(page, "puzzles/map.cu")["language"] == "cpp"
-    stub = lab["project"] / "puzzles" / "map.cu"
+    failed = run_new_cell(page, 'from helpers import puzzle\n\npuzzle("map");')
+    assert "puzzle 1 · map (puzzles/01_map.cu): FAIL" in failed, failed
+    assert open_in_editor(page, "puzzles/01_map.cu")["language"] == "cpp"
+    stub = lab["project"] / "puzzles" / "01_map.cu"
     line = next(i for i, text in enumerate(stub.read_text().splitlines()) if "FILL ME IN" in text)
     page.evaluate(
         """(line) => {
@@ -391,6 +393,57 @@ def test_the_edit_run_loop_in_jupyterlab(lab, page):
     notebook_js(page, "app.shell.activateById(nb.id);")
     solved = run_new_cell(page, 'puzzle("map");')
     page.screenshot(path=SHOTS / "9-puzzle-solved.png", full_page=True)
-    assert "puzzle 1 · map (puzzles/map.cu): PASS" in solved and "| most by one thread | 1 | 1 | 0 | 0 |" in solved, (
-        solved
+    assert "puzzle 1 · map (puzzles/01_map.cu): PASS" in solved, solved
+    score = page.locator(".jp-OutputArea-output table").filter(has_text="most by one thread").last.inner_text()
+    assert "most by one thread\t1\t1\t0\t0" in score, score  # an HTML table, not markdown pipes
+
+
+def test_lab_kernels_on_a_cpu_machine_get_no_cuda_home_warning_whatever_imports_first():
+    """torch.utils.cpp_extension warns "No CUDA runtime is found, using CUDA_HOME=..." as it is imported on a machine
+    without a GPU: in red, in the first cell of a notebook that imports torch.utils.benchmark before helpers (01).
+    Lab's kernels run in lab_environment, where that log is off."""
+    if shutil.which("nvidia-smi"):
+        pytest.skip("a GPU machine: torch has a CUDA runtime and does not warn")
+    code = "from torch.utils.benchmark import Timer\nimport helpers"
+    env = {**os.environ, "PYTHONPATH": str(kp.files.ROOT)}
+    env.pop("TORCH_LOGS", None)
+    plain = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert "No CUDA runtime is found" in plain.stderr  # what a notebook's first cell showed
+    quiet = subprocess.run(
+        [sys.executable, "-c", code], env=lab_environment(env), capture_output=True, text=True, timeout=300
     )
+    assert quiet.returncode == 0 and "CUDA_HOME" not in quiet.stderr, quiet.stderr
+
+
+@browser_test
+def test_an_edit_not_saved_is_saved_before_the_cell_runs_and_a_puzzle_profiles_in_lab(lab, page):
+    """A puzzle's body typed in Lab's editor and NOT saved, then its cell run: the extension saves the file first, so
+    the cell tests what the editor shows (PASS) and the file on disk holds it; `profile=True` shows the GPU model's
+    source view, and the score is an HTML table."""
+    wait_idle(page, timeout=120)
+    assert open_in_editor(page, "puzzles/02_zip.cu")["language"] == "cpp"
+    stub = lab["project"] / "puzzles" / "02_zip.cu"
+    line = next(i for i, text in enumerate(stub.read_text().splitlines()) if "FILL ME IN" in text)
+    page.evaluate(
+        """(line) => {
+            const editor = window.jupyterapp.shell.currentWidget.content.editor;
+            editor.setCursorPosition({line, column: 0});
+            editor.focus();
+        }""",
+        line,
+    )
+    body = "  out[threadIdx.x] = a[threadIdx.x] + b[threadIdx.x];"
+    page.keyboard.type(body + "\n")
+    unsaved = page.evaluate("() => window.jupyterapp.shell.currentWidget.context.model.dirty")
+    assert unsaved and body not in stub.read_text()
+    page.screenshot(path=SHOTS / "10-puzzle-edited-not-saved.png")
+    notebook_js(page, "app.shell.activateById(nb.id);")
+    solved = run_new_cell(page, 'from helpers import puzzle\n\nzip_result = puzzle("zip", profile=True)')
+    page.screenshot(path=SHOTS / "10-puzzle-run-unsaved.png", full_page=True)
+    assert "puzzle 2 · zip (puzzles/02_zip.cu): PASS" in solved, solved
+    assert body in stub.read_text(), "the edit was not saved before the cell ran"
+    assert "the GPU model's counts for size=100, per line of your file" in solved, solved
+    source_view = page.locator(".jp-OutputArea-output").filter(has_text="a[threadIdx.x] + b[threadIdx.x]")
+    assert source_view.count() >= 1, "profile=True showed no source view"
+    score = page.locator(".jp-OutputArea-output table").filter(has_text="most by one thread").last.inner_text()
+    assert "most by one thread\t2\t1\t0\t0" in score, score

@@ -23,6 +23,7 @@ FLOORS = {
     "counts": 3,
     "newop": 2,
     "checksource": 2,
+    "puzzlefiles": 2,
     "doctor": 3,
     "gputime": 3,
     "standin": 3,

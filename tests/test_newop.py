@@ -270,3 +270,14 @@ def test_helpers_and_make_call_it():
     makefile = (ROOT / "Makefile").read_text()
     assert re.search(r"^new-op:", makefile, re.M) and "-m kp.newop '$(NAME)'" in makefile
     assert len(FILES) == 5 and all((kp.newop.TEMPLATE / path).is_file() for path in FILES)
+
+
+def test_the_notebook_it_writes_is_signed_so_lab_opens_it_trusted(project, monkeypatch, tmp_path):
+    """As `make lab` signs the committed notebooks (tools/lab.py), so new_op signs the one it writes."""
+    import nbformat
+    from nbformat.sign import NotebookNotary
+
+    monkeypatch.setenv("JUPYTER_DATA_DIR", str(tmp_path / "jupyter-data"))  # its own signature store
+    paths = new_op("my_op", root=project, quiet=True)
+    (notebook,) = [p for p in paths if p.suffix == ".ipynb"]
+    assert NotebookNotary().check_signature(nbformat.read(notebook, as_version=4))

@@ -132,11 +132,26 @@ def test_the_source_view_shows_the_lines_with_their_figures_labelled_as_a_model(
 
 
 def test_sampling_runs_every_kth_block_and_scales_the_counts(k):
-    with pytest.warns(UserWarning, match="sampled: strided 4 of 32 blocks ran and were counted"):
+    """A sample is what the caller asked for (max_blocks): no warning, and the Profile says what it left out."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
         p = run(k, "strided", 2, max_blocks=4)
     load = one(p, "global", "load")
     assert (load.requests, load.sectors) == (32, 32 * 8)  # 4 warps counted, x 8
     assert p.launches[0].traced == 4
+    assert p.sampled.startswith("sampled: strided 4 of 32 blocks ran and were counted") and p.sampled in repr(p)
+    assert run(k, "strided", 2).sampled == ""
+
+
+@pytest.mark.parametrize("n", [1000, 5])
+def test_a_ragged_last_warp_is_no_divergence_and_no_advice_prints_a_sentence(k, n):
+    """`if (i < n)` with n not a multiple of 32 leaves out the last lanes of the last warp: no branch left lanes out
+    between active ones, so advice() says nothing, and printed says that in a sentence, not `[]`."""
+    p = run(k, "strided", 1, n=n)
+    assert one(p, "global", "load").active_lanes < 31.5 and p.advice() == []
+    assert str(p.advice()).startswith("no advice: the GPU model sees no uncoalesced global access")
+    even = run(k, "even_lanes").advice()
+    assert str(even).startswith("- ") and any(a.startswith("divergence at ") for a in even)
 
 
 def test_a_kernel_built_without_check_mode_is_refused_with_how_to_load_it():

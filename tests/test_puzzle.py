@@ -6,11 +6,16 @@ import re
 
 import pytest
 
+import kp.build
+import kp.files
+import kp.load
+import kp.profile
 import kp.puzzle
 from kp.puzzle import puzzle, puzzles
 
 SOLUTIONS = kp.puzzle.PUZZLES_DIR / "solutions"
 NAMES = [p.name for p in puzzles()]
+FILES = {p.name: p.file for p in puzzles()}
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -25,7 +30,7 @@ def test_the_solution_passes_and_the_untouched_stub_fails(name, target):
 @pytest.mark.parametrize("name", NAMES)
 def test_a_stub_is_its_solution_with_the_body_left_to_fill_in(name):
     """The learner's file: the same comment, hint and signature as the solution, and one marked place to write."""
-    stub, solution = (kp.puzzle.PUZZLES_DIR / f"{name}.cu").read_text(), (SOLUTIONS / f"{name}.cu").read_text()
+    stub, solution = (kp.puzzle.PUZZLES_DIR / FILES[name]).read_text(), (SOLUTIONS / FILES[name]).read_text()
     head = solution[: solution.index("{\n") + 2]
     assert stub.startswith(head) and "// hint: " in head and f"__global__ void {name}(" in head
     body_lines = solution.count("\n") - head.count("\n") - 1
@@ -38,12 +43,12 @@ def mine(tmp_path, monkeypatch):
     monkeypatch.setattr(kp.puzzle, "PUZZLES_DIR", tmp_path)
 
     def write(name, old, new):
-        text = (SOLUTIONS / f"{name}.cu").read_text()
+        text = (SOLUTIONS / FILES[name]).read_text()
         assert text.count(old) == 1, old
-        (tmp_path / f"{name}.cu").write_text(text.replace(old, new))
+        (tmp_path / FILES[name]).write_text(text.replace(old, new))
         first = new.strip().splitlines()[0] if new.strip() else None
         lines = text.replace(old, new).splitlines()
-        return tmp_path / f"{name}.cu", next((n for n, s in enumerate(lines, 1) if first and first in s), None)
+        return tmp_path / FILES[name], next((n for n, s in enumerate(lines, 1) if first and first in s), None)
 
     return write
 
@@ -84,6 +89,97 @@ def test_a_right_answer_that_reads_too_much_fails_with_the_count(mine):
     result = puzzle("matmul", quiet=True)
     assert not result.passed and "right on every size" in result.message
     assert "global reads: 44, the target is 4" in result.message, result.message  # 2 x 20 + the tiles' 4, for m = 20
+
+
+def test_a_dot_product_by_float_atomics_passes_with_one_write_per_thread(mine):
+    """A float atomicAdd is one global write of its thread, as an int one is: the stand-in's compare-and-swap loop
+    behind it is not the kernel's accesses (issue 32: it scored 2 and failed a correct kernel)."""
+    tree = SOLUTIONS.joinpath(FILES["dot"]).read_text().split("{\n", 1)[1].rsplit("}", 1)[0]
+    atomics = (
+        "  int t = threadIdx.x;\n"
+        "  if (t == 0) out[0] = a[0] * b[0];  // out starts as NaN: one thread sets it, the others add\n"
+        "  __syncthreads();\n"
+        "  if (t > 0 && t < size) atomicAdd(out, a[t] * b[t]);\n"
+    )
+    mine("dot", tree, atomics)
+    result = puzzle("dot", target="cpu", quiet=True)
+    assert result.passed, result.message
+    assert result.most == {"global reads": 2, "global writes": 1, "shared reads": 0, "shared writes": 0}
+
+
+def test_the_files_are_numbered_in_puzzle_order_and_found_by_name_file_or_number():
+    """A file browser lists puzzles/ alphabetically: the numbers put it in puzzle order."""
+    files = sorted(p.name for p in kp.puzzle.PUZZLES_DIR.glob("*.cu"))
+    assert files == [p.file for p in puzzles()] == sorted(p.name for p in SOLUTIONS.glob("*.cu"))
+    assert files[:2] == ["01_map.cu", "02_zip.cu"]
+    for name in ("map", "01_map", "01_map.cu", "puzzles/01_map.cu", 1):
+        assert kp.puzzle._find(name).name == "map"
+
+
+def test_an_unwritten_element_says_that_out_starts_filled_with_nan(mine):
+    mine("map", "out[i] = a[i] + 10;", "if (i > 0) out[i] = a[i] + 10;")
+    result = puzzle("map", target="cpu", quiet=True)
+    assert "the first wrong element is [0]: expected" in result.message and "got nan" in result.message
+    assert result.message.endswith("(out starts filled with NaN, and no thread wrote this element)"), result.message
+
+
+def test_a_nan_computed_from_outs_start_says_so_and_names_the_writer(mine):
+    """An atomicAdd onto out's starting NaN: written, and NaN; the message says both, without contradicting itself."""
+    tree = SOLUTIONS.joinpath(FILES["dot"]).read_text().split("{\n", 1)[1].rsplit("}", 1)[0]
+    path, line = mine("dot", tree, "  int t = threadIdx.x;\n  if (t < size) atomicAdd(out, a[t] * b[t]);\n")
+    result = puzzle("dot", target="cpu", quiet=True)
+    assert "last written by kernel 'dot'" in result.message and f"at {path}:" in result.message, result.message
+    assert "did not write" not in result.message
+    assert result.message.endswith(
+        "(out starts filled with NaN, and the value written there is NaN too: computed from a NaN, such as out's own "
+        "starting value (an atomicAdd onto it, a `+=`))"
+    ), result.message
+
+
+def test_profile_true_shows_the_gpu_models_counts_per_line_and_keeps_them(capsys):
+    result = puzzle("map", solution=True, target="cpu", profile=True)
+    printed = capsys.readouterr().out
+    assert result.passed and "the GPU model's counts for size=100, per line of your file" in printed
+    assert {ln.file for ln in result.profile.lines} == {"puzzles/solutions/01_map.cu"}
+    assert "global load" in printed and "no advice: " in printed  # the table as text, then the advice
+    assert "|" not in printed  # a terminal gets aligned text, not markdown pipes
+    stub = puzzle("map", target="cpu", profile=True)
+    assert stub.profile is None and "no profile: the GPU model counts a kernel that is right" in capsys.readouterr().out
+
+
+def test_profiling_a_puzzle_call_from_outside_says_how_to_profile_a_puzzle():
+    with pytest.raises(kp.profile.ProfileError, match=r"launched no kernel .*puzzle\(name, profile=True\)"):
+        kp.profile.profile(lambda: puzzle("map", solution=True, target="cpu", quiet=True))
+
+
+def test_load_kernel_of_a_puzzle_path_resolves_from_the_project_and_points_to_profile(monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)  # as a notebook in notebooks/ would: the path is the project's
+    with pytest.raises(FileNotFoundError, match=r'puzzles/10_dot.cu is a puzzle: .*puzzle\("dot", profile=True\)'):
+        kp.load.load_kernel("puzzles/10_dot.cu")
+    assert kp.build.resolve_kernel("kernels/add2.cu")[0] == kp.files.KERNELS / "add2.cu"
+
+
+def test_score_tables_are_html_in_jupyter_and_aligned_text_elsewhere(monkeypatch, capsys):
+    puzzle("map", solution=True, target="cpu")
+    text = capsys.readouterr().out
+    assert re.search(r"^most by one thread +1 +1 +0 +0$", text, re.M) and "|" not in text, text
+    shown = []
+    monkeypatch.setattr(kp.puzzle, "_jupyter", lambda: shown.append)
+    puzzle("map", solution=True, target="cpu")
+    assert shown and shown[0].startswith("<table>") and "<td>most by one thread</td>" in shown[0]
+    shown.clear()
+    capsys.readouterr()
+    puzzle("map", solution=True, target="cpu", quiet=True, profile=True)  # the source view, then no advice in words
+    assert len(shown) == 1 and "out[i] = a[i] + 10;" in shown[0] and "<table" in shown[0], shown
+    assert (
+        capsys.readouterr()
+        .out.rstrip()
+        .endswith(
+            "no advice: the GPU model sees no uncoalesced global access, no "
+            "shared-memory bank conflict, no divergent branch and no lanes "
+            "left out mid-warp"
+        )
+    )
 
 
 def test_an_unknown_puzzle_is_refused_with_the_names_in_order():

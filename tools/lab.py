@@ -7,13 +7,17 @@ Rooted at the project, not at notebooks/, so that Lab's file browser reaches ker
 playground is about: open one, edit, save, re-run the loading cell) and build/ (the full build logs).
 Notebooks open unmodified: see PlaygroundContents. Lab's settings come from tools/lab_settings/ (overrides.json:
 no news pop-up, no update check; a user's own settings still win), and tools/lab_extensions/ adds one extension:
-`.cu` and `.cuh` files open as CUDA C++, highlighted as C++. Nothing is written into the environment's Jupyter
-folders. tests/test_lab.py starts Lab through lab_command too.
+`.cu` and `.cuh` files open as CUDA C++, highlighted as C++, and an edited file open in the editor is saved before
+a notebook cell runs (the kernel reads the file on disk). Nothing is written into the environment's Jupyter folders.
+Its kernels get lab_environment: torch's "No CUDA runtime is found, using CUDA_HOME=..." warning is off where there
+is no GPU (a notebook that imports torch.utils.benchmark before helpers would show it red in its first cell).
+tests/test_lab.py starts Lab through lab_command and lab_environment too.
 """
 
 import argparse
 import os
 import platform
+import shutil
 import subprocess
 import sys
 
@@ -40,6 +44,16 @@ def lab_command(port=None, token=None, browser=True, root=ROOT):
     if not browser:
         cmd.append("--no-browser")
     return cmd
+
+
+def lab_environment(environ=None):
+    """The environment Lab and its kernels run in: `environ` (os.environ's copy by default), and where there is no
+    GPU (no nvidia-smi), torch.utils.cpp_extension's log at errors only (TORCH_LOGS), unless the user set TORCH_LOGS:
+    its warning that there is no CUDA runtime, on import, is what a CPU machine expects (kp.build says the same)."""
+    env = dict(os.environ if environ is None else environ)
+    if "TORCH_LOGS" not in env and shutil.which("nvidia-smi", path=env.get("PATH")) is None:
+        env["TORCH_LOGS"] = "-torch.utils.cpp_extension"
+    return env
 
 
 class PlaygroundContents(AsyncLargeFileManager):
@@ -84,7 +98,7 @@ def main(argv=None):
     parser.add_argument("--no-browser", action="store_true", help="only print the URL")
     args = parser.parse_args(argv)
     trust_notebooks()
-    return subprocess.call(lab_command(args.port, browser=not args.no_browser), cwd=ROOT)
+    return subprocess.call(lab_command(args.port, browser=not args.no_browser), cwd=ROOT, env=lab_environment())
 
 
 if __name__ == "__main__":

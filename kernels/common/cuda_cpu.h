@@ -694,27 +694,68 @@ inline long long __double_as_longlong(double x) { return static_cast<long long>(
 
 // ---------------------------------------------------------------------------------------------
 // Atomics: real ones, since blocks run in parallel on OS threads. Relaxed, as CUDA's are.
+// Each CUDA atomic is one access, however the host does it: a GPU runs it as one atomic instruction
+// (Nsight Compute: one request of l1tex__t_requests_pipe_lsu_mem_global_op_atom per warp; the Kernel
+// Profiling Guide's "Memory Tables"), and check mode and the GPU model count it so. The host does max,
+// min, inc, dec and the floating-point ones as a read and then a compare-and-swap until it sticks; in
+// check builds that first read is an atomic update that adds nothing (the one access the checker sees,
+// at the kernel's line) and the compare-and-swap is compiled without instrumentation (out of line: g++
+// does not inline a function without it into one with it).
+namespace kp {
+namespace detail {
+#ifdef KP_CHECK
+template <class Bits>
+inline Bits atomic_first_read(Bits* p) {
+  return __atomic_fetch_add(p, Bits(0), __ATOMIC_RELAXED);
+}
+#define KP_UNSEEN __attribute__((noinline, no_sanitize_thread))
+#else
+template <class Bits>
+inline Bits atomic_first_read(Bits* p) {
+  return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+#define KP_UNSEEN
+#endif
+// One try: *p = desired if *p is still `*old`; else `*old` becomes what *p holds.
+template <class Bits>
+KP_UNSEEN inline bool atomic_swap(Bits* p, Bits* old, Bits desired) {
+  return __atomic_compare_exchange_n(p, old, desired, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+}
+#undef KP_UNSEEN
+// *p = next(*p) atomically, for a value of any type of 2, 4 or 8 bytes (its bits as an unsigned
+// integer of that size); returns the old value. `next` returning its argument stores nothing more.
+template <class T, class F>
+inline T atomic_update(T* p, F next) {
+  using Bits = typename std::conditional<sizeof(T) == 2, uint16_t,
+                                         typename std::conditional<sizeof(T) == 4, uint32_t, uint64_t>::type>::type;
+  static_assert(sizeof(T) == sizeof(Bits), "atomics of 2, 4 or 8 bytes");
+  Bits* bits = reinterpret_cast<Bits*>(p);
+  Bits old = atomic_first_read(bits);
+  for (;;) {
+    const T now = from_bits<T>(old), then = next(now);
+    const Bits want = static_cast<Bits>(to_bits(then));
+    if (want == old || atomic_swap(bits, &old, want)) return now;
+  }
+}
+}  // namespace detail
+}  // namespace kp
 
-#define KP_ATOMIC_INT(T)                                                                                   \
-  inline T atomicAdd(T* p, T v) { return __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }                     \
-  inline T atomicSub(T* p, T v) { return __atomic_fetch_sub(p, v, __ATOMIC_RELAXED); }                     \
-  inline T atomicExch(T* p, T v) { return __atomic_exchange_n(p, v, __ATOMIC_RELAXED); }                   \
-  inline T atomicAnd(T* p, T v) { return __atomic_fetch_and(p, v, __ATOMIC_RELAXED); }                     \
-  inline T atomicOr(T* p, T v) { return __atomic_fetch_or(p, v, __ATOMIC_RELAXED); }                       \
-  inline T atomicXor(T* p, T v) { return __atomic_fetch_xor(p, v, __ATOMIC_RELAXED); }                     \
-  inline T atomicCAS(T* p, T expected, T desired) {                                                        \
-    __atomic_compare_exchange_n(p, &expected, desired, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);         \
-    return expected; /* the old value, whether or not it was swapped */                                    \
-  }                                                                                                        \
-  inline T atomicMax(T* p, T v) {                                                                          \
-    T old = __atomic_load_n(p, __ATOMIC_RELAXED);                                                          \
-    while (old < v && !__atomic_compare_exchange_n(p, &old, v, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)); \
-    return old;                                                                                            \
-  }                                                                                                        \
-  inline T atomicMin(T* p, T v) {                                                                          \
-    T old = __atomic_load_n(p, __ATOMIC_RELAXED);                                                          \
-    while (v < old && !__atomic_compare_exchange_n(p, &old, v, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)); \
-    return old;                                                                                            \
+#define KP_ATOMIC_INT(T)                                                                                        \
+  inline T atomicAdd(T* p, T v) { return __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }                          \
+  inline T atomicSub(T* p, T v) { return __atomic_fetch_sub(p, v, __ATOMIC_RELAXED); }                          \
+  inline T atomicExch(T* p, T v) { return __atomic_exchange_n(p, v, __ATOMIC_RELAXED); }                        \
+  inline T atomicAnd(T* p, T v) { return __atomic_fetch_and(p, v, __ATOMIC_RELAXED); }                          \
+  inline T atomicOr(T* p, T v) { return __atomic_fetch_or(p, v, __ATOMIC_RELAXED); }                            \
+  inline T atomicXor(T* p, T v) { return __atomic_fetch_xor(p, v, __ATOMIC_RELAXED); }                          \
+  inline T atomicCAS(T* p, T expected, T desired) {                                                             \
+    __atomic_compare_exchange_n(p, &expected, desired, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);              \
+    return expected; /* the old value, whether or not it was swapped */                                         \
+  }                                                                                                             \
+  inline T atomicMax(T* p, T v) {                                                                               \
+    return ::kp::detail::atomic_update(p, [v](T old) { return old < v ? v : old; });                            \
+  }                                                                                                             \
+  inline T atomicMin(T* p, T v) {                                                                               \
+    return ::kp::detail::atomic_update(p, [v](T old) { return v < old ? v : old; });                            \
   }
 KP_ATOMIC_INT(int)
 KP_ATOMIC_INT(unsigned)
@@ -723,32 +764,19 @@ KP_ATOMIC_INT(unsigned long long)
 
 // atomicInc: old >= limit ? 0 : old + 1; atomicDec: old == 0 || old > limit ? limit : old - 1. Both return old.
 inline unsigned atomicInc(unsigned* p, unsigned limit) {
-  unsigned old = __atomic_load_n(p, __ATOMIC_RELAXED);
-  while (!__atomic_compare_exchange_n(p, &old, old >= limit ? 0 : old + 1, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
-  return old;
+  return ::kp::detail::atomic_update(p, [limit](unsigned old) { return old >= limit ? 0 : old + 1; });
 }
 inline unsigned atomicDec(unsigned* p, unsigned limit) {
-  unsigned old = __atomic_load_n(p, __ATOMIC_RELAXED);
-  while (!__atomic_compare_exchange_n(p, &old, old == 0 || old > limit ? limit : old - 1, true, __ATOMIC_RELAXED,
-                                      __ATOMIC_RELAXED));
-  return old;
+  return ::kp::detail::atomic_update(p, [limit](unsigned old) { return old == 0 || old > limit ? limit : old - 1; });
 }
 
-// Floating-point atomics: compare-and-swap loops on the bits.
-namespace kp {
-namespace detail {
-template <class T, class Bits>
-inline T atomic_add_float(T* p, T v) {
-  Bits* bits = reinterpret_cast<Bits*>(p);
-  Bits old = __atomic_load_n(bits, __ATOMIC_RELAXED);
-  while (!__atomic_compare_exchange_n(bits, &old, static_cast<Bits>(to_bits(from_bits<T>(old) + v)), true,
-                                      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
-  return from_bits<T>(old);
+// Floating-point atomics (half and bfloat16: cuda_cpu_fp16.h).
+inline float atomicAdd(float* p, float v) {
+  return ::kp::detail::atomic_update(p, [v](float old) { return old + v; });
 }
-}  // namespace detail
-}  // namespace kp
-inline float atomicAdd(float* p, float v) { return ::kp::detail::atomic_add_float<float, uint32_t>(p, v); }
-inline double atomicAdd(double* p, double v) { return ::kp::detail::atomic_add_float<double, uint64_t>(p, v); }
+inline double atomicAdd(double* p, double v) {
+  return ::kp::detail::atomic_update(p, [v](double old) { return old + v; });
+}
 inline float atomicExch(float* p, float v) {
   return __uint_as_float(atomicExch(reinterpret_cast<unsigned*>(p), __float_as_uint(v)));
 }

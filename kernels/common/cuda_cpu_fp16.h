@@ -419,31 +419,15 @@ inline float2 __bfloat1622float2(__nv_bfloat162 v) { return {float(v.x), float(v
 inline __half2 __float22half2_rn(float2 v) { return {__half(v.x), __half(v.y)}; }
 inline __nv_bfloat162 __float22bfloat162_rn(float2 v) { return {__nv_bfloat16(v.x), __nv_bfloat16(v.y)}; }
 
-// atomicAdd on the 16-bit types and their pairs: a compare-and-swap loop on the bits, rounding each sum as the
-// type's + does. A pair is updated as one 32-bit word (CUDA promises atomicity per half only: this is stronger).
-namespace kp {
-namespace detail {
-template <class T, class Bits>
-inline T atomic_add_bits(T* p, T v) {
-  static_assert(sizeof(T) == sizeof(Bits), "the bits of T");
-  Bits* bits = reinterpret_cast<Bits*>(p);
-  Bits old = __atomic_load_n(bits, __ATOMIC_RELAXED);
-  for (;;) {
-    T sum = from_bits<T>(old) + v;
-    Bits want;
-    __builtin_memcpy(&want, &sum, sizeof want);
-    if (__atomic_compare_exchange_n(bits, &old, want, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) break;
-  }
-  return from_bits<T>(old);
-}
-}  // namespace detail
-}  // namespace kp
-inline __half atomicAdd(__half* p, __half v) { return ::kp::detail::atomic_add_bits<__half, uint16_t>(p, v); }
-inline __nv_bfloat16 atomicAdd(__nv_bfloat16* p, __nv_bfloat16 v) {
-  return ::kp::detail::atomic_add_bits<__nv_bfloat16, uint16_t>(p, v);
-}
-inline __half2 atomicAdd(__half2* p, __half2 v) { return ::kp::detail::atomic_add_bits<__half2, uint32_t>(p, v); }
-inline __nv_bfloat162 atomicAdd(__nv_bfloat162* p, __nv_bfloat162 v) {
-  return ::kp::detail::atomic_add_bits<__nv_bfloat162, uint32_t>(p, v);
-}
+
+// Atomic adds of the 16-bit types and their pairs (CUDA has them from compute capability 7.0 for half,
+// 8.0 for bfloat16): one access each, as cuda_cpu.h's atomics are. A pair is updated as one 32-bit
+// value, which is more than CUDA promises (each half atomically), never less.
+#define KP_HALF_ATOMIC_ADD(T) \
+  inline T atomicAdd(T* p, T v) { return ::kp::detail::atomic_update(p, [v](T old) { return old + v; }); }
+KP_HALF_ATOMIC_ADD(__half)
+KP_HALF_ATOMIC_ADD(__nv_bfloat16)
+KP_HALF_ATOMIC_ADD(__half2)
+KP_HALF_ATOMIC_ADD(__nv_bfloat162)
+#undef KP_HALF_ATOMIC_ADD
 #endif

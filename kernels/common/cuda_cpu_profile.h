@@ -19,7 +19,8 @@
 //     phases of 16 lanes, of 16 bytes in four phases of 8 lanes; a phase takes as many wavefronts as its most
 //     used bank has distinct words (at least one). The ideal is one wavefront per 128 bytes of active lanes.
 //     An N-way bank conflict: a phase of N wavefronts.
-//   - atomics count as their space's accesses of their size.
+//   - atomics count as their space's accesses of their size: one per atomic, however the host does it (a
+//     compare-and-swap loop for the floating-point ones: cuda_cpu.h's atomics show check mode one access).
 //   - branches (check builds wrap each `if`, `while` and `for` condition of device code: cuda_cpu_translate.py): the
 //     lanes of warp w evaluating a condition at `pc` for the n-th time are one executed branch instruction (block,
 //     w, pc, n); its active lanes are those lanes, and it is *divergent* when some of them take it and some do not
@@ -64,6 +65,9 @@ struct RequestHash {
 // What one access site of one kernel did over a profile (summed over its requests).
 struct SiteStats {
   uint64_t requests = 0, lanes = 0, bytes = 0, units = 0, ideal = 0;  // units: sectors (global), wavefronts (shared)
+  // Requests whose active lanes are not lanes 0..k-1 of their warp: lanes skipped by a branch (divergence), where a
+  // prefix is the end of the threads' range (`if (i < n)` in the last warp, a block of 48 threads), or one lane.
+  uint64_t scattered = 0;
   uint32_t worst = 0;        // shared: the most wavefronts one phase took (the N of an N-way conflict)
   uint32_t worst_bank = 0;   // ... at this bank
   uint32_t worst_lanes = 0;  // ... with this many lanes on it
@@ -94,6 +98,9 @@ struct Branch {
 
 struct BranchStats {
   uint64_t executions = 0, lanes = 0, divergent = 0;  // warp-level executions, their active lanes, the divergent ones
+  // Divergent executions split at one lane (lanes below it one way, the rest the other): the bounds guard of a ragged
+  // last warp (`if (i < n)`), or a tree's `if (t < half)`. Still Nsight Compute's divergence; advice leaves them out.
+  uint64_t split = 0;
 };
 
 struct SiteKey {
@@ -225,6 +232,7 @@ void profile_block_end(const char* kernel) {
       launch.sectors_written += uint64_t(units) * p.every;
     }
     s.requests += p.every;
+    if (r.lanes & (r.lanes + 1)) s.scattered += p.every;  // not of the form 0..01..1
     s.lanes += uint64_t(__builtin_popcount(r.lanes)) * p.every;
     s.bytes += uint64_t(__builtin_popcount(r.lanes)) * r.size * p.every;
     s.units += uint64_t(units) * p.every;
@@ -236,7 +244,12 @@ void profile_block_end(const char* kernel) {
     BranchStats& s = p.branch_sites[{kernel, key.pc}];
     s.executions += p.every;
     s.lanes += uint64_t(__builtin_popcount(b.lanes)) * p.every;
-    if (b.taken && b.taken != b.lanes) s.divergent += p.every;
+    if (b.taken && b.taken != b.lanes) {
+      s.divergent += p.every;
+      const uint32_t other = b.lanes & ~b.taken;
+      const auto highest = [](uint32_t m) { return 31 - __builtin_clz(m); };
+      if (highest(b.taken) < __builtin_ctz(other) || highest(other) < __builtin_ctz(b.taken)) s.split += p.every;
+    }
   }
   p.requests.clear();
   p.branches.clear();
@@ -335,10 +348,11 @@ void profile_begin(uint64_t max_blocks) {
 
 // The profile as text, and profiling stops. Lines, fields separated by tabs:
 //   site  kernel  pc(library+0xOFFSET)  space  kind  requests  lanes  bytes  units  ideal  worst  worst_bank  worst_lanes
+//         scattered
 //   launch  kernel  gx gy gz  bx by bz  shmem  blocks  traced  sectors_read  sectors_written  wavefronts
 //           load_requests  load_sites  distinct_read  distinct_written (the distinct ones x the sampling stride)
 //           loading_warps
-//   branch  kernel  pc  executions  lanes  divergent
+//   branch  kernel  pc  executions  lanes  divergent  split
 //   unprofiled  count  names
 //   worst  kernel  pc  lanes  size  addr0 .. addr31   (a shared site's worst request)
 //   array  id  space  name  begin  elements  dims
@@ -349,10 +363,10 @@ std::string profile_take() {
   static const char* spaces[] = {"global", "shared"};
   static const char* kinds[] = {"load", "store", "atomic"};
   for (const auto& [key, s] : p.sites)
-    out += format("site\t%s\t%s\t%s\t%s\t%llu\t%llu\t%llu\t%llu\t%llu\t%u\t%u\t%u\n", key.kernel,
+    out += format("site\t%s\t%s\t%s\t%s\t%llu\t%llu\t%llu\t%llu\t%llu\t%u\t%u\t%u\t%llu\n", key.kernel,
                   where(key.pc).c_str(), spaces[key.space], kinds[key.kind], (unsigned long long)s.requests,
                   (unsigned long long)s.lanes, (unsigned long long)s.bytes, (unsigned long long)s.units,
-                  (unsigned long long)s.ideal, s.worst, s.worst_bank, s.worst_lanes);
+                  (unsigned long long)s.ideal, s.worst, s.worst_bank, s.worst_lanes, (unsigned long long)s.scattered);
   for (const LaunchRecord& l : p.launches)
     out += format("launch\t%s\t%u %u %u\t%u %u %u\t%zu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%zu\t%llu\t%llu\t%llu\n", l.kernel, l.grid.x,
                   l.grid.y, l.grid.z, l.block.x, l.block.y, l.block.z, l.shmem, (unsigned long long)l.blocks,
@@ -363,8 +377,9 @@ std::string profile_take() {
                   (unsigned long long)(l.distinct_written.size() * ((l.blocks + l.traced - 1) / l.traced)),
                   (unsigned long long)l.loading_warps);
   for (const auto& [key, b] : p.branch_sites)
-    out += format("branch\t%s\t%s\t%llu\t%llu\t%llu\n", key.first, where(key.second).c_str(),
-                  (unsigned long long)b.executions, (unsigned long long)b.lanes, (unsigned long long)b.divergent);
+    out += format("branch\t%s\t%s\t%llu\t%llu\t%llu\t%llu\n", key.first, where(key.second).c_str(),
+                  (unsigned long long)b.executions, (unsigned long long)b.lanes, (unsigned long long)b.divergent,
+                  (unsigned long long)b.split);
   if (p.unprofiled) out += format("unprofiled\t%llu\t%s\n", (unsigned long long)p.unprofiled, p.unprofiled_names.c_str());
   for (const auto& [key, s] : p.sites) {
     if (key.space != kShared || !s.worst_request.lanes) continue;

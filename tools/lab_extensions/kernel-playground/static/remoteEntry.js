@@ -1,6 +1,11 @@
-// make lab's JupyterLab extension (tools/lab.py points Lab at this folder): `.cu` and `.cuh` files open in Lab's editor
-// as "CUDA C++", highlighted by CodeMirror's C++ mode. Lab picks an editor's language by file extension only, from
-// its language registry, and no setting adds one; a plugin can (IEditorLanguageRegistry.addLanguage).
+// make lab's JupyterLab extension (tools/lab.py points Lab at this folder), two plugins:
+//   - `.cu` and `.cuh` files open in Lab's editor as "CUDA C++", highlighted by CodeMirror's C++ mode. Lab picks an
+//     editor's language by file extension only, from its language registry, and no setting adds one; a plugin can
+//     (IEditorLanguageRegistry.addLanguage).
+//   - An edited file open in Lab's editor is saved before a notebook cell runs: the kernel reads the file on disk, and
+//     cannot see the editor, so an edit not saved would be tested silently as the old file. Every way Lab runs a
+//     cell (Shift+Enter, Run All, the run menu) goes through CodeCell.execute of Lab's own @jupyterlab/cells, looked
+//     up at each call: wrapped here, it saves the open, edited documents that are not notebooks, then runs the cell.
 //
 // Written by hand, so that nothing needs node to build it: a prebuilt ("federated") extension is a webpack container,
 // `_JUPYTERLAB[name] = {init(shareScope), get(module)}`, which Lab's bootstrap.js initialises with its shared
@@ -40,7 +45,23 @@ var _JUPYTERLAB;
         });
       },
     };
-    return { __esModule: true, default: plugin };
+    const { CodeCell } = await shared("@jupyterlab/cells");
+    const saveBeforeRun = {
+      id: "kernel-playground:save-before-run",
+      description: "Saves the edited files open in Lab's editor (a .cu) before a notebook cell runs.",
+      autoStart: true,
+      activate: (app) => {
+        const execute = CodeCell.execute;
+        CodeCell.execute = async function (...args) {
+          const edited = Array.from(app.shell.widgets("main")).filter(
+            (w) => w.context && w.context.model && w.context.model.dirty && !w.context.path.endsWith(".ipynb"),
+          );
+          await Promise.all(edited.map((w) => w.context.save()));
+          return execute.apply(this, args);
+        };
+      },
+    };
+    return { __esModule: true, default: [plugin, saveBeforeRun] };
   }
 
   _JUPYTERLAB = _JUPYTERLAB === undefined ? {} : _JUPYTERLAB;
