@@ -67,7 +67,7 @@ def involution_grad_out(dtype):
 HYPER = (STRIDE, PADDING, DILATION)
 
 # The ops whose kernels take float16 and bfloat16 as well as float32 and float64.
-HALF = {"poly2.poly2", "poly2.poly2_backward"}
+HALF = {"poly2.poly2", "poly2.poly2_backward", "softmax.softmax", "softmax.softmax_backward"}
 
 SAMPLES = {
     "add2.add2": lambda dtype: forward(dtype, 2),
@@ -111,6 +111,11 @@ SAMPLES = {
     "colsum.colsum": lambda dtype: (
         [(randn(600, 37, dtype=dtype, grad=True), v) for v in range(1, 6)] + [(randn(0, 3, dtype=dtype, grad=True), 5)]
     ),
+    # every version; 41 columns: no whole Packs; 12: version 5's Packs
+    "softmax.softmax": lambda dtype: (
+        [(randn(37, 41, dtype=dtype, grad=True), v) for v in range(1, 6)] + [(randn(9, 12, dtype=dtype, grad=True), 5)]
+    ),
+    "softmax.softmax_backward": lambda dtype: [(randn(37, 41, dtype=dtype), torch.softmax(randn(37, 41, dtype=dtype), -1))],
     "involution.involution": lambda dtype: [
         (involution_input(dtype, grad=True), involution_weight(dtype, grad=True), *HYPER)
     ],
