@@ -145,11 +145,11 @@ void layernorm_bwd(const T* g, const T* x, const T* w, const T* mean, const T* r
   column_sum(g, db, sums, R, C, stream);
 }
 
-template void layernorm_fwd<float>(const float*, const float*, const float*, float*, float*, float*, int64_t,
-                                   int64_t, double, cudaStream_t);
+template void layernorm_fwd<float>(const float*, const float*, const float*, float*, float*, float*, int64_t, int64_t,
+                                   double, cudaStream_t);
 template void layernorm_fwd<double>(const double*, const double*, const double*, double*, double*, double*, int64_t,
                                     int64_t, double, cudaStream_t);
-template void layernorm_bwd<float>(const float*, const float*, const float*, const float*, const float*, float*,
-                                   float*, float*, float*, float*, int64_t, int64_t, cudaStream_t);
-template void layernorm_bwd<double>(const double*, const double*, const double*, const double*, const double*,
-                                    double*, double*, double*, double*, double*, int64_t, int64_t, cudaStream_t);
+template void layernorm_bwd<float>(const float*, const float*, const float*, const float*, const float*, float*, float*,
+                                   float*, float*, float*, int64_t, int64_t, cudaStream_t);
+template void layernorm_bwd<double>(const double*, const double*, const double*, const double*, const double*, double*,
+                                    double*, double*, double*, double*, int64_t, int64_t, cudaStream_t);

@@ -24,14 +24,13 @@ void check_rows(const char* op, const kp::Tensor& x, const kp::Tensor& weight) {
   kp::check_floating(op, "weight", weight);
   kp::check_same_kind(op, "weight", weight, "x", x);
   kp::check(weight.dim() == 1 && weight.size(0) == x.size(1), std::string(op) + ": weight has shape " +
-                                                                   kp::shape_of(weight) + " but x has " +
-                                                                   kp::shape_of(x) + ": one weight per column");
+                                                                  kp::shape_of(weight) + " but x has " +
+                                                                  kp::shape_of(x) + ": one weight per column");
 }
 
 }  // namespace
 
-std::tuple<kp::Tensor, kp::Tensor, kp::Tensor> layernorm(kp::Tensor x, kp::Tensor weight, kp::Tensor bias,
-                                                         double eps) {
+std::tuple<kp::Tensor, kp::Tensor, kp::Tensor> layernorm(kp::Tensor x, kp::Tensor weight, kp::Tensor bias, double eps) {
   check_rows("layernorm", x, weight);
   kp::check_like("layernorm", "bias", bias, "weight", weight);
   kp::check(eps >= 0, "layernorm: eps must be at least 0, got " + std::to_string(eps));
@@ -56,9 +55,8 @@ std::tuple<kp::Tensor, kp::Tensor, kp::Tensor> layernorm_backward(kp::Tensor gra
   kp::check_like(op, "grad_y", grad_y, "x", x);
   kp::check_floating(op, "mean", mean);
   kp::check_same_kind(op, "mean", mean, "x", x);
-  kp::check(mean.dim() == 1 && mean.size(0) == x.size(0),
-            std::string(op) + ": mean has shape " + kp::shape_of(mean) + " but x has " + kp::shape_of(x) +
-                ": one mean per row");
+  kp::check(mean.dim() == 1 && mean.size(0) == x.size(0), std::string(op) + ": mean has shape " + kp::shape_of(mean) +
+                                                              " but x has " + kp::shape_of(x) + ": one mean per row");
   kp::check_like(op, "rstd", rstd, "mean", mean);
   grad_y = kp::contiguous(grad_y);  // autograd may hand in an expanded (stride-0) gradient
   x = kp::contiguous(x);
@@ -83,7 +81,8 @@ std::tuple<kp::Tensor, kp::Tensor, kp::Tensor> layernorm_backward(kp::Tensor gra
 KP_OPS(m) {
   m.def("layernorm(Tensor x, Tensor weight, Tensor bias, float eps=1e-05) -> (Tensor, Tensor, Tensor)",
         TORCH_BOX(&layernorm));
-  m.def("layernorm_backward(Tensor grad_y, Tensor x, Tensor weight, Tensor mean, Tensor rstd) -> (Tensor, Tensor, "
-        "Tensor)",
-        TORCH_BOX(&layernorm_backward));
+  m.def(
+      "layernorm_backward(Tensor grad_y, Tensor x, Tensor weight, Tensor mean, Tensor rstd) -> (Tensor, Tensor, "
+      "Tensor)",
+      TORCH_BOX(&layernorm_backward));
 }

@@ -28,7 +28,7 @@
 #include "common/kp.cuh"
 #include "common/rows.cuh"
 
-constexpr int THREADS = 256;          // per block, every version
+constexpr int THREADS = 256;         // per block, every version
 constexpr int WARPS = THREADS / 32;  // rows per block in versions 3 to 5 and the backward
 
 template <typename T>
@@ -208,4 +208,5 @@ template void softmax_fwd<__nv_bfloat16>(const __nv_bfloat16*, __nv_bfloat16*, i
 template void softmax_bwd<float>(const float*, const float*, float*, int64_t, int64_t, cudaStream_t);
 template void softmax_bwd<double>(const double*, const double*, double*, int64_t, int64_t, cudaStream_t);
 template void softmax_bwd<__half>(const __half*, const __half*, __half*, int64_t, int64_t, cudaStream_t);
-template void softmax_bwd<__nv_bfloat16>(const __nv_bfloat16*, const __nv_bfloat16*, __nv_bfloat16*, int64_t, int64_t, cudaStream_t);
+template void softmax_bwd<__nv_bfloat16>(const __nv_bfloat16*, const __nv_bfloat16*, __nv_bfloat16*, int64_t, int64_t,
+                                         cudaStream_t);

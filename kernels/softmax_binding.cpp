@@ -12,8 +12,8 @@ namespace {
 
 void check_rows(const char* op, const char* name, const kp::Tensor& t) {
   kp::check_floating(op, name, t, /*half=*/true);
-  kp::check(t.dim() == 2, std::string(op) + ": " + name + " must be a matrix (rows, columns), got shape " +
-                              kp::shape_of(t));
+  kp::check(t.dim() == 2,
+            std::string(op) + ": " + name + " must be a matrix (rows, columns), got shape " + kp::shape_of(t));
 }
 
 }  // namespace
