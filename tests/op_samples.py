@@ -67,7 +67,15 @@ def involution_grad_out(dtype):
 HYPER = (STRIDE, PADDING, DILATION)
 
 # The ops whose kernels take float16 and bfloat16 as well as float32 and float64.
-HALF = {"poly2.poly2", "poly2.poly2_backward"}
+HALF = {"poly2.poly2", "poly2.poly2_backward", "softmax.softmax", "softmax.softmax_backward"}
+
+
+def layernorm_backward_args(R, C, dtype):
+    """(grad_y, x, weight, mean, rstd): the statistics torch saves for x."""
+    x, w, b = randn(R, C, dtype=dtype), randn(C, dtype=dtype), randn(C, dtype=dtype)
+    _, mean, rstd = torch.ops.aten.native_layer_norm(x, [C], w, b, 1e-5)
+    return randn(R, C, dtype=dtype), x, w, mean.view(R), rstd.view(R)
+
 
 SAMPLES = {
     "add2.add2": lambda dtype: forward(dtype, 2),
@@ -111,6 +119,19 @@ SAMPLES = {
     "colsum.colsum": lambda dtype: (
         [(randn(600, 37, dtype=dtype, grad=True), v) for v in range(1, 6)] + [(randn(0, 3, dtype=dtype, grad=True), 5)]
     ),
+    # every version; 41 columns: no whole Packs; 12: version 5's Packs
+    "softmax.softmax": lambda dtype: (
+        [(randn(37, 41, dtype=dtype, grad=True), v) for v in range(1, 6)] + [(randn(9, 12, dtype=dtype, grad=True), 5)]
+    ),
+    "softmax.softmax_backward": lambda dtype: [
+        (randn(37, 41, dtype=dtype), torch.softmax(randn(37, 41, dtype=dtype), -1))
+    ],
+    # 300 rows: the column sums' second stage; 41 columns: no whole warp of them
+    "layernorm.layernorm": lambda dtype: [
+        (randn(R, C, dtype=dtype, grad=True), randn(C, dtype=dtype, grad=True), randn(C, dtype=dtype, grad=True), 1e-5)
+        for R, C in [(37, 41), (300, 7)]
+    ],
+    "layernorm.layernorm_backward": lambda dtype: [layernorm_backward_args(37, 41, dtype)],
     "involution.involution": lambda dtype: [
         (involution_input(dtype, grad=True), involution_weight(dtype, grad=True), *HYPER)
     ],

@@ -184,6 +184,15 @@ def test_the_linear_ladder_section_models_each_version(quick_report):
     assert torch.cuda.is_available() or "the measurement is pending" in body
 
 
+def test_the_softmax_ladder_section_models_each_version(quick_report):
+    body = sections(quick_report, 2)[report.SCRIPTS["ladder_softmax"]]
+    (table,) = markdown_tables(body)
+    assert [r["version"] for r in table][:5] == ["1", "2", "3", "4", "5"]
+    modelled = [number(r["1024 x 256: model µs (H100)"]) for r in table[:5]]
+    assert all(us > 0 for us in modelled) and modelled[4] < modelled[0]  # a warp per row, Packs, beat a thread per row
+    assert torch.cuda.is_available() or "the measurement is pending" in body
+
+
 def test_the_build_latency_section_times_each_step(quick_report):
     body = sections(quick_report, 2)[report.SCRIPTS["build_latency"]]
     (table,) = markdown_tables(body)

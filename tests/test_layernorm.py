@@ -1,0 +1,149 @@
+"""layernorm (kernels/layernorm.cu), notebook 09: the forward (Welford, one warp per row) and the backward (dx per
+row, dweight and dbias as notebook 08's column sums) against torch's layer_norm on ragged shapes in float32 and
+float64, on every target; rows of a large offset keep their variance (one pass, no E[x²] - E[x]²); the saved mean and
+rstd are torch's; eps reaches the kernel; check mode finds nothing; gradcheck in float64; the argument errors name
+what is wrong."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+from conftest import on
+
+import helpers
+
+# 257 rows: not a multiple of 8 (rows per block) and past 256 (the column sums' second stage); (1, 1): one column.
+SHAPES = [(1, 1), (9, 1), (3, 5), (257, 33), (61, 781), (600, 40)]
+
+
+@pytest.fixture(scope="module")
+def layernorm(target):
+    return helpers.load_kernel("layernorm", target=target, quiet=True)
+
+
+def inputs(device, shape, dtype, offset=0.0):
+    x = offset + torch.randn(shape, dtype=dtype)
+    w, b = torch.randn(shape[1], dtype=dtype), torch.randn(shape[1], dtype=dtype)
+    return [on(device, t).requires_grad_() for t in (x, w, b)]
+
+
+def assert_sums(got, terms):
+    """`got` is the column sums of `terms` (R, C, float64 exact) to within an R-term float sum's rounding (Higham
+    4.2), and of the terms' own: 2 (R + C + 8) eps sum|terms| (each term is a product of a few rounded values whose
+    row statistics are sums over C)."""
+    eps = torch.finfo(got.dtype).eps
+    bound = 2 * (terms.shape[0] + terms.shape[1] + 8) * eps * terms.abs().sum(0)
+    assert ((got.double() - terms.sum(0)).abs() <= bound).all()
+
+
+def assert_gradients(dx, dw, db, g, x, w, eps=1e-5):
+    """dx, dw, db against the float64 formulas on the same inputs (not torch's float32 gradient, whose own rounding on
+    a row of one column, where dx is 0, is 3e-5), within rounding: dx[r, c] = rstd (d - mean d - xhat mean(d xhat))
+    sums 2C products, each a few roundings off, of terms at most |d|, mean|d| and |xhat| mean|d xhat|; dw and db are
+    column sums (assert_sums)."""
+    g, x, w = g.double(), x.detach().double(), w.detach().double()
+    rstd = (x.var(1, unbiased=False, keepdim=True) + eps).rsqrt()
+    xhat, d = (x - x.mean(1, keepdim=True)) * rstd, g * w
+    exact = rstd * (d - d.mean(1, keepdim=True) - xhat * (d * xhat).mean(1, keepdim=True))
+    size = rstd * (d.abs() + d.abs().mean(1, keepdim=True) + xhat.abs() * (d * xhat).abs().mean(1, keepdim=True))
+    assert ((dx.double() - exact).abs() <= 2 * (x.shape[1] + 8) * torch.finfo(dx.dtype).eps * size).all()
+    assert_sums(dw, g * xhat)
+    assert_sums(db, g)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
+def test_forward_and_backward_match_torch(layernorm, target_device, dtype):
+    for shape in SHAPES:
+        x, w, b = inputs(target_device, shape, dtype)
+        y, mean, rstd = layernorm.layernorm(x, w, b, 1e-5)
+        expected = F.layer_norm(x, shape[1:], w, b, 1e-5)
+        torch.testing.assert_close(y, expected)
+        _, saved_mean, saved_rstd = torch.ops.aten.native_layer_norm(x, shape[1:], w, b, 1e-5)
+        torch.testing.assert_close(mean, saved_mean.view(-1))
+        torch.testing.assert_close(rstd, saved_rstd.view(-1))
+        g = torch.randn_like(y)
+        dx, dw, db = torch.autograd.grad(y, (x, w, b), g)
+        assert_gradients(dx, dw, db, g, x, w)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
+def test_a_large_offset_keeps_the_variance(layernorm, target_device, dtype):
+    """Rows of 1e4 + N(0, 1) (seeded): E[x²] - E[x]² cancels 1e8 against 1e8 and keeps no digit of the variance in
+    float32 (shown: off by more than 10%, or NaN); Welford subtracts the running mean first and keeps 3 digits of
+    rstd. y is as good as its inputs allow: x holds 1e4 to an ulp (eps 1e4), so y[r, c] to 8 such ulps times
+    rstd |w[c]|, plus (C + 8) eps |y| of the arithmetic, against the float64 layer norm of the same inputs."""
+    gen = torch.Generator().manual_seed(0)
+    x = 1e4 + torch.randn(67, 131, generator=gen, dtype=dtype)
+    w, b = torch.randn(131, generator=gen, dtype=dtype), torch.randn(131, generator=gen, dtype=dtype)
+    x, w, b = on(target_device, x, w, b)
+    y, _, rstd = layernorm.layernorm(x, w, b, 1e-5)
+    x64, w64 = x.double(), w.double()
+    exact_rstd = (x64.var(1, unbiased=False) + 1e-5).rsqrt()
+    assert ((rstd.double() - exact_rstd).abs() <= 1e-3 * exact_rstd).all()
+    if dtype == torch.float32:
+        naive = ((x * x).mean(1) - x.mean(1) ** 2 + 1e-5).rsqrt().double()
+        assert not ((naive - exact_rstd).abs() <= 0.1 * exact_rstd).all()
+    exact = F.layer_norm(x64, (131,), w64, b.double(), 1e-5)
+    eps = torch.finfo(dtype).eps
+    bound = 8 * eps * 1e4 * exact_rstd[:, None] * w64.abs() + (131 + 8) * eps * exact.abs()
+    assert ((y.double() - exact).abs() <= bound).all()
+
+
+def test_eps_reaches_the_kernel(layernorm, target_device):
+    """A constant row has variance 0: its rstd is 1 / sqrt(eps) exactly eps's."""
+    x = on(target_device, torch.full((3, 7), 2.0, dtype=torch.float64))
+    w, b = on(target_device, torch.ones(7, dtype=torch.float64), torch.zeros(7, dtype=torch.float64))
+    for eps in (1e-5, 0.25):
+        _, _, rstd = layernorm.layernorm(x, w, b, eps)
+        torch.testing.assert_close(rstd, torch.full_like(rstd, eps**-0.5))
+
+
+def test_no_rows_give_zero_gradients_of_weight_and_bias(layernorm, target_device):
+    x, w, b = inputs(target_device, (0, 5), torch.float64)
+    y, mean, _ = layernorm.layernorm(x, w, b, 1e-5)
+    assert y.shape == (0, 5) and mean.shape == (0,)
+    dx, dw, db = torch.autograd.grad(y.sum(), (x, w, b))
+    assert dx.shape == (0, 5) and (dw == 0).all() and (db == 0).all()
+
+
+def test_check_mode_finds_nothing():
+    checked = helpers.load_kernel("layernorm", target="cpu", check=True, quiet=True)
+    for shape in [(3, 5), (9, 1), (260, 33)]:
+        x, w, b = inputs("cpu", shape, torch.float64)
+        y, _, _ = checked.layernorm(x, w, b, 1e-5)
+        torch.testing.assert_close(y, F.layer_norm(x, shape[1:], w, b, 1e-5))
+        torch.autograd.grad(y.sum(), (x, w, b))
+
+
+def test_gradcheck_in_float64(layernorm, target_device):
+    for shape in [(3, 5), (9, 1), (10, 37)]:
+        args = inputs(target_device, shape, torch.float64)
+        assert torch.autograd.gradcheck(lambda x, w, b: layernorm.layernorm(x, w, b, 1e-5)[0], args)
+
+
+@pytest.mark.parametrize(
+    "shapes, message",
+    [
+        (((5,), (5,), (5,)), r"layernorm: x must be a matrix \(rows, columns\), got shape \[5\]"),
+        (((3, 0), (0,), (0,)), r"layernorm: x must have at least one column, got shape \[3, 0\]"),
+        (((3, 4), (5,), (5,)), r"layernorm: weight has shape \[5\] but x has \[3, 4\]: one weight per column"),
+        (((3, 4), (4,), (3,)), r"layernorm: bias has shape \[3\] but weight has \[4\]"),
+    ],
+)
+def test_bad_arguments_are_named(layernorm, target_device, shapes, message):
+    x, w, b = (on(target_device, torch.randn(s)) for s in shapes)
+    with pytest.raises(RuntimeError, match=message):
+        layernorm.layernorm(x, w, b, 1e-5)
+
+
+def test_a_negative_eps_is_named(layernorm, target_device):
+    x, w, b = inputs(target_device, (3, 4), torch.float32)
+    with pytest.raises(RuntimeError, match="layernorm: eps must be at least 0, got -1.0"):
+        layernorm.layernorm(x, w, b, -1.0)
+
+
+def test_gradcheck_of_all_three_outputs(layernorm, target_device):
+    """The saved mean and rstd are outputs: a loss that uses them differentiates through them too."""
+    args = inputs(target_device, (6, 9), torch.float64)
+    assert torch.autograd.gradcheck(lambda x, w, b: layernorm.layernorm(x, w, b, 1e-5), args)
+    x = args[0]
+    assert torch.autograd.gradcheck(lambda x: layernorm.layernorm(x, args[1], args[2], 1e-5)[1:], (x,))
