@@ -1,5 +1,7 @@
 """The GPU model's counts as records: what the stand-in's profiler (kernels/common/cuda_cpu_profile.h) reports, read
-and put at the `.cu` lines they are about (addr2line). Line (one `.cu` line's accesses of one space and kind),
+and put at the `.cu` lines they are about (addr2line), counted as the source wrote the accesses or, with the SASS at
+each line (kp.sass), as nvcc's instructions group them (as_compiled). Line (one `.cu` line's accesses of one space and
+kind), Instructions (one line's executed SASS instructions by class),
 Branch (one `.cu` line's branch conditions: executions, active lanes, divergent ones), Launch, and for pictures
 Array, Touch and Worst (a shared line's worst warp request). Never runs or models anything (kp.profile does).
 """
@@ -32,6 +34,11 @@ class Line:
     worst: int = 0  # shared: the most wavefronts one phase of a request took (N of an N-way bank conflict)
     worst_bank: int = 0
     worst_lanes: int = 0  # lanes of that phase on that bank
+    # The same regrouped as instructions of 4, 8 and 16 bytes per lane would serve them (cuda_cpu_profile.h):
+    # {width: (requests, units, ideal, worst, worst_bank, worst_lanes)}; as_compiled picks nvcc's width.
+    widths: tuple = ()
+    sass: tuple = ()  # as_compiled: nvcc's memory instructions of this space and kind at the line ("LDS.128", ...)
+    basis: str = "source"  # "source": the source's accesses; "SASS sm_90": as nvcc compiled them for that arch
 
     @property
     def sectors(self):
@@ -108,6 +115,16 @@ class Launch:
         return max(1.0, self.load_requests * self.traced / self.blocks / warps / self.load_sites)
 
 
+WIDTHS = (4, 8, 16)  # the instruction widths (bytes per lane) cuda_cpu_profile.h regroups a warp's accesses into
+
+
+def _add(total, counts):
+    """Sums of requests, units and ideal; the worst phase (with its bank and lanes) kept."""
+    total[:3] = [a + b for a, b in zip(total[:3], counts[:3])]
+    if counts[3] > total[3]:
+        total[3:] = counts[3:]
+
+
 def _shown(file):
     return file.replace(f"{ROOT}/", "")
 
@@ -132,7 +149,7 @@ def parse(report):
             arrays.append(Array(int(f[1]), f[2], f[3], int(f[4]), int(f[5]), dims))
         elif f[0] == "worst":
             worst_rows.append(f[1:])
-        elif f[0] == "site" and len(f) == 13:
+        elif f[0] == "site" and len(f) in (13, 31):
             sites.append(f[1:])
         elif f[0] == "branch" and len(f) == 6:
             branch_rows.append(f[1:])
@@ -150,14 +167,21 @@ def parse(report):
         for offset, where in code_lines(library, sorted(offsets)).items():
             placed[f"{library}+0x{offset}"] = where
     totals = defaultdict(lambda: [0] * 8)
+    regrouped = defaultdict(lambda: {w: [0] * 6 for w in WIDTHS})
     for kernel, pc, space, kind, *counts in sites:
         file, line = placed.get(pc, "?:0").rsplit(":", 1)
-        t = totals[(kernel, _shown(file), int(line), space, kind)]
-        requests, lanes, nbytes, units, ideal, worst, bank, worst_lanes = (int(c) for c in counts)
+        key = (kernel, _shown(file), int(line), space, kind)
+        t = totals[key]
+        requests, lanes, nbytes, units, ideal, worst, bank, worst_lanes = (int(c) for c in counts[:8])
         t[:5] = [t[0] + requests, t[1] + units, t[2] + ideal, t[3] + nbytes, t[4] + lanes]
         if worst > t[5]:
             t[5:] = [worst, bank, worst_lanes]
-    lines = [Line(*key, *t) for key, t in sorted(totals.items(), key=lambda kv: (kv[0][1], kv[0][2], kv[0][3:]))]
+        for k, width in enumerate(WIDTHS if len(counts) > 8 else ()):
+            _add(regrouped[key][width], [int(c) for c in counts[8 + 6 * k : 14 + 6 * k]])
+    lines = [
+        Line(*key, *t, widths=tuple((w, tuple(v)) for w, v in regrouped[key].items()) if key in regrouped else ())
+        for key, t in sorted(totals.items(), key=lambda kv: (kv[0][1], kv[0][2], kv[0][3:]))
+    ]
     files = {}  # a kernel's `.cu`: the file of its first line there, not a header's it includes (common/*.cuh)
     for ln in sorted(lines, key=lambda ln: not ln.file.endswith(".cu")):
         files.setdefault(ln.kernel, ln.file)
@@ -174,3 +198,87 @@ def parse(report):
         t[:] = [a + int(b) for a, b in zip(t, counts)]
     branches = [Branch(*key, *t) for key, t in sorted(branch_totals.items(), key=lambda kv: (kv[0][1], kv[0][2]))]
     return Counts(lines, launches, *unprofiled, worst, arrays, touches, branches)
+
+
+CLASSES = ("fp32", "integer", "memory", "control", "barrier", "other")
+
+
+@dataclasses.dataclass(frozen=True)
+class Instructions:
+    """The SASS instructions one `.cu` line ran, warp-level, summed over the profiled launches (kp.sass's classes):
+    the line's instructions of each class once through, times the line's executions per warp, summed over the warps.
+    Executions: a line with memory accesses, its requests as compiled over its memory instructions; a line with only
+    a branch condition, the branch's executions (an upper bound where nvcc unrolled the loop); other lines are not
+    counted (no trace says how often they ran)."""
+
+    kernel: str
+    file: str
+    line: int
+    executions: float  # warp-level passes through the line's SASS
+    static: tuple  # ((class, instructions at the line once through), ...)
+    executed: tuple  # ((class, warp instructions executed), ...)
+
+    def __getattr__(self, name):
+        if name in CLASSES:
+            return dict(self.executed).get(name, 0.0)
+        raise AttributeError(name)
+
+    @property
+    def total(self):
+        return sum(n for _, n in self.executed)
+
+
+def _as_width(line, chosen):
+    """`line` counted as instructions of the widths `chosen` ({width: share of the line's bytes}; width < 4: the
+    source's own accesses, as U8/U16 instructions serve them one to one)."""
+    source = (line.requests, line.units, line.ideal, line.worst, line.worst_bank, line.worst_lanes)
+    regrouped = dict(line.widths)
+    totals, worst = [0.0, 0.0, 0.0], (0, 0, 0)
+    for width, share in chosen.items():
+        counts = regrouped.get(width, source) if width >= 4 else source
+        totals = [t + share * c for t, c in zip(totals, counts[:3])]
+        worst = max(worst, tuple(counts[3:]))
+    requests, units, ideal = (round(t) for t in totals)
+    lanes = round(line.lanes * requests / line.requests) if line.requests else 0
+    return dataclasses.replace(line, requests=requests, units=units, ideal=ideal, lanes=lanes, worst=worst[0],
+                               worst_bank=worst[1], worst_lanes=worst[2])  # fmt: skip
+
+
+def as_compiled(lines, branches, sass_at, basis):
+    """The source-counted `lines` as nvcc's instructions serve them, and the Instructions each line ran.
+
+    `sass_at(kernel, file, line)`: the SASS instructions (kp.sass.Instruction) at that line of that kernel, or None
+    where there is no SASS of the kernel (its lines stay counted as the source wrote them). A line's accesses of one
+    space and kind are counted at the width of its SASS instructions of that space and kind (mixed widths: each
+    weighted by the share of bytes its instructions move); where it has none, nvcc served them with another line's
+    instruction (a vectorised neighbour) or kept them in registers: they count at the widest regrouping, where they
+    join the group an earlier access opened, and a line left with no request is dropped.
+    Returns (lines, instructions, basis of each line)."""
+    out, passes = [], defaultdict(float)
+    for ln in lines:
+        ins = sass_at(ln.kernel, ln.file, ln.line)
+        if ins is None or not ln.widths:
+            out.append(ln)
+            continue
+        memory = [i for i in ins if i.space == ln.space and i.kind == ln.kind]
+        moved = defaultdict(int)
+        for i in memory:
+            moved[i.width] += i.width
+        chosen = {w: b / sum(moved.values()) for w, b in moved.items()} if memory else {16: 1.0}
+        compiled = dataclasses.replace(_as_width(ln, chosen), sass=tuple(i.opcode for i in memory), basis=basis)
+        if compiled.requests:
+            out.append(compiled)
+        if memory:
+            key = (ln.kernel, ln.file, ln.line)
+            passes[key] = max(passes[key], compiled.requests / len(memory))
+    for b in branches:
+        passes.setdefault((b.kernel, b.file, b.line), float(b.executions))
+    instructions = []
+    for (kernel, file, line), executions in sorted(passes.items(), key=lambda kv: kv[0][1:]):
+        ins = sass_at(kernel, file, line)
+        if not ins:
+            continue
+        static = tuple((c, n) for c in CLASSES if (n := sum(i.cls == c for i in ins)))
+        executed = tuple((c, n * executions) for c, n in static)
+        instructions.append(Instructions(kernel, file, line, executions, static, executed))
+    return out, instructions

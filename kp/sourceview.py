@@ -1,13 +1,15 @@
 """A profile shown as Nsight Compute's source view would show it: the kernel's `.cu` lines with the GPU model's
 figures beside them (requests, sectors or wavefronts per request against the ideal, active lanes), the worst
 lines highlighted, the advice in plain words on top, labelled as a model. HTML for Jupyter; takes the records of
-kp.profile (duck-typed: `.lines`, `.advice()`, and `.branches` where there are any), never counts or runs anything.
+kp.profile (duck-typed: `.lines`, `.advice()`, and `.branches` where there are any), and sass_listing, the SASS
+nvcc made of one line (Profile.sass); never counts or runs anything.
 """
 
 import html
 from collections import defaultdict
 
 from kp.files import ROOT
+from kp.table import Table
 
 STYLE = (
     "<style>.kp-src td{font-family:monospace;padding:0 6px;white-space:pre;text-align:right}"
@@ -79,3 +81,23 @@ def profile_html(profile):
         head = f"<tr>{head}</tr>"
         parts.append(f"<p><code>{html.escape(file)}</code></p><table class='kp-src'>{head}{''.join(rows)}</table>")
     return "".join(parts)
+
+
+def sass_listing(rows, line, arch, said, runs):
+    """What nvcc made of one `.cu` line, as a Table: its SASS instructions ((kernel, kp.sass.Instruction) pairs) in
+    address order, with their class and, for a memory instruction, its space, kind and bytes per lane; the title says
+    what they show (vectorised, unrolled, spilled) and how often a warp ran them where the trace says (`runs`:
+    {(kernel, line): warp-level executions})."""
+    table = [
+        {
+            "kernel": kernel,
+            "address": f"{i.offset:04x}",
+            "SASS": i.text,
+            "class": i.cls,
+            "access": f"{i.space} {i.kind}, {i.width} bytes per lane" if i.space else "",
+        }
+        for kernel, i in rows
+    ]
+    ran = "; ".join(f"{kernel}: {n:,.0f} warp executions" for (kernel, _), n in runs.items())
+    words = "; ".join(said) if said else ("no SASS at this line" if not rows else "scalar accesses, not unrolled")
+    return Table(table, f"SASS nvcc made of line {line} for {arch}: {words}" + (f" ({ran})" if ran else ""))
