@@ -26,7 +26,7 @@ from kp.diagnostics import KernelBuildError
 from kp.files import ROOT
 from kp.gputime import LaunchWork, estimate
 from kp.pictures import banks, picture
-from kp.ptxas import demangle, file_constants, instantiation, kernel_resources
+from kp.ptxas import demangle, file_constants, instantiation, launch_resources
 from kp.sass import SassUnavailable, arch_of, describe
 from kp.sass import sass as sass_of
 from kp.sourceview import profile_html, sass_listing
@@ -117,9 +117,9 @@ class Profile:
         return self._sass[(kernel, arch)]
 
     def compiled(self, gpu="H100"):
-        """(lines, instructions, basis): the lines counted as `gpu`'s SASS serves their accesses (kp.counts.as_compiled),
-        the SASS instructions each line ran (kp.counts.Instructions), and what the counts rest on ("SASS sm_90", or
-        "source: <why no SASS>")."""
+        """(lines, instructions, basis): the lines counted as `gpu`'s SASS serves their accesses
+        (kp.counts.as_compiled), the SASS instructions each line ran (kp.counts.Instructions), and what the counts
+        rest on ("SASS sm_90", or "source (<why no SASS>)")."""
         arch = arch_of(gpu)
         if arch not in self._compiled:
             by_line, missing = {}, []
@@ -194,7 +194,7 @@ class Profile:
         compiled_lines = self.compiled(gpu)[0]
         work = []
         for la in self.launches:
-            registers, static = _resources(la.file, la.kernel, self.ctype, arch_of(gpu))
+            registers, static = launch_resources(la.file, la.kernel, self.ctype, arch_of(gpu))
             source = sum(ln.units for ln in self.source_lines if ln.kernel == la.kernel and ln.space == "shared")
             served = sum(ln.units for ln in compiled_lines if ln.kernel == la.kernel and ln.space == "shared")
             work.append(
@@ -245,7 +245,11 @@ class Profile:
             }
             for b in self.branches
         ]
-        return Table(rows, "the GPU model's counters (a model, counted on the CPU stand-in; Nsight Compute's rules)")
+        return Table(
+            rows,
+            "the GPU model's counters (a model, counted on the CPU stand-in; Nsight Compute's rules; "
+            f"{self.counted_as})",
+        )
 
     def advice(self):
         """The lines worth a look, worst first, in plain words."""
@@ -280,31 +284,15 @@ class Profile:
     def __repr__(self):
         kernels = ", ".join(dict.fromkeys(la.kernel for la in self.launches))
         counted = len({(x.file, x.line) for x in [*self.lines, *self.branches]})
-        return f"<Profile of {len(self.launches)} launch(es) of {kernels}: {counted} lines counted (a model)>"
+        head = f"<Profile of {len(self.launches)} launch(es) of {kernels}"
+        return f"{head}: {counted} lines counted (a model; {self.counted_as})>"
+
+    @property
+    def counted_as(self):
+        """How `.lines` were counted, in words: as nvcc's SASS serves the accesses, or as the source wrote them."""
+        if self.basis.startswith("SASS"):
+            return f"the accesses as nvcc compiled them, {self.basis}"
+        return f"counted as the source wrote it: {self.basis[len('source ('):-1]}"
 
     def _repr_html_(self):
         return profile_html(self)
-
-
-_resources_cache = {}
-
-
-def _resources(file, kernel, ctype=None, arch=None):
-    """(registers, static shared bytes) of `kernel` as ptxas compiles it for `arch` (kp.ptxas; default: its own
-    choice); (32, 0) without nvcc or when the kernel is not found. The instantiation is the one the launch ran
-    (kp.ptxas.instantiation: its spelling with the file's constants and the call's dtype put in). Instantiations
-    differ: a double needs two registers, twice the shared memory; tile sizes, more."""
-    if not file:
-        return 32, 0
-    path = ROOT / file if not file.startswith("/") else file
-    if (file, arch) not in _resources_cache:
-        try:
-            _resources_cache[(file, arch)] = list(kernel_resources(path, arch)), file_constants(path.read_text())
-        except Exception:  # no nvcc, or it failed: the model goes on with the defaults (said in the docstring)
-            _resources_cache[(file, arch)] = [], {}
-    rows, constants = _resources_cache[(file, arch)]
-    chosen = instantiation([str(row.get("kernel", "")) for row in rows], kernel, ctype, constants)
-    for row in rows:
-        if row.get("kernel") == chosen:
-            return int(row["registers"]), int(row["shared memory (bytes)"])
-    return 32, 0

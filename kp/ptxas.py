@@ -1,9 +1,9 @@
 """What nvcc made of a kernel, without a GPU: ptxas's registers, shared memory, stack and spills per
-kernel (kernel_resources, cached, one row per instantiation with its mangled name), for a named arch, the
-machine's GPU or the first of TORCH_CUDA_ARCH_LIST; instantiation, which of a kernel's instantiations a launch
-ran (its spelling, with the file's constants and the call's dtype put in); and resources_table, the one table
-of them that people read (the notebooks, `make run`'s page, `make bench`).
-Never displays anything (kp.display.show_kernel_resources does).
+kernel (kernel_resources, cached; one row per instantiation, with its mangled name) for a named arch, the
+machine's GPU or the first of TORCH_CUDA_ARCH_LIST; which instantiation a launch ran (instantiation: its
+spelling with the file's constants and the call's dtype put in) and that row's figures (launch_resources,
+for the GPU model); and resources_table, the one table of them that people read (the notebooks, `make run`'s
+page, `make bench`). Never displays anything (kp.display.show_kernel_resources does).
 """
 
 import contextlib
@@ -18,7 +18,7 @@ import torch
 
 from kp.build import project_headers, resolve_kernel
 from kp.diagnostics import KernelBuildError
-from kp.files import BUILD_ROOT, COMMON, KERNELS, content_key, display_path, write_if_changed
+from kp.files import BUILD_ROOT, COMMON, KERNELS, ROOT, content_key, display_path, write_if_changed
 from kp.table import Table
 from kp.toolchain import DEFAULT_CUDA_ARCH, require_nvcc
 
@@ -150,6 +150,31 @@ def instantiation(names, kernel, ctype=None, constants=None):
     names_type = re.compile(rf"[<,]{re.escape(ctype)}[,>]") if ctype else None
     typed = [n for n in rows if names_type and names_type.search(bare(n))]
     return next(iter(exact or typed or rows), None)
+
+
+_launch_cache = {}
+
+
+def launch_resources(file, kernel, ctype=None, arch=None):
+    """(registers, static shared bytes) of a launch of `kernel` (as the source spelled it) from `file` (a kernel
+    file, relative to the project or absolute), as ptxas compiles it for `arch` (default: cuda_arch()); (32, 0)
+    without nvcc or when the kernel is not found. The instantiation is the one the launch ran (instantiation).
+    Instantiations differ: a double needs two registers, twice the shared memory; tile sizes, more."""
+    if not file:
+        return 32, 0
+    path = ROOT / file if not str(file).startswith("/") else Path(file)
+    key = (str(path), arch, path.stat().st_mtime_ns if path.exists() else 0)
+    if key not in _launch_cache:
+        try:
+            _launch_cache[key] = list(kernel_resources(path, arch)), file_constants(path.read_text())
+        except Exception:  # no nvcc, or it failed: the model goes on with the defaults (said in the docstring)
+            _launch_cache[key] = [], {}
+    rows, constants = _launch_cache[key]
+    chosen = instantiation([str(row.get("kernel", "")) for row in rows], kernel, ctype, constants)
+    for row in rows:
+        if row.get("kernel") == chosen:
+            return int(row["registers"]), int(row["shared memory (bytes)"])
+    return 32, 0
 
 
 def resources_table(names_or_paths, arch=None):

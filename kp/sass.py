@@ -25,11 +25,11 @@ from kp.toolchain import ToolchainError, require_nvcc
 CLASSES = ("fp32", "integer", "memory", "control", "barrier", "other")
 # Opcodes by class (the first dotted part of a SASS opcode; NVIDIA's "CUDA Binary Utilities", Instruction Set
 # Reference, lists them per architecture: Turing to Hopper here). Uniform-datapath forms (UIADD3, ...) are integer.
-FP32 = {"FADD", "FMUL", "FFMA", "FMNMX", "FSET", "FSETP", "FSEL", "FCHK", "FRND", "FSWZADD", "MUFU", "FMUL32I", "FADD32I",
-        "FFMA32I"}  # fmt: skip
-INTEGER = {"IADD3", "IADD", "IMAD", "IMUL", "ISCADD", "LEA", "LOP3", "LOP", "SHF", "SHL", "SHR", "ISETP", "IABS", "IMNMX",
-           "POPC", "FLO", "BREV", "PRMT", "SEL", "MOV", "SGXT", "BMSK", "IDP", "IMAD32I", "IADD32I", "LOP32I", "MOV32I",
-           "PLOP3", "P2R", "R2P", "VIADD", "VIMNMX", "IMNMX3", "VABSDIFF"}  # fmt: skip
+FP32 = {"FADD", "FMUL", "FFMA", "FMNMX", "FSET", "FSETP", "FSEL", "FCHK", "FRND", "FSWZADD", "MUFU", "FMUL32I",
+        "FADD32I", "FFMA32I"}  # fmt: skip
+INTEGER = {"IADD3", "IADD", "IMAD", "IMUL", "ISCADD", "LEA", "LOP3", "LOP", "SHF", "SHL", "SHR", "ISETP", "IABS",
+           "IMNMX", "POPC", "FLO", "BREV", "PRMT", "SEL", "MOV", "SGXT", "BMSK", "IDP", "IMAD32I", "IADD32I", "LOP32I",
+           "MOV32I", "PLOP3", "P2R", "R2P", "VIADD", "VIMNMX", "IMNMX3", "VABSDIFF"}  # fmt: skip
 MEMORY = {"LDG", "STG", "LDS", "STS", "LD", "ST", "LDL", "STL", "ATOM", "ATOMG", "ATOMS", "RED", "REDG", "LDGSTS",
           "LDSM", "STSM", "LDC", "ULDC", "LDGDEPBAR", "UBLKCP", "UTMALDG", "UTMASTG", "CCTL"}  # fmt: skip
 CONTROL = {"BRA", "BRX", "JMP", "JMX", "CALL", "RET", "EXIT", "BSSY", "BSYNC", "WARPSYNC", "BREAK", "KILL", "BPT",
@@ -39,7 +39,8 @@ BARRIER = {"BAR", "MEMBAR", "DEPBAR", "ERRBAR", "ARRIVES", "SYNCS", "WARPGROUP"}
 SPACES = {"LDG": ("global", "load"), "LD": ("global", "load"), "LDGSTS": ("global", "load"),
           "STG": ("global", "store"), "ST": ("global", "store"), "ATOM": ("global", "atomic"),
           "ATOMG": ("global", "atomic"), "RED": ("global", "atomic"), "REDG": ("global", "atomic"),
-          "LDS": ("shared", "load"), "LDSM": ("shared", "load"), "STS": ("shared", "store"), "STSM": ("shared", "store"),
+          "LDS": ("shared", "load"), "LDSM": ("shared", "load"),
+          "STS": ("shared", "store"), "STSM": ("shared", "store"),
           "ATOMS": ("shared", "atomic"), "LDL": ("local", "load"), "STL": ("local", "store")}  # fmt: skip
 WIDTH_SUFFIX = {"U8": 1, "S8": 1, "U16": 2, "S16": 2, "64": 8, "128": 16}
 
@@ -171,7 +172,8 @@ def describe(instructions):
     said = []
     wide = sorted({i.opcode for i in instructions if i.width and i.width >= 8 and i.space in ("global", "shared")})
     if wide:
-        said.append(f"vectorised: {', '.join(wide)} moves {max(i.width for i in instructions if i.width)} bytes per lane")
+        widest = max(i.width for i in instructions if i.width)
+        said.append(f"vectorised: {', '.join(wide)} moves {widest} bytes per lane")
     memory = [i.opcode for i in instructions if i.space in ("global", "shared")]
     repeated = sorted({op for op in memory if memory.count(op) > 1})
     if repeated:
