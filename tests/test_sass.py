@@ -159,6 +159,17 @@ def test_another_gpu_is_counted_with_its_own_sass(k):
     assert [ln.sass for ln in lines if ln.space == "shared" and ln.kind == "load"] == [("LDS.128",)]
 
 
+@needs_sass
+def test_the_model_of_a_gpu_takes_its_archs_sass_and_ptxas_row(k, monkeypatch):
+    p = run(k, "shared4")
+    asked = []
+    monkeypatch.setattr(kp.profile, "launch_resources", lambda file, kernel, ctype, arch: asked.append(arch) or (32, 0))
+    p.estimate_detail("T4")
+    p.estimate_detail("H100")
+    assert asked == ["sm_75", "sm_90"]
+    assert p.compiled("T4")[2] == "SASS sm_75"
+
+
 def test_without_sass_the_source_is_counted_and_the_profile_says_so(k, monkeypatch):
     def unavailable(*args, **kwargs):
         raise kp.sass.SassUnavailable("no SASS: nvdisasm was not found")
