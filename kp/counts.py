@@ -1,9 +1,9 @@
 """The GPU model's counts as records: what the stand-in's profiler (kernels/common/cuda_cpu_profile.h) reports, read
 and put at the `.cu` lines they are about (addr2line), counted as the source wrote the accesses or, with the SASS at
 each line (kp.sass), as nvcc's instructions group them (as_compiled). Line (one `.cu` line's accesses of one space and
-kind), Instructions (one line's executed SASS instructions by class),
-Branch (one `.cu` line's branch conditions: executions, active lanes, divergent ones), Launch, and for pictures
-Array, Touch and Worst (a shared line's worst warp request). Never runs or models anything (kp.profile does).
+kind), Branch (one `.cu` line's branch conditions: executions, active lanes, divergent ones, loop exits), Launch, and
+for pictures Array, Touch and Worst (a shared line's worst warp request). Never runs or models anything (kp.profile
+does).
 """
 
 import dataclasses
@@ -73,6 +73,7 @@ class Branch:
     executions: int  # warp-level executions: a warp's lanes evaluating the condition together
     lanes: int  # active lanes, summed over executions
     divergent: int  # executions whose lanes went both ways
+    none: int = 0  # executions where no lane took it: a loop's exits, one per time a warp entered it
 
     @property
     def active_lanes(self):
@@ -151,7 +152,7 @@ def parse(report):
             worst_rows.append(f[1:])
         elif f[0] == "site" and len(f) in (13, 31):
             sites.append(f[1:])
-        elif f[0] == "branch" and len(f) == 6:
+        elif f[0] == "branch" and len(f) in (6, 7):
             branch_rows.append(f[1:])
         elif f[0] == "launch" and len(f) in (14, 15):
             g, b = (tuple(int(v) for v in f[i].split()) for i in (2, 3))
@@ -191,41 +192,14 @@ def parse(report):
         for kernel, pc, lanes, size, *addresses in worst_rows
         for file, line in [placed.get(pc, "?:0").rsplit(":", 1)]
     ]
-    branch_totals = defaultdict(lambda: [0, 0, 0])
+    branch_totals = defaultdict(lambda: [0, 0, 0, 0])
     for kernel, pc, *counts in branch_rows:
         file, line = placed.get(pc, "?:0").rsplit(":", 1)
         t = branch_totals[(kernel, _shown(file), int(line))]
-        t[:] = [a + int(b) for a, b in zip(t, counts)]
+        for k, count in enumerate(counts):
+            t[k] += int(count)
     branches = [Branch(*key, *t) for key, t in sorted(branch_totals.items(), key=lambda kv: (kv[0][1], kv[0][2]))]
     return Counts(lines, launches, *unprofiled, worst, arrays, touches, branches)
-
-
-CLASSES = ("fp32", "integer", "memory", "control", "barrier", "other")
-
-
-@dataclasses.dataclass(frozen=True)
-class Instructions:
-    """The SASS instructions one `.cu` line ran, warp-level, summed over the profiled launches (kp.sass's classes):
-    the line's instructions of each class once through, times the line's executions per warp, summed over the warps.
-    Executions: a line with memory accesses, its requests as compiled over its memory instructions; a line with only
-    a branch condition, the branch's executions (an upper bound where nvcc unrolled the loop); other lines are not
-    counted (no trace says how often they ran)."""
-
-    kernel: str
-    file: str
-    line: int
-    executions: float  # warp-level passes through the line's SASS
-    static: tuple  # ((class, instructions at the line once through), ...)
-    executed: tuple  # ((class, warp instructions executed), ...)
-
-    def __getattr__(self, name):
-        if name in CLASSES:
-            return dict(self.executed).get(name, 0.0)
-        raise AttributeError(name)
-
-    @property
-    def total(self):
-        return sum(n for _, n in self.executed)
 
 
 def _as_width(line, chosen):
@@ -244,8 +218,8 @@ def _as_width(line, chosen):
                                worst_bank=worst[1], worst_lanes=worst[2])  # fmt: skip
 
 
-def as_compiled(lines, branches, sass_at, basis):
-    """The source-counted `lines` as nvcc's instructions serve them, and the Instructions each line ran.
+def as_compiled(lines, sass_at, basis):
+    """The source-counted `lines` as nvcc's instructions serve them, and how often each line's SASS ran.
 
     `sass_at(kernel, file, line)`: the SASS instructions (kp.sass.Instruction) at that line of that kernel, or None
     where there is no SASS of the kernel (its lines stay counted as the source wrote them). A line's accesses of one
@@ -253,7 +227,8 @@ def as_compiled(lines, branches, sass_at, basis):
     weighted by the share of bytes its instructions move); where it has none, nvcc served them with another line's
     instruction (a vectorised neighbour) or kept them in registers: they count at the widest regrouping, where they
     join the group an earlier access opened, and a line left with no request is dropped.
-    Returns (lines, instructions, basis of each line)."""
+    Returns (lines, passes): passes {(kernel, file, line): warp-level runs of the line's SASS} for the lines with
+    memory instructions (their requests over their instructions; kp.sass.executed takes it from there)."""
     out, passes = [], defaultdict(float)
     for ln in lines:
         ins = sass_at(ln.kernel, ln.file, ln.line)
@@ -271,14 +246,4 @@ def as_compiled(lines, branches, sass_at, basis):
         if memory:
             key = (ln.kernel, ln.file, ln.line)
             passes[key] = max(passes[key], compiled.requests / len(memory))
-    for b in branches:
-        passes.setdefault((b.kernel, b.file, b.line), float(b.executions))
-    instructions = []
-    for (kernel, file, line), executions in sorted(passes.items(), key=lambda kv: kv[0][1:]):
-        ins = sass_at(kernel, file, line)
-        if not ins:
-            continue
-        static = tuple((c, n) for c in CLASSES if (n := sum(i.cls == c for i in ins)))
-        executed = tuple((c, n * executions) for c, n in static)
-        instructions.append(Instructions(kernel, file, line, executions, static, executed))
-    return out, instructions
+    return out, dict(passes)

@@ -27,7 +27,7 @@ from kp.files import ROOT
 from kp.gputime import LaunchWork, estimate
 from kp.pictures import banks, picture
 from kp.ptxas import demangle, file_constants, instantiation, launch_resources
-from kp.sass import SassUnavailable, arch_of, describe
+from kp.sass import SassUnavailable, arch_of, describe, executed, source_lines
 from kp.sass import sass as sass_of
 from kp.sourceview import profile_html, sass_listing
 from kp.table import Table
@@ -118,27 +118,26 @@ class Profile:
 
     def compiled(self, gpu="H100"):
         """(lines, instructions, basis): the lines counted as `gpu`'s SASS serves their accesses
-        (kp.counts.as_compiled), the SASS instructions each line ran (kp.counts.Instructions), and what the counts
-        rest on ("SASS sm_90", or "source (<why no SASS>)")."""
+        (kp.counts.as_compiled), the SASS instructions each line ran (kp.sass.executed), and what the counts rest on
+        ("SASS sm_90", or "source (<why no SASS>)")."""
         arch = arch_of(gpu)
         if arch not in self._compiled:
-            by_line, missing = {}, []
-            for kernel in dict.fromkeys(la.kernel for la in self.launches):
-                found = self.kernel_sass(kernel, arch)
-                if isinstance(found, str):
-                    missing.append(f"{kernel}: {found}")
-                    continue
-                for i in found:
+            by_line, missing, warps = {}, {}, {}
+            for la in self.launches:
+                warps[la.kernel] = warps.get(la.kernel, 0) + la.blocks * -(-la.threads_per_block // WARP)
+            for kernel in warps:
+                if isinstance(found := self.kernel_sass(kernel, arch), str):
+                    missing[kernel] = f"{kernel}: {found}"
+                for i in found if not isinstance(found, str) else ():
                     by_line.setdefault((kernel, i.file, i.line), []).append(i)
-                by_line[kernel] = True
-
-            def sass_at(kernel, file, line):
-                return by_line.get((kernel, file, line), []) if kernel in by_line else None
-
-            lines, instructions = as_compiled(self.source_lines, self.branches, sass_at, f"SASS {arch}")
-            basis = f"SASS {arch}" if not missing else f"source ({'; '.join(missing)})"
-            if missing and len(missing) < len({la.kernel for la in self.launches}):
-                basis = f"SASS {arch}, the source for {'; '.join(missing)}"
+            lines, passes = as_compiled(
+                self.source_lines, lambda k, f, n: None if k in missing else by_line.get((k, f, n), []), f"SASS {arch}"
+            )
+            instructions = executed(passes, self.branches, warps, by_line, source_lines)
+            why = "; ".join(missing.values())
+            basis = f"SASS {arch}" if not missing else f"source ({why})" if len(missing) == len(warps) else (
+                f"SASS {arch}, the source for {why}"
+            )  # fmt: skip
             self._compiled[arch] = (lines, instructions, basis)
         return self._compiled[arch]
 
@@ -296,3 +295,4 @@ class Profile:
 
     def _repr_html_(self):
         return profile_html(self)
+

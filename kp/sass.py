@@ -2,11 +2,13 @@
 GPU's architecture, each instruction put at its `.cu` line (nvcc -lineinfo, then nvdisasm), classed (FP32, integer,
 memory, control, barrier, other) and, for a memory instruction, its space, kind and width (LDS.128: shared, load, 16
 bytes per lane). Cached per build key under build/ext/cuda/sass (profiling twice compiles once; nothing of it runs on
-the edit -> reload path). Owns finding nvdisasm (the toolkit's, or PyPI's nvidia-cuda-nvdisasm). Never counts a
-trace (kp.counts) or models a time (kp.gputime); the GPU model (kp.profile) combines the two.
+the edit -> reload path). Owns finding nvdisasm (the toolkit's, or PyPI's nvidia-cuda-nvdisasm), and Instructions:
+the SASS each line ran, from how often the trace says the line ran (executed). Never counts a trace (kp.counts) or
+models a time (kp.gputime); the GPU model (kp.profile) combines the two.
 """
 
 import contextlib
+import dataclasses
 import importlib.util
 import json
 import os
@@ -181,3 +183,99 @@ def describe(instructions):
     if any(i.space == "local" for i in instructions):
         said.append("spilled: local memory (LDL/STL), registers that did not fit")
     return said
+
+
+@dataclasses.dataclass(frozen=True)
+class Instructions:
+    """The SASS instructions one `.cu` line ran, warp-level, summed over the profiled launches: the line's
+    instructions of each class once through (`static`), times the warp-level runs of the line's SASS."""
+
+    kernel: str
+    file: str
+    line: int
+    executions: float  # warp-level runs of the line's SASS (see executed for how they are known)
+    static: tuple  # ((class, instructions at the line once through), ...)
+    executed: tuple  # ((class, warp instructions executed), ...)
+
+    def __getattr__(self, name):
+        if name in CLASSES:
+            return dict(self.executed).get(name, 0.0)
+        raise AttributeError(name)
+
+    @property
+    def total(self):
+        return sum(n for _, n in self.executed)
+
+
+def source_lines(file):
+    """A `.cu` file's lines (relative to the project or absolute); [] where it cannot be read."""
+    try:
+        return (ROOT / file if not str(file).startswith("/") else Path(file)).read_text().splitlines()
+    except OSError:
+        return []
+
+
+LOOP = re.compile(r"^\s*(?:\}\s*)?(?:for|while)\s*\(|^\s*do\b")
+
+
+def _indent(text):
+    return len(text) - len(text.lstrip())
+
+
+def _enclosing_loop(source, line):
+    """The line of the loop whose body `line` is in (by indentation, as the project's clang-format lays code out),
+    or None (the kernel's top level)."""
+    level = _indent(source[line - 1])
+    for at in range(line - 1, 0, -1):
+        text = source[at - 1]
+        if not text.strip() or text.lstrip().startswith(("#", "//")) or _indent(text) >= level:
+            continue
+        if LOOP.match(text):
+            return at
+        if _indent(text) == 0:
+            return None
+        level = _indent(text)
+    return None
+
+
+def executed(passes, branches, warps, by_line, source_of):
+    """The Instructions each line of SASS ran. A line's runs, warp-level: `passes` where it has memory instructions
+    (kp.counts.as_compiled: its requests over its instructions, exact); a line with a branch condition whose SASS
+    branches, or that is no loop (an `if`), once per evaluation (Branch.executions); a loop nvcc unrolled (no
+    branch left), once per entry (the enclosing loop's runs of its body, or its own exits); any other line as
+    often as the body of the loop it is in runs, or once per warp outside loops (an upper bound past an early
+    return). A loop nvcc unrolled only in part counts its body once per iteration: that many times too many.
+
+    passes: {(kernel, file, line): runs}; branches: kp.counts.Branch records; warps: {kernel: warps launched};
+    by_line: {(kernel, file, line): [Instruction]}; source_of(file): the file's lines (a list of str)."""
+    branch = {(b.kernel, b.file, b.line): b for b in branches}
+
+    def branches_in(key):
+        return any(i.cls == "control" and i.opcode.startswith("BRA") for i in by_line.get(key, ()))
+
+    def runs(key, depth=0):
+        kernel, file, line = key
+        source = source_of(file)
+        is_loop = 0 < line <= len(source) and LOOP.match(source[line - 1])
+        if key in passes:
+            return passes[key]
+        if key in branch and (branches_in(key) or not is_loop):
+            return float(branch[key].executions)
+        outer = _enclosing_loop(source, line) if 0 < line <= len(source) and depth < 16 else None
+        if outer is not None:
+            return body_runs((kernel, file, outer), depth + 1)
+        if key in branch:  # an unrolled loop at the top level: its exits are its entries
+            return float(branch[key].none)
+        return float(warps.get(kernel, 0))
+
+    def body_runs(loop, depth):
+        if loop in branch and branches_in(loop):
+            return float(branch[loop].executions - branch[loop].none)
+        return runs(loop, depth)
+
+    out = []
+    for key in sorted(by_line, key=lambda k: k[1:]):
+        static = tuple((c, n) for c in CLASSES if (n := sum(i.cls == c for i in by_line[key])))
+        n = runs(key)
+        out.append(Instructions(*key, n, static, tuple((c, k * n) for c, k in static)))
+    return out

@@ -5,7 +5,7 @@ SASS serves them (as_compiled, on SASS written here; tests/test_sass.py counts r
 import dataclasses
 from collections import namedtuple
 
-from kp.counts import Branch, as_compiled, parse
+from kp.counts import as_compiled, parse
 
 REPORT = "\n".join(
     [
@@ -70,35 +70,34 @@ def test_a_site_reports_its_counts_regrouped_at_each_width():
     assert (ln.requests, ln.basis, ln.sass) == (8, "source", ())
 
 
-def test_a_line_counts_at_the_width_of_its_sass_and_its_instructions_run_once_per_pass():
+def test_a_line_counts_at_the_width_of_its_sass_and_its_sass_runs_once_per_request():
     ln = shared_line()
     ffma = SASS("FFMA", "fp32", None, None, None)
-    (compiled,), (ins,) = as_compiled([ln], [], lambda k, f, n: [lds(16), ffma, ffma] if n == 5 else [], "SASS sm_90")
+    (compiled,), passes = as_compiled([ln], lambda k, f, n: [lds(16), ffma, ffma] if n == 5 else [], "SASS sm_90")
     assert (compiled.requests, compiled.wavefronts, compiled.worst, compiled.lanes) == (2, 8, 1, 64)
     assert (compiled.sass, compiled.basis) == (("LDS.128",), "SASS sm_90")
-    assert (ins.line, ins.executions, ins.static, ins.fp32, ins.memory, ins.total) == (
-        5, 2, (("fp32", 2), ("memory", 1)), 4, 2, 6
-    )  # fmt: skip
+    assert passes == {("k", "?", 5): 2}
 
 
 def test_mixed_widths_weigh_each_by_the_bytes_its_instructions_move():
     # One LDS.128 and four LDS: half the bytes at 16 (2 requests), half at 4 (8 requests).
-    (compiled,), _ = as_compiled([shared_line()], [], lambda k, f, n: [lds(16)] + [lds(4)] * 4, "SASS sm_90")
+    (compiled,), passes = as_compiled([shared_line()], lambda k, f, n: [lds(16)] + [lds(4)] * 4, "SASS sm_90")
     assert (compiled.requests, compiled.units, compiled.worst) == (5, 20, 4)
+    assert passes == {("k", "?", 5): 1}  # 5 requests over 5 instructions
 
 
 def test_a_line_without_sass_of_its_kernel_stays_the_sources_and_one_served_elsewhere_is_dropped():
     ln = shared_line()
-    assert as_compiled([ln], [], lambda k, f, n: None, "SASS sm_90") == ([ln], [])
+    assert as_compiled([ln], lambda k, f, n: None, "SASS sm_90") == ([ln], {})
     # No LDS at the line: its accesses joined another line's instruction; at 16 bytes it leads 2 requests, so it stays
-    (kept,), _ = as_compiled([ln], [], lambda k, f, n: [], "SASS sm_90")
-    assert (kept.requests, kept.sass) == (2, ())
+    (kept,), passes = as_compiled([ln], lambda k, f, n: [], "SASS sm_90")
+    assert (kept.requests, kept.sass, passes) == (2, (), {})
     follower = dataclasses.replace(ln, widths=((4, (8, 32, 8, 4, 3, 8)), (8, (0,) * 6), (16, (0,) * 6)))
-    assert as_compiled([follower], [], lambda k, f, n: [], "SASS sm_90")[0] == []
+    assert as_compiled([follower], lambda k, f, n: [], "SASS sm_90")[0] == []
 
 
-def test_a_branch_only_line_runs_its_sass_once_per_branch_execution():
-    branch = Branch("k", "?", 7, 3, 96, 0)
-    bra = SASS("BRA", "control", None, None, None)
-    _, (ins,) = as_compiled([], [branch], lambda k, f, n: [bra, bra] if n == 7 else [], "SASS sm_90")
-    assert (ins.line, ins.executions, ins.control) == (7, 3, 6)
+def test_a_branch_reports_its_executions_where_no_lane_took_it():
+    (branch,) = parse("branch\tk\t/nowhere.so+0x30\t12\t384\t0\t3").branches
+    assert (branch.executions, branch.none) == (12, 3)  # a loop entered 3 times, 9 iterations in all
+    (old,) = parse("branch\tk\t/nowhere.so+0x30\t12\t384\t0").branches
+    assert (old.executions, old.none) == (12, 0)

@@ -5,6 +5,7 @@ consecutive shared floats per lane: one LDS.128 and no bank conflict; a loop unr
 line on request; the fallback to the source's counts without nvdisasm. Compiles with nvcc; needs no GPU."""
 
 import subprocess
+from collections import namedtuple
 
 import pytest
 import torch
@@ -14,6 +15,7 @@ import kp.files
 import kp.profile
 import kp.sass
 import kp.toolchain
+from kp.counts import Branch
 from kp.profile import profile
 
 COMPILED = kp.files.ROOT / "tests" / "cuda_cpu" / "compiled.cu"
@@ -40,6 +42,35 @@ _Z1kPf:
         /*0050*/                   BRA `(.L_x_3);
         /*0060*/                   NOP;
 """
+
+
+LOOPS = """\
+__global__ void k(float* out) {
+  float acc[4] = {};
+  for (int t = 0; t < n; ++t) {
+    for (int m = 0; m < 4; ++m)
+      acc[m] += s[m];
+  }
+  out[0] = acc[0];
+}""".splitlines()
+S = namedtuple("S", "opcode cls space kind width")
+BRA, FFMA = S("BRA", "control", None, None, None), S("FFMA", "fp32", None, None, None)
+
+
+def test_a_lines_sass_runs_as_often_as_the_trace_says_that_line_ran():
+    """Line 3, a loop nvcc keeps (a BRA): once per evaluation of its condition (2 warps x 5 tiles + 1 exit); line 4,
+    a loop nvcc unrolled (no BRA left), and line 5 in it: once per tile (its enclosing loop's iterations, 10); line 7,
+    outside loops: once per warp (2); line 5's memory: as counted (passes)."""
+    branches = [Branch("k", "f.cu", 3, 12, 384, 0, 2), Branch("k", "f.cu", 4, 50, 1600, 0, 10)]
+    by_line = {("k", "f.cu", 3): [BRA], ("k", "f.cu", 4): [FFMA], ("k", "f.cu", 5): [FFMA] * 4,
+               ("k", "f.cu", 7): [FFMA]}  # fmt: skip
+    got = kp.sass.executed({}, branches, {"k": 2}, by_line, lambda file: LOOPS)
+    assert [(i.line, i.executions, i.fp32, i.control) for i in got] == [
+        (3, 12, 0, 12), (4, 10, 10, 0), (5, 10, 40, 0), (7, 2, 2, 0)
+    ]  # fmt: skip
+    (five,) = [i for i in kp.sass.executed({("k", "f.cu", 5): 3.0}, branches, {"k": 2}, by_line, lambda f: LOOPS)
+               if i.line == 5]  # fmt: skip
+    assert (five.executions, five.total) == (3, 12)
 
 
 def line_of(text):

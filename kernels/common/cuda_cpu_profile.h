@@ -112,6 +112,7 @@ struct Branch {
 
 struct BranchStats {
   uint64_t executions = 0, lanes = 0, divergent = 0;  // warp-level executions, their active lanes, the divergent ones
+  uint64_t none = 0;  // executions where no lane took it (a loop's exits: one per time a warp entered the loop)
 };
 
 struct SiteKey {
@@ -360,6 +361,7 @@ void profile_block_end(const char* kernel) {
     s.executions += p.every;
     s.lanes += uint64_t(__builtin_popcount(b.lanes)) * p.every;
     if (b.taken && b.taken != b.lanes) s.divergent += p.every;
+    if (!b.taken) s.none += p.every;
   }
   p.requests.clear();
   p.branches.clear();
@@ -466,7 +468,7 @@ void profile_begin(uint64_t max_blocks) {
 //   launch  kernel  gx gy gz  bx by bz  shmem  blocks  traced  sectors_read  sectors_written  wavefronts
 //           load_requests  load_sites  distinct_read  distinct_written (the distinct ones x the sampling stride)
 //           loading_warps
-//   branch  kernel  pc  executions  lanes  divergent
+//   branch  kernel  pc  executions  lanes  divergent  none
 //   unprofiled  count  names
 //   worst  kernel  pc  lanes  size  addr0 .. addr31   (a shared site's worst request)
 //   array  id  space  name  begin  elements  dims
@@ -496,8 +498,9 @@ std::string profile_take() {
                   (unsigned long long)(l.distinct_written.size() * ((l.blocks + l.traced - 1) / l.traced)),
                   (unsigned long long)l.loading_warps);
   for (const auto& [key, b] : p.branch_sites)
-    out += format("branch\t%s\t%s\t%llu\t%llu\t%llu\n", key.first, where(key.second).c_str(),
-                  (unsigned long long)b.executions, (unsigned long long)b.lanes, (unsigned long long)b.divergent);
+    out += format("branch\t%s\t%s\t%llu\t%llu\t%llu\t%llu\n", key.first, where(key.second).c_str(),
+                  (unsigned long long)b.executions, (unsigned long long)b.lanes, (unsigned long long)b.divergent,
+                  (unsigned long long)b.none);
   if (p.unprofiled) out += format("unprofiled\t%llu\t%s\n", (unsigned long long)p.unprofiled, p.unprofiled_names.c_str());
   for (const auto& [key, s] : p.sites) {
     if (key.space != kShared || !s.worst_request.lanes) continue;
