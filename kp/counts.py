@@ -202,17 +202,11 @@ def parse(report):
     return Counts(lines, launches, *unprofiled, worst, arrays, touches, branches)
 
 
-def _as_width(line, chosen):
-    """`line` counted as instructions of the widths `chosen` ({width: share of the line's bytes}; width < 4: the
-    source's own accesses, as U8/U16 instructions serve them one to one)."""
+def _as_width(line, width):
+    """`line` counted as instructions of `width` bytes per lane would serve its accesses (width < 4, U8/U16
+    instructions: the source's own accesses, one to one)."""
     source = (line.requests, line.units, line.ideal, line.worst, line.worst_bank, line.worst_lanes)
-    regrouped = dict(line.widths)
-    totals, worst = [0.0, 0.0, 0.0], (0, 0, 0)
-    for width, share in chosen.items():
-        counts = regrouped.get(width, source) if width >= 4 else source
-        totals = [t + share * c for t, c in zip(totals, counts[:3])]
-        worst = max(worst, tuple(counts[3:]))
-    requests, units, ideal = (round(t) for t in totals)
+    requests, units, ideal, *worst = dict(line.widths).get(width, source) if width >= 4 else source
     lanes = round(line.lanes * requests / line.requests) if line.requests else 0
     return dataclasses.replace(line, requests=requests, units=units, ideal=ideal, lanes=lanes, worst=worst[0],
                                worst_bank=worst[1], worst_lanes=worst[2])  # fmt: skip
@@ -223,10 +217,11 @@ def as_compiled(lines, sass_at, basis):
 
     `sass_at(kernel, file, line)`: the SASS instructions (kp.sass.Instruction) at that line of that kernel, or None
     where there is no SASS of the kernel (its lines stay counted as the source wrote them). A line's accesses of one
-    space and kind are counted at the width of its SASS instructions of that space and kind (mixed widths: each
-    weighted by the share of bytes its instructions move); where it has none, nvcc served them with another line's
-    instruction (a vectorised neighbour) or kept them in registers: they count at the widest regrouping, where they
-    join the group an earlier access opened, and a line left with no request is dropped.
+    space and kind are counted at the width of its SASS instructions of that space and kind; with several widths
+    (a packed path and its scalar fallback, or a loop vectorised in part), the widest: accesses that fit one such
+    instruction merge into it, the others stay apart as they would. Where it has none, nvcc served them with another
+    line's instruction (a vectorised neighbour) or kept them in registers: they count at the widest regrouping, where
+    they join the group an earlier access opened, and a line left with no request is dropped.
     Returns (lines, passes): passes {(kernel, file, line): warp-level runs of the line's SASS} for the lines with
     memory instructions (their requests over their instructions; kp.sass.executed takes it from there)."""
     out, passes = [], defaultdict(float)
@@ -236,14 +231,11 @@ def as_compiled(lines, sass_at, basis):
             out.append(ln)
             continue
         memory = [i for i in ins if i.space == ln.space and i.kind == ln.kind]
-        moved = defaultdict(int)
-        for i in memory:
-            moved[i.width] += i.width
-        chosen = {w: b / sum(moved.values()) for w, b in moved.items()} if memory else {16: 1.0}
-        compiled = dataclasses.replace(_as_width(ln, chosen), sass=tuple(i.opcode for i in memory), basis=basis)
+        width = max((i.width for i in memory), default=16)
+        compiled = dataclasses.replace(_as_width(ln, width), sass=tuple(i.opcode for i in memory), basis=basis)
         if compiled.requests:
             out.append(compiled)
-        if memory:
+        if memory:  # the line's SASS ran once per request of one of its instructions of that width
             key = (ln.kernel, ln.file, ln.line)
-            passes[key] = max(passes[key], compiled.requests / len(memory))
+            passes[key] = max(passes[key], compiled.requests / sum(i.width == width for i in memory))
     return out, dict(passes)

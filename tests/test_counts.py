@@ -79,11 +79,11 @@ def test_a_line_counts_at_the_width_of_its_sass_and_its_sass_runs_once_per_reque
     assert passes == {("k", "?", 5): 2}
 
 
-def test_mixed_widths_weigh_each_by_the_bytes_its_instructions_move():
-    # One LDS.128 and four LDS: half the bytes at 16 (2 requests), half at 4 (8 requests).
+def test_with_mixed_widths_the_widest_serves_what_fits_it_and_runs_once_per_its_request():
+    # A packed path's LDS.128 and its scalar fallback's four LDS: the trace's accesses that fit 16 bytes merge.
     (compiled,), passes = as_compiled([shared_line()], lambda k, f, n: [lds(16)] + [lds(4)] * 4, "SASS sm_90")
-    assert (compiled.requests, compiled.units, compiled.worst) == (5, 20, 4)
-    assert passes == {("k", "?", 5): 1}  # 5 requests over 5 instructions
+    assert (compiled.requests, compiled.units, compiled.worst, compiled.sass) == (2, 8, 1, ("LDS.128",) + ("LDS",) * 4)
+    assert passes == {("k", "?", 5): 2}
 
 
 def test_a_line_without_sass_of_its_kernel_stays_the_sources_and_one_served_elsewhere_is_dropped():
