@@ -17,6 +17,7 @@ wrote the accesses, and `.basis` says so. Never loads a kernel itself (kp.sass c
 
 import ctypes
 import warnings
+from collections import defaultdict
 
 import torch
 
@@ -29,7 +30,7 @@ from kp.pictures import banks, picture
 from kp.ptxas import demangle, file_constants, instantiation, launch_resources
 from kp.sass import SassUnavailable, arch_of, describe, executed, source_lines
 from kp.sass import sass as sass_of
-from kp.sourceview import profile_html, sass_listing
+from kp.sourceview import instruction_advice, profile_html, sass_listing
 from kp.table import Table
 
 DIVERGENT_SHARE = 0.05  # advice names a branch when at least this share of its warp executions diverge
@@ -144,12 +145,10 @@ class Profile:
     def issued(self, gpu="H100"):
         """{kernel: {class: warp instructions executed}} summed over the lines whose executions the trace gives (the
         SASS of `gpu`): the data of an issue term (instructions / (SMs x schedulers x clock)), for kp.gputime."""
-        totals = {}
-        for ins in self.compiled(gpu)[1]:
-            kernel = totals.setdefault(ins.kernel, {})
-            for cls, n in ins.executed:
-                kernel[cls] = kernel.get(cls, 0.0) + n
-        return totals
+        totals = defaultdict(lambda: defaultdict(float))
+        for ins, (cls, n) in ((ins, x) for ins in self.compiled(gpu)[1] for x in ins.executed):
+            totals[ins.kernel][cls] += n
+        return {kernel: dict(by_class) for kernel, by_class in totals.items()}
 
     def sass(self, line, gpu="H100"):
         """What nvcc made of `.cu` line `line` (a number, or "file.cu:N") for `gpu`: its SASS instructions as a Table,
@@ -278,7 +277,9 @@ class Profile:
                     f"divergence at {ln.file}:{ln.line}: {ln.active_lanes:.3g} of 32 lanes active per {ln.space} "
                     f"{ln.kind} on average"
                 )
-        return list(dict.fromkeys(said))
+        found = [self.kernel_sass(kernel) for kernel in dict.fromkeys(la.kernel for la in self.launches)]
+        local = [i for sass in found if not isinstance(sass, str) for i in sass if i.space == "local"]
+        return list(dict.fromkeys(said + instruction_advice(self.instructions, local)))
 
     def __repr__(self):
         kernels = ", ".join(dict.fromkeys(la.kernel for la in self.launches))

@@ -128,7 +128,8 @@ def parse_sass(text):
 def sass(name_or_path, gpu="H100"):
     """The SASS of every kernel in a `.cu` file, compiled with nvcc for `gpu`'s architecture (a name of kp.gpus or
     an sm_XX) with line information: a list of Instructions. Compiles the kernel file alone (no binding, no torch:
-    about a second) the first time, then reads the cache. SassUnavailable if nvcc or nvdisasm is missing."""
+    about a second) the first time, then reads the cache. SassUnavailable if nvcc or nvdisasm is missing, or fails
+    (the failure is cached too: a kernel file nvcc does not compile alone is not compiled again until it changes)."""
     cu, _ = resolve_kernel(name_or_path)
     arch = arch_of(gpu)
     try:
@@ -142,20 +143,25 @@ def sass(name_or_path, gpu="H100"):
     inputs = sorted({cu, *project_headers(cu, includes)})
     cache = BUILD_ROOT / "cuda" / "sass" / f"{cu.stem}-{content_key((arch, home, tool, 'sass1'), inputs)}.json"
     with contextlib.suppress(OSError, ValueError):
-        return [Instruction(*row) for row in json.loads(cache.read_text())]
+        rows = json.loads(cache.read_text())
+        if isinstance(rows, dict):  # a failure, kept so that each profile does not pay nvcc's time again
+            raise SassUnavailable(rows["error"])
+        return [Instruction(*row) for row in rows]
     cache.parent.mkdir(parents=True, exist_ok=True)
     cubin = cache.with_suffix(f".cubin.tmp{os.getpid()}")
     cmd = [str(Path(home) / "bin" / "nvcc"), "-cubin", "-O2", "-lineinfo", f"-arch={arch}"]
     cmd += [f"-I{d}" for d in includes] + [str(cu), "-o", str(cubin)]
     try:
         done = subprocess.run(cmd, capture_output=True, text=True)
-        if done.returncode:
-            raise KernelBuildError.from_log(done.stdout + done.stderr, [cu])
-        listing = subprocess.run([tool, "-gi", "-c", str(cubin)], capture_output=True, text=True)
-        if listing.returncode:
-            raise SassUnavailable(f"no SASS: nvdisasm failed on {cu.name} for {arch}: {listing.stderr.strip()}")
+        listing = done.returncode or subprocess.run([tool, "-gi", "-c", str(cubin)], capture_output=True, text=True)
     finally:
         cubin.unlink(missing_ok=True)
+    if done.returncode or listing.returncode:
+        error = KernelBuildError.from_log(done.stdout + done.stderr, [cu]) if done.returncode else listing.stderr
+        why = str(error).strip().splitlines()[0] if str(error).strip() else "no message"
+        error = f"no SASS: {'nvcc' if done.returncode else 'nvdisasm'} failed on {cu.name} for {arch}: {why}"
+        write_if_changed(cache, json.dumps({"error": error}))
+        raise SassUnavailable(error)
     instructions = parse_sass(listing.stdout)
     write_if_changed(cache, json.dumps([list(i) for i in instructions]))
     return instructions

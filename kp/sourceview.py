@@ -1,8 +1,9 @@
 """A profile shown as Nsight Compute's source view would show it: the kernel's `.cu` lines with the GPU model's
 figures beside them (requests, sectors or wavefronts per request against the ideal, active lanes), the worst
 lines highlighted, the advice in plain words on top, labelled as a model. HTML for Jupyter; takes the records of
-kp.profile (duck-typed: `.lines`, `.advice()`, and `.branches` where there are any), and sass_listing, the SASS
-nvcc made of one line (Profile.sass); never counts or runs anything.
+kp.profile (duck-typed: `.lines`, `.advice()`, and `.branches` where there are any). Also the SASS nvcc made of one
+line as a Table (sass_listing, for Profile.sass) and what the SASS says in words (instruction_advice, for
+Profile.advice). Never counts or runs anything.
 """
 
 import html
@@ -101,3 +102,25 @@ def sass_listing(rows, line, arch, said, runs):
     ran = "; ".join(f"{kernel}: {n:,.0f} warp executions" for (kernel, _), n in runs.items())
     words = "; ".join(said) if said else ("no SASS at this line" if not rows else "scalar accesses, not unrolled")
     return Table(table, f"SASS nvcc made of line {line} for {arch}: {words}" + (f" ({ran})" if ran else ""))
+
+
+def instruction_advice(instructions, local):
+    """What the SASS says, in plain words, for Profile.advice: the line that issues the most instructions (of
+    kp.sass.Instructions), and the lines whose SASS spills registers to local memory (`local`: their LDL/STL)."""
+    said = []
+    if instructions:
+        top = max(instructions, key=lambda i: i.total)
+        classes = ", ".join(f"{n:,.0f} {cls}" for cls, n in sorted(top.executed, key=lambda x: -x[1]))
+        said.append(
+            f"the GPU runs the most instructions at {top.file}:{top.line}: {top.total:,.0f} warp instructions "
+            f"({classes}) of the {sum(i.total for i in instructions):,.0f} counted"
+        )
+    spills = defaultdict(list)
+    for i in local:
+        spills[(i.file, i.line)].append(i.opcode)
+    for (file, line), ops in sorted(spills.items()):
+        said.append(
+            f"registers spilled at {file}:{line}: nvcc's SASS moves values to local memory there ({', '.join(ops)}), "
+            "memory traffic the source does not show"
+        )
+    return said

@@ -14,6 +14,7 @@ import helpers
 import kp.files
 import kp.profile
 import kp.sass
+import kp.sourceview
 import kp.toolchain
 from kp.counts import Branch
 from kp.profile import profile
@@ -180,6 +181,30 @@ def test_an_unrolled_loop_runs_its_instructions_once_per_warp_pass(k):
     assert (dict(ins.static)["memory"], ins.memory) == (4, 8) and ins.fp32 == 2 * dict(ins.static)["fp32"] >= 8
     assert p.issued()["unrolled"]["fp32"] >= 8
     assert "unrolled: 4 x LDS" in p.sass(line).title
+    most = max(p.instructions, key=lambda i: i.total)
+    assert f"the GPU runs the most instructions at tests/cuda_cpu/compiled.cu:{most.line}: {most.total:,.0f} warp" in (
+        " ".join(p.advice())
+    )
+
+
+def test_advice_names_the_lines_whose_sass_spills_registers():
+    stl = kp.sass.Instruction("_Z1kv", 16, "k.cu", 12, "STL [R1], R4", "STL", "memory", "local", "store", 4)
+    ldl = stl._replace(offset=32, text="LDL R4, [R1]", opcode="LDL", kind="load")
+    assert kp.sourceview.instruction_advice([], [stl, ldl]) == [
+        "registers spilled at k.cu:12: nvcc's SASS moves values to local memory there (STL, LDL), memory traffic the "
+        "source does not show"
+    ]
+
+
+@needs_sass
+def test_a_kernel_file_nvcc_does_not_compile_alone_is_not_compiled_again(kernel_copy, monkeypatch):
+    cu = kernel_copy("add2")
+    cu.write_text(cu.read_text() + "\n__global__ void broken() { undefined_name(); }\n")
+    with pytest.raises(kp.sass.SassUnavailable, match=r"no SASS: nvcc failed on add2.cu for sm_90: .*undefined_name"):
+        kp.sass.sass(cu, "H100")
+    monkeypatch.setattr(subprocess, "run", lambda *a, **kw: pytest.fail("compiled again"))
+    with pytest.raises(kp.sass.SassUnavailable, match="nvcc failed"):
+        kp.sass.sass(cu, "H100")
 
 
 @needs_sass
