@@ -17,7 +17,7 @@ wrote the accesses, and `.basis` says so. Never loads a kernel itself (kp.sass c
 
 import ctypes
 import warnings
-from collections import defaultdict
+from pathlib import Path
 
 import torch
 
@@ -28,7 +28,7 @@ from kp.files import ROOT
 from kp.gputime import LaunchWork, estimate
 from kp.pictures import banks, picture
 from kp.ptxas import demangle, file_constants, instantiation, launch_resources
-from kp.sass import SassUnavailable, arch_of, describe, executed, source_lines
+from kp.sass import SassUnavailable, arch_of, by_kernel, describe, executed, source_lines
 from kp.sass import sass as sass_of
 from kp.sourceview import instruction_advice, profile_html, sass_listing
 from kp.table import Table
@@ -107,7 +107,7 @@ class Profile:
             try:
                 if not file:
                     raise SassUnavailable(f"no SASS: the trace does not name {kernel}'s file")
-                path = ROOT / file if not file.startswith("/") else file
+                path = ROOT / file if not file.startswith("/") else Path(file)
                 every = sass_of(path, arch)
                 functions = list(dict.fromkeys(i.function for i in every))
                 names = dict(zip(demangle(functions), functions))
@@ -145,10 +145,7 @@ class Profile:
     def issued(self, gpu="H100"):
         """{kernel: {class: warp instructions executed}} summed over the lines whose executions the trace gives (the
         SASS of `gpu`): the data of an issue term (instructions / (SMs x schedulers x clock)), for kp.gputime."""
-        totals = defaultdict(lambda: defaultdict(float))
-        for ins, (cls, n) in ((ins, x) for ins in self.compiled(gpu)[1] for x in ins.executed):
-            totals[ins.kernel][cls] += n
-        return {kernel: dict(by_class) for kernel, by_class in totals.items()}
+        return by_kernel(self.compiled(gpu)[1])
 
     def sass(self, line, gpu="H100"):
         """What nvcc made of `.cu` line `line` (a number, or "file.cu:N") for `gpu`: its SASS instructions as a Table,

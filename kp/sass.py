@@ -285,3 +285,13 @@ def executed(passes, branches, warps, by_line, source_of):
         n = runs(key)
         out.append(Instructions(*key, n, static, tuple((c, k * n) for c, k in static)))
     return out
+
+
+def by_kernel(instructions):
+    """{kernel: {class: warp instructions executed}}: Instructions summed per kernel."""
+    totals = {}
+    for ins in instructions:
+        kernel = totals.setdefault(ins.kernel, {})
+        for cls, n in ins.executed:
+            kernel[cls] = kernel.get(cls, 0.0) + n
+    return totals

@@ -226,6 +226,13 @@ def test_the_model_of_a_gpu_takes_its_archs_sass_and_ptxas_row(k, monkeypatch):
     assert p.compiled("T4")[2] == "SASS sm_75"
 
 
+@needs_sass
+def test_a_kernel_outside_the_project_is_counted_with_its_sass(kernel_copy):
+    ext = helpers.load_kernel(kernel_copy("add2"), target="cpu", check=True, quiet=True)
+    p = profile(ext.add2, torch.randn(100), torch.randn(100))
+    assert p.basis == "SASS sm_90" and all(ln.file.startswith("/") and ln.sass for ln in p.lines)
+
+
 def test_without_sass_the_source_is_counted_and_the_profile_says_so(k, monkeypatch):
     def unavailable(*args, **kwargs):
         raise kp.sass.SassUnavailable("no SASS: nvdisasm was not found")
