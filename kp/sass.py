@@ -130,7 +130,9 @@ def sass(name_or_path, gpu="H100"):
     an sm_XX) with line information: a list of Instructions. Compiles the kernel file alone (no binding, no torch:
     about a second) the first time, then reads the cache. SassUnavailable if nvcc or nvdisasm is missing, or fails
     (the failure is cached too: a kernel file nvcc does not compile alone is not compiled again until it changes)."""
-    cu, _ = resolve_kernel(name_or_path)
+    # A kernel file needs no binding here (a puzzle's file has none): nvcc compiles its kernels alone.
+    found = Path(name_or_path)
+    cu = found.resolve() if found.suffix == ".cu" and found.is_file() else resolve_kernel(name_or_path)[0]
     arch = arch_of(gpu)
     try:
         home = require_nvcc()

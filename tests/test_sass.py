@@ -197,6 +197,15 @@ def test_advice_names_the_lines_whose_sass_spills_registers():
 
 
 @needs_sass
+def test_a_kernel_file_without_a_binding_next_to_it_is_compiled_alone(tmp_path):
+    """A puzzle's file (puzzles/*.cu) has no binding: its copy in build/puzzles/ has, and names it with #line."""
+    cu = tmp_path / "alone.cu"
+    cu.write_text("__global__ void twice(float* x) {\n  x[threadIdx.x] *= 2.0f;\n}\n")
+    (ins,) = [i for i in kp.sass.sass(cu, "A100") if i.space == "global" and i.kind == "load"]
+    assert (ins.file, ins.line, ins.opcode) == (str(cu), 2, "LDG.E")
+
+
+@needs_sass
 def test_a_kernel_file_nvcc_does_not_compile_alone_is_not_compiled_again(kernel_copy, monkeypatch):
     cu = kernel_copy("add2")
     cu.write_text(cu.read_text() + "\n__global__ void broken() { undefined_name(); }\n")
