@@ -65,7 +65,7 @@ def arch_of(gpu="H100"):
 
 
 def nvdisasm():
-    """The path of nvdisasm: on PATH, in the CUDA toolkit, or in PyPI's nvidia-cuda-nvdisasm wheel; None if none."""
+    """The path of nvdisasm: the CUDA toolkit's, else one on PATH, else PyPI's nvidia-cuda-nvdisasm wheel's; None."""
     with contextlib.suppress(ToolchainError):
         home = Path(require_nvcc()) / "bin" / "nvdisasm"
         if home.is_file():
@@ -117,11 +117,11 @@ def parse_sass(text):
             label = m[1]
         elif function and (m := INSTRUCTION.match(line)):
             pending, target, label = False, label, None
-            body = re.sub(r"^@!?U?P\w+\s+", "", m[2]).strip()
+            body = re.sub(r"^@!?U?P\w+\s+", "", m[2]).strip()  # without its predicate (`@!P0`), if any
             opcode = body.split()[0]
             if opcode == "NOP" or (opcode == "BRA" and target and f"`({target})" in body):
                 continue
-            out.append(Instruction(function, int(m[1], 16), *place, body, opcode, *classify(opcode)))
+            out.append(Instruction(function, int(m[1], 16), *place, m[2].strip(), opcode, *classify(opcode)))
     return out
 
 
@@ -143,7 +143,7 @@ def sass(name_or_path, gpu="H100"):
         raise SassUnavailable("no SASS: nvdisasm was not found (pip install nvidia-cuda-nvdisasm, or a CUDA toolkit)")
     includes = [COMMON, KERNELS, cu.parent]
     inputs = sorted({cu, *project_headers(cu, includes)})
-    cache = BUILD_ROOT / "cuda" / "sass" / f"{cu.stem}-{content_key((arch, home, tool, 'sass1'), inputs)}.json"
+    cache = BUILD_ROOT / "cuda" / "sass" / f"{cu.stem}-{content_key((arch, home, tool, 'sass2'), inputs)}.json"
     with contextlib.suppress(OSError, ValueError):
         rows = json.loads(cache.read_text())
         if isinstance(rows, dict):  # a failure, kept so that each profile does not pay nvcc's time again

@@ -79,8 +79,9 @@ def line_of(text):
 
 
 def test_the_listing_is_read_into_instructions_at_their_lines_classed():
-    got = [(i.function, i.offset, i.file, i.line, i.opcode, i.cls, i.space, i.kind, i.width)
-           for i in kp.sass.parse_sass(LISTING)]  # fmt: skip
+    instructions = kp.sass.parse_sass(LISTING)
+    assert instructions[1].text == "@!P0 LDS.128 R4, [R10]"  # the listing shows the predicate; the opcode has none
+    got = [(i.function, i.offset, i.file, i.line, i.opcode, i.cls, i.space, i.kind, i.width) for i in instructions]
     assert got == [
         ("_Z1kPf", 0x00, "/p/k.cu", 3, "LDC", "memory", None, None, None),
         ("_Z1kPf", 0x10, "/p/k.cu", 9, "LDS.128", "memory", "shared", "load", 16),  # a predicate is no part of it
