@@ -143,8 +143,8 @@ class Profile:
         return self._compiled[arch]
 
     def issued(self, gpu="H100"):
-        """{kernel: {class: warp instructions executed}} summed over the lines whose executions the trace gives (the
-        SASS of `gpu`): the data of an issue term (instructions / (SMs x schedulers x clock)), for kp.gputime."""
+        """{kernel: {class: warp instructions executed}}: `gpu`'s SASS, each line's times the runs kp.sass.executed
+        finds for it; the data of an issue term (instructions / (SMs x schedulers x clock)), for kp.gputime."""
         return by_kernel(self.compiled(gpu)[1])
 
     def sass(self, line, gpu="H100"):
