@@ -23,6 +23,7 @@ A module imports only modules on floors below its own (no circles, nothing impor
     floor 4  kp.build        build key, flags per target, ninja -> Build
     floor 5  kp.check        check mode's findings (KernelCheckError, KernelCheckWarning) and last writers
              kp.ptxas        ptxas's registers, shared memory and spills per kernel, without a GPU
+             kp.sass         the SASS nvcc compiled for a GPU's arch, each instruction at its `.cu` line, classed
              kp.bench        median_ms, bench -> BenchResult
              kp.package      an op as a wheel (`import <op>`: torch.ops.<op>.*) and a CMake library -> Package
     floor 6  kp.load         a built library registered under a fresh namespace -> LoadedKernel (hot reload)

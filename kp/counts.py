@@ -1,7 +1,9 @@
 """The GPU model's counts as records: what the stand-in's profiler (kernels/common/cuda_cpu_profile.h) reports, read
-and put at the `.cu` lines they are about (addr2line). Line (one `.cu` line's accesses of one space and kind),
-Branch (one `.cu` line's branch conditions: executions, active lanes, divergent ones), Launch, and for pictures
-Array, Touch and Worst (a shared line's worst warp request). Never runs or models anything (kp.profile does).
+and put at the `.cu` lines they are about (addr2line), counted as the source wrote the accesses or, with the SASS at
+each line (kp.sass), as nvcc's instructions group them (as_compiled). Line (one `.cu` line's accesses of one space and
+kind), Branch (one `.cu` line's branch conditions: executions, active lanes, divergent ones, loop exits), Launch, and
+for pictures Array, Touch and Worst (a shared line's worst warp request). Never runs or models anything (kp.profile
+does).
 """
 
 import dataclasses
@@ -33,6 +35,11 @@ class Line:
     worst_bank: int = 0
     worst_lanes: int = 0  # lanes of that phase on that bank
     scattered: int = 0  # requests whose active lanes are not lanes 0..k-1 (a branch skipped some: divergence)
+    # The same regrouped as instructions of 4, 8 and 16 bytes per lane would serve them (cuda_cpu_profile.h):
+    # {width: (requests, units, ideal, worst, worst_bank, worst_lanes)}; as_compiled picks nvcc's width.
+    widths: tuple = ()
+    sass: tuple = ()  # as_compiled: nvcc's memory instructions of this space and kind at the line ("LDS.128", ...)
+    basis: str = "source"  # "source": the source's accesses; "SASS sm_90": as nvcc compiled them for that arch
 
     @property
     def sectors(self):
@@ -68,6 +75,7 @@ class Branch:
     lanes: int  # active lanes, summed over executions
     divergent: int  # executions whose lanes went both ways
     split: int = 0  # of those, the ones split at one lane (lanes 0..k-1 one way): a bounds guard's ragged warp
+    none: int = 0  # executions where no lane took it: a loop's exits, one per time a warp entered it
 
     @property
     def active_lanes(self):
@@ -110,6 +118,16 @@ class Launch:
         return max(1.0, self.load_requests * self.traced / self.blocks / warps / self.load_sites)
 
 
+WIDTHS = (4, 8, 16)  # the instruction widths (bytes per lane) cuda_cpu_profile.h regroups a warp's accesses into
+
+
+def _add(total, counts):
+    """Sums of requests, units and ideal; the worst phase (with its bank and lanes) kept."""
+    total[:3] = [a + b for a, b in zip(total[:3], counts[:3])]
+    if counts[3] > total[3]:
+        total[3:] = counts[3:]
+
+
 def _shown(file):
     return file.replace(f"{ROOT}/", "")
 
@@ -134,10 +152,10 @@ def parse(report):
             arrays.append(Array(int(f[1]), f[2], f[3], int(f[4]), int(f[5]), dims))
         elif f[0] == "worst":
             worst_rows.append(f[1:])
-        elif f[0] == "site" and len(f) in (13, 14):
-            sites.append(f[1:] + ["0"] * (14 - len(f)))
-        elif f[0] == "branch" and len(f) in (6, 7):
-            branch_rows.append(f[1:] + ["0"] * (7 - len(f)))
+        elif f[0] == "site" and len(f) in (13, 14, 32):
+            sites.append(f[1:14] + ["0"] * (14 - len(f)) + f[14:])  # scattered (field 13) is 0 in older reports
+        elif f[0] == "branch" and len(f) in (6, 7, 8):
+            branch_rows.append(f[1:] + ["0"] * (8 - len(f)))
         elif f[0] == "launch" and len(f) in (14, 15):
             g, b = (tuple(int(v) for v in f[i].split()) for i in (2, 3))
             launches.append(Launch(f[1], g, b, *(int(v) for v in f[4:])))
@@ -152,15 +170,22 @@ def parse(report):
         for offset, where in code_lines(library, sorted(offsets)).items():
             placed[f"{library}+0x{offset}"] = where
     totals = defaultdict(lambda: [0] * 9)
+    regrouped = defaultdict(lambda: {w: [0] * 6 for w in WIDTHS})
     for kernel, pc, space, kind, *counts in sites:
         file, line = placed.get(pc, "?:0").rsplit(":", 1)
-        t = totals[(kernel, _shown(file), int(line), space, kind)]
-        requests, lanes, nbytes, units, ideal, worst, bank, worst_lanes, scattered = (int(c) for c in counts)
+        key = (kernel, _shown(file), int(line), space, kind)
+        t = totals[key]
+        requests, lanes, nbytes, units, ideal, worst, bank, worst_lanes, scattered = (int(c) for c in counts[:9])
         t[:5] = [t[0] + requests, t[1] + units, t[2] + ideal, t[3] + nbytes, t[4] + lanes]
         if worst > t[5]:
             t[5:8] = [worst, bank, worst_lanes]
         t[8] += scattered
-    lines = [Line(*key, *t) for key, t in sorted(totals.items(), key=lambda kv: (kv[0][1], kv[0][2], kv[0][3:]))]
+        for k, width in enumerate(WIDTHS if len(counts) > 9 else ()):
+            _add(regrouped[key][width], [int(c) for c in counts[9 + 6 * k : 15 + 6 * k]])
+    lines = [
+        Line(*key, *t, widths=tuple((w, tuple(v)) for w, v in regrouped[key].items()) if key in regrouped else ())
+        for key, t in sorted(totals.items(), key=lambda kv: (kv[0][1], kv[0][2], kv[0][3:]))
+    ]
     files = {}  # a kernel's `.cu`: the file of its first line there, not a header's it includes (common/*.cuh)
     for ln in sorted(lines, key=lambda ln: not ln.file.endswith(".cu")):
         files.setdefault(ln.kernel, ln.file)
@@ -170,10 +195,66 @@ def parse(report):
         for kernel, pc, lanes, size, *addresses in worst_rows
         for file, line in [placed.get(pc, "?:0").rsplit(":", 1)]
     ]
-    branch_totals = defaultdict(lambda: [0, 0, 0, 0])
+    branch_totals = defaultdict(lambda: [0] * 5)  # executions, lanes, divergent, split, none
     for kernel, pc, *counts in branch_rows:
         file, line = placed.get(pc, "?:0").rsplit(":", 1)
         t = branch_totals[(kernel, _shown(file), int(line))]
-        t[:] = [a + int(b) for a, b in zip(t, counts)]
+        for k, count in enumerate(counts):
+            t[k] += int(count)
     branches = [Branch(*key, *t) for key, t in sorted(branch_totals.items(), key=lambda kv: (kv[0][1], kv[0][2]))]
     return Counts(lines, launches, *unprofiled, worst, arrays, touches, branches)
+
+
+def _as_width(line, width):
+    """`line` counted as instructions of `width` bytes per lane would serve its accesses (width < 4, U8/U16
+    instructions: the source's own accesses, one to one)."""
+    source = (line.requests, line.units, line.ideal, line.worst, line.worst_bank, line.worst_lanes)
+    requests, units, ideal, *worst = dict(line.widths).get(width, source) if width >= 4 else source
+    lanes = round(line.lanes * requests / line.requests) if line.requests else 0
+    return dataclasses.replace(line, requests=requests, units=units, ideal=ideal, lanes=lanes, worst=worst[0],
+                               worst_bank=worst[1], worst_lanes=worst[2])  # fmt: skip
+
+
+def as_compiled(lines, sass_at, basis):
+    """The source-counted `lines` as nvcc's instructions serve them, and how often each line's SASS ran.
+
+    `sass_at(kernel, file, line)`: the SASS instructions (kp.sass.Instruction) at that line of that kernel, or None
+    where there is no SASS of the kernel (its lines stay counted as the source wrote them). A line's accesses of one
+    space and kind are counted at the width of its SASS instructions of that space and kind; with several widths
+    (a packed path and its scalar fallback, or a loop vectorised in part), the widest: accesses that fit one such
+    instruction merge into it, the others stay apart as they would. Where it has none, nvcc served them with another
+    line's instruction (a vectorised neighbour) or kept them in registers: they count at the widest regrouping, where
+    they join the group an earlier access opened, and a line left with no request is dropped.
+    Returns (lines, passes): passes {(kernel, file, line): warp-level runs of the line's SASS} for the lines with
+    memory instructions (their requests over their instructions; kp.sass.executed takes it from there)."""
+    out, passes = [], defaultdict(float)
+    for ln in lines:
+        ins = sass_at(ln.kernel, ln.file, ln.line)
+        if ins is None or not ln.widths:
+            out.append(ln)
+            continue
+        memory = [i for i in ins if i.space == ln.space and i.kind == ln.kind]
+        width = max((i.width for i in memory), default=16)
+        compiled = dataclasses.replace(_as_width(ln, width), sass=tuple(i.opcode for i in memory), basis=basis)
+        if compiled.requests:
+            out.append(compiled)
+        if memory:  # the line's SASS ran once per request of one of its instructions of that width
+            key = (ln.kernel, ln.file, ln.line)
+            passes[key] = max(passes[key], compiled.requests / sum(i.width == width for i in memory))
+    return out, dict(passes)
+
+
+class Advice(list):
+    """Profile.advice(): the sentences, worst first. Printed (or shown in IPython), one per line, or a sentence that
+    there is nothing to advise."""
+
+    def __str__(self):
+        if not self:
+            return (
+                "no advice: the GPU model sees no uncoalesced global access, no shared-memory bank conflict, no "
+                "divergent branch and no lanes left out mid-warp"
+            )
+        return "\n".join(f"- {said}" for said in self)
+
+    def _repr_pretty_(self, printer, cycle):
+        printer.text(str(self))

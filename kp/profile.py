@@ -9,22 +9,28 @@ modelled time of the call on that GPU (kp.gputime); `.advice()`, the worst lines
 
 The counting rules (warp requests from the threads' accesses, 32-byte sectors, 32 banks of 4 bytes and their
 wavefronts), with their sources, are in kernels/common/cuda_cpu_profile.h, which counts; this module reads the
-counts, puts them at their `.cu` lines (addr2line) and models. Never compiles or loads a kernel itself.
+counts, puts them at their `.cu` lines (addr2line), counts them as nvcc's SASS for the GPU serves them (kp.sass:
+`.lines` are the H100's, `.compiled(gpu)` another GPU's; `.instructions`, the SASS instructions each line ran;
+`.sass(line)`, what nvcc made of a line) and models. Without nvcc or nvdisasm the lines stay counted as the source
+wrote the accesses, and `.basis` says so. Never loads a kernel itself (kp.sass compiles one for its SASS, cached).
 """
 
 import ctypes
-import re
 import warnings
+from pathlib import Path
 
 import torch
 
 from kp.build import cpu_runtime
-from kp.counts import WARP, parse
+from kp.counts import WARP, Advice, as_compiled, parse
+from kp.diagnostics import KernelBuildError
 from kp.files import ROOT
 from kp.gputime import LaunchWork, estimate
 from kp.pictures import banks, picture
-from kp.ptxas import kernel_resources
-from kp.sourceview import profile_html
+from kp.ptxas import demangle, file_constants, instantiation, launch_resources
+from kp.sass import SassUnavailable, arch_of, by_kernel, describe, executed, source_lines
+from kp.sass import sass as sass_of
+from kp.sourceview import instruction_advice, profile_html, sass_listing
 from kp.table import Table
 
 DIVERGENT_SHARE = 0.05  # advice names a branch when at least this share of its warp executions diverge
@@ -81,9 +87,75 @@ class Profile:
     def __init__(self, counts, ctype=None):
         # The C++ type of the call's first floating tensor: the kernels' instantiation whose ptxas figures apply.
         self.ctype = ctype
-        self.lines, self.launches, self.branches = counts.lines, counts.launches, counts.branches  # kp.counts
+        self.source_lines, self.launches, self.branches = counts.lines, counts.launches, counts.branches  # kp.counts
         self.unprofiled, self.unprofiled_names = counts.unprofiled, counts.unprofiled_names
         self.worst, self.arrays, self.touches = counts.worst, counts.arrays, counts.touches  # for kp.pictures
+        self._compiled, self._sass = {}, {}
+        # As the H100's SASS serves the accesses (the source's accesses where there is no SASS: `basis` says which).
+        self.lines, self.instructions, self.basis = self.compiled("H100")
+
+    def kernel_sass(self, kernel, gpu="H100"):
+        """The SASS instructions (kp.sass) of the instantiation of `kernel` the call ran, for `gpu`; a str saying why
+        there are none (no nvcc, no nvdisasm, a kernel file that nvcc does not compile alone)."""
+        arch = arch_of(gpu)
+        if (kernel, arch) not in self._sass:
+            file = next((la.file for la in self.launches if la.kernel == kernel and la.file), None)
+            try:
+                if not file:
+                    raise SassUnavailable(f"no SASS: the trace does not name {kernel}'s file")
+                path = ROOT / file if not file.startswith("/") else Path(file)
+                every = sass_of(path, arch)
+                functions = list(dict.fromkeys(i.function for i in every))
+                names = dict(zip(demangle(functions), functions))
+                chosen = instantiation(list(names), kernel, self.ctype, file_constants(path.read_text()))
+                self._sass[(kernel, arch)] = [i for i in every if i.function == names.get(chosen)]
+            except (SassUnavailable, KernelBuildError, OSError, RuntimeError) as e:
+                self._sass[(kernel, arch)] = str(e).splitlines()[0] if str(e) else type(e).__name__
+        return self._sass[(kernel, arch)]
+
+    def compiled(self, gpu="H100"):
+        """(lines, instructions, basis): the lines counted as `gpu`'s SASS serves their accesses
+        (kp.counts.as_compiled), the SASS instructions each line ran (kp.sass.executed), and what the counts rest on
+        ("SASS sm_90", or "source (<why no SASS>)")."""
+        arch = arch_of(gpu)
+        if arch not in self._compiled:
+            by_line, missing, warps = {}, {}, {}
+            for la in self.launches:
+                warps[la.kernel] = warps.get(la.kernel, 0) + la.blocks * -(-la.threads_per_block // WARP)
+            for kernel in warps:
+                if isinstance(found := self.kernel_sass(kernel, arch), str):
+                    missing[kernel] = f"{kernel}: {found}"
+                for i in found if not isinstance(found, str) else ():
+                    by_line.setdefault((kernel, i.file, i.line), []).append(i)
+            lines, passes = as_compiled(
+                self.source_lines, lambda k, f, n: None if k in missing else by_line.get((k, f, n), []), f"SASS {arch}"
+            )
+            instructions = executed(passes, self.branches, warps, by_line, source_lines)
+            why = "; ".join(missing.values())
+            basis = f"SASS {arch}" if not missing else f"source ({why})" if len(missing) == len(warps) else (
+                f"SASS {arch}, the source for {why}"
+            )  # fmt: skip
+            self._compiled[arch] = (lines, instructions, basis)
+        return self._compiled[arch]
+
+    def issued(self, gpu="H100"):
+        """{kernel: {class: warp instructions executed}}: `gpu`'s SASS, each line's times the runs kp.sass.executed
+        finds for it; the data of an issue term (instructions / (SMs x schedulers x clock)), for kp.gputime."""
+        return by_kernel(self.compiled(gpu)[1])
+
+    def sass(self, line, gpu="H100"):
+        """What nvcc made of `.cu` line `line` (a number, or "file.cu:N") for `gpu`: its SASS instructions as a Table,
+        titled with what they show (vectorised, unrolled, spilled) and with the line's executions where counted."""
+        file, number = (line.rsplit(":", 1)[0], int(line.rsplit(":", 1)[1])) if isinstance(line, str) else (None, line)
+        rows, said = [], []
+        for kernel in dict.fromkeys(la.kernel for la in self.launches):
+            found = self.kernel_sass(kernel, gpu)
+            if isinstance(found, str):
+                said.append(f"{kernel}: {found}")
+                continue
+            rows += [(kernel, i) for i in found if i.line == number and (file is None or i.file == file)]
+        runs = {(x.kernel, x.line): x.executions for x in self.compiled(gpu)[1] if x.line == number}
+        return sass_listing(rows, number, arch_of(gpu), describe([i for _, i in rows]) + said, runs)
 
     @property
     def sampled(self):
@@ -115,15 +187,19 @@ class Profile:
             "load_kernel(name, check=True) and profile its ops"
         )
 
-    def work(self, flops=0.0):
+    def work(self, flops=0.0, gpu="H100"):
         """Each launch as kp.gputime's LaunchWork: DRAM moves the distinct sectors the launch's requests touched
         (the L2 keeps a sector between its uses within a launch: a broadcast operand is read from DRAM once; an
-        uncoalesced load still moves every sector it touches), its shared wavefronts, registers and static shared
-        memory from ptxas (32 registers where nvcc is missing), `flops` shared out by the launches' blocks."""
+        uncoalesced load still moves every sector it touches), its shared wavefronts as `gpu`'s SASS serves them (the
+        launch's share of its kernel's lines), registers and static shared memory from ptxas for `gpu`'s arch and the
+        instantiation launched (32 registers where nvcc is missing), `flops` shared out by the launches' blocks."""
         total_blocks = sum(la.blocks for la in self.launches) or 1
+        compiled_lines = self.compiled(gpu)[0]
         work = []
         for la in self.launches:
-            registers, static = _resources(la.file, la.kernel, self.ctype)
+            registers, static = launch_resources(la.file, la.kernel, self.ctype, arch_of(gpu))
+            source = sum(ln.units for ln in self.source_lines if ln.kernel == la.kernel and ln.space == "shared")
+            served = sum(ln.units for ln in compiled_lines if ln.kernel == la.kernel and ln.space == "shared")
             work.append(
                 LaunchWork(
                     kernel=la.kernel,
@@ -133,7 +209,7 @@ class Profile:
                     shared_bytes_per_block=static + la.dynamic_shared,
                     dram_read_sectors=la.distinct_read,
                     dram_write_sectors=la.distinct_written,
-                    shared_wavefronts=la.wavefronts,
+                    shared_wavefronts=round(la.wavefronts * served / source) if source else la.wavefronts,
                     flops=flops * la.blocks / total_blocks,
                     dram_round_trips_per_warp=la.round_trips_per_warp,
                 )
@@ -146,7 +222,7 @@ class Profile:
         return self.estimate_detail(gpu, flops).seconds
 
     def estimate_detail(self, gpu="H100", flops=0.0):
-        return estimate(gpu, self.work(flops))
+        return estimate(gpu, self.work(flops, gpu))
 
     def table(self):
         rows = [
@@ -172,7 +248,11 @@ class Profile:
             }
             for b in self.branches
         ]
-        return Table(rows, "the GPU model's counters (a model, counted on the CPU stand-in; Nsight Compute's rules)")
+        return Table(
+            rows,
+            "the GPU model's counters (a model, counted on the CPU stand-in; Nsight Compute's rules; "
+            f"{self.counted_as})",
+        )
 
     def advice(self):
         """The lines worth a look, worst first, in plain words: an Advice (a list; printed, a sentence per line, or
@@ -203,61 +283,23 @@ class Profile:
                     f"divergence at {ln.file}:{ln.line}: {ln.active_lanes:.3g} of 32 lanes active per {ln.space} "
                     f"{ln.kind} on average"
                 )
-        return Advice(dict.fromkeys(said))
+        found = [self.kernel_sass(kernel) for kernel in dict.fromkeys(la.kernel for la in self.launches)]
+        local = [i for sass in found if not isinstance(sass, str) for i in sass if i.space == "local"]
+        return Advice(dict.fromkeys(said + instruction_advice(self.instructions, local)))
 
     def __repr__(self):
         kernels = ", ".join(dict.fromkeys(la.kernel for la in self.launches))
         counted = len({(x.file, x.line) for x in [*self.lines, *self.branches]})
+        head = f"<Profile of {len(self.launches)} launch(es) of {kernels}"
         sampled = f"; {self.sampled}" if self.sampled else ""
-        return f"<Profile of {len(self.launches)} launch(es) of {kernels}: {counted} lines counted (a model){sampled}>"
+        return f"{head}: {counted} lines counted (a model; {self.counted_as}){sampled}>"
+
+    @property
+    def counted_as(self):
+        """How `.lines` were counted, in words: as nvcc's SASS serves the accesses, or as the source wrote them."""
+        if self.basis.startswith("SASS"):
+            return f"the accesses as nvcc compiled them, {self.basis}"
+        return f"counted as the source wrote it: {self.basis[len('source (') : -1]}"
 
     def _repr_html_(self):
         return profile_html(self)
-
-
-class Advice(list):
-    """Profile.advice(): the sentences, worst first. Printed (or shown in IPython), one per line, or a sentence that
-    there is nothing to advise."""
-
-    def __str__(self):
-        if not self:
-            return (
-                "no advice: the GPU model sees no uncoalesced global access, no shared-memory bank conflict, no "
-                "divergent branch and no lanes left out mid-warp"
-            )
-        return "\n".join(f"- {said}" for said in self)
-
-    def _repr_pretty_(self, printer, cycle):
-        printer.text(str(self))
-
-
-_resources_cache = {}
-
-
-def _resources(file, kernel, ctype=None):
-    """(registers, static shared bytes) of `kernel` as ptxas compiles it for the GPU (kp.ptxas); (32, 0) without
-    nvcc or when the kernel is not found. A launch is named as its source wrote it (colsum_v1<T>): the instantiation
-    of that name, or of that name with `ctype` (the profiled call's dtype, as C++: float, double, ...) for T, else
-    the one whose template arguments name `ctype`, else the first of that name without template arguments.
-    Instantiations differ: a double needs two registers, twice the shared memory; tile sizes, more."""
-    if not file:
-        return 32, 0
-    if file not in _resources_cache:
-        try:
-            path = ROOT / file if not file.startswith("/") else file
-            _resources_cache[file] = list(kernel_resources(path))
-        except Exception:  # no nvcc, or it failed: the model goes on with the defaults (said in the docstring)
-            _resources_cache[file] = []
-
-    def name(row):
-        return str(row.get("kernel", "")).replace(" ", "")
-
-    rows = [row for row in _resources_cache[file] if name(row).split("<")[0].split("(")[0] == kernel.split("<")[0]]
-    names_type = re.compile(rf"[<,]{re.escape(ctype)}[,>]") if ctype else None
-    # linear_v7<T, 64, 64, 8, 4, 4> as launched is ptxas's linear_v7<float, 64, 64, 8, 4, 4> in a float call
-    spelled = {kernel.replace(" ", ""), re.sub(r"\bT\b", ctype, kernel).replace(" ", "") if ctype else None}
-    exact = [row for row in rows if name(row) in spelled]
-    typed = [row for row in rows if names_type and names_type.search(name(row))]
-    for row in exact or typed or rows[:1]:
-        return int(row["registers"]), int(row["shared memory (bytes)"])
-    return 32, 0

@@ -1,13 +1,16 @@
 """A profile shown as Nsight Compute's source view would show it: the kernel's `.cu` lines with the GPU model's
 figures beside them (requests, sectors or wavefronts per request against the ideal, active lanes), the worst
 lines highlighted, the advice in plain words on top, labelled as a model. HTML for Jupyter; takes the records of
-kp.profile (duck-typed: `.lines`, `.advice()`, and `.branches` where there are any), never counts or runs anything.
+kp.profile (duck-typed: `.lines`, `.advice()`, and `.branches` where there are any). Also the SASS nvcc made of one
+line as a Table (sass_listing, for Profile.sass) and what the SASS says in words (instruction_advice, for
+Profile.advice). Never counts or runs anything.
 """
 
 import html
 from collections import defaultdict
 
 from kp.files import ROOT
+from kp.table import Table
 
 STYLE = (
     "<style>.kp-src td{font-family:monospace;padding:0 6px;white-space:pre;text-align:right}"
@@ -79,3 +82,45 @@ def profile_html(profile):
         head = f"<tr>{head}</tr>"
         parts.append(f"<p><code>{html.escape(file)}</code></p><table class='kp-src'>{head}{''.join(rows)}</table>")
     return "".join(parts)
+
+
+def sass_listing(rows, line, arch, said, runs):
+    """What nvcc made of one `.cu` line, as a Table: its SASS instructions ((kernel, kp.sass.Instruction) pairs) in
+    address order, with their class and, for a memory instruction, its space, kind and bytes per lane; the title says
+    what they show (vectorised, unrolled, spilled) and how often a warp ran them where the trace says (`runs`:
+    {(kernel, line): warp-level executions})."""
+    table = [
+        {
+            "kernel": kernel,
+            "address": f"{i.offset:04x}",
+            "SASS": i.text,
+            "class": i.cls,
+            "access": f"{i.space} {i.kind}, {i.width} bytes per lane" if i.space else "",
+        }
+        for kernel, i in rows
+    ]
+    ran = "; ".join(f"{kernel}: {n:,.0f} warp executions" for (kernel, _), n in runs.items())
+    words = "; ".join(said) if said else ("no SASS at this line" if not rows else "scalar accesses, not unrolled")
+    return Table(table, f"SASS nvcc made of line {line} for {arch}: {words}" + (f" ({ran})" if ran else ""))
+
+
+def instruction_advice(instructions, local):
+    """What the SASS says, in plain words, for Profile.advice: the line that issues the most instructions (of
+    kp.sass.Instructions), and the lines whose SASS spills registers to local memory (`local`: their LDL/STL)."""
+    said = []
+    if instructions:
+        top = max(instructions, key=lambda i: i.total)
+        classes = ", ".join(f"{n:,.0f} {cls}" for cls, n in sorted(top.executed, key=lambda x: -x[1]))
+        said.append(
+            f"the GPU runs the most instructions at {top.file}:{top.line}: {top.total:,.0f} warp instructions "
+            f"({classes}) of the {sum(i.total for i in instructions):,.0f} counted"
+        )
+    spills = defaultdict(list)
+    for i in local:
+        spills[(i.file, i.line)].append(i.opcode)
+    for (file, line), ops in sorted(spills.items()):
+        said.append(
+            f"registers spilled at {file}:{line}: nvcc's SASS moves values to local memory there ({', '.join(ops)}), "
+            "memory traffic the source does not show"
+        )
+    return said

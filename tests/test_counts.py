@@ -1,7 +1,11 @@
 """kp.counts: the profiler's report read into records (a report written here, so no kernel runs; kp.profile's tests
-read real ones): sites summed per `.cu` line, launches, what a Line and a Launch derive."""
+read real ones): sites summed per `.cu` line, launches, what a Line and a Launch derive; the lines counted as nvcc's
+SASS serves them (as_compiled, on SASS written here; tests/test_sass.py counts real kernels)."""
 
-from kp.counts import parse
+import dataclasses
+from collections import namedtuple
+
+from kp.counts import as_compiled, parse
 
 REPORT = "\n".join(
     [
@@ -54,3 +58,57 @@ def test_scattered_requests_and_split_branches_are_read_and_older_reports_read_a
     assert (new.lines[0].scattered, new.branches[0].divergent, new.branches[0].split) == (6, 4, 3)
     old = parse(f"{site}\n{branch}")
     assert (old.lines[0].scattered, old.branches[0].split) == (0, 0)
+
+
+# A site's counts regrouped as instructions of 4, 8 and 16 bytes per lane: requests units ideal worst bank lanes each.
+REGROUPED = "\t".join(["8\t32\t8\t4\t3\t8", "4\t16\t8\t2\t3\t4", "2\t8\t8\t1\t0\t8"])
+SASS = namedtuple("SASS", "opcode cls space kind width")
+
+
+def lds(width):
+    return SASS({4: "LDS", 8: "LDS.64", 16: "LDS.128"}[width], "memory", "shared", "load", width)
+
+
+def shared_line():
+    """8 requests of 4-byte shared loads, 4-way conflicts; at 16 bytes per lane, 2 requests and no conflict."""
+    (ln,) = parse(f"site\tk\t/nowhere.so+0x20\tshared\tload\t8\t256\t1024\t32\t8\t4\t3\t8\t0\t{REGROUPED}").lines
+    return dataclasses.replace(ln, line=5)
+
+
+def test_a_site_reports_its_counts_regrouped_at_each_width():
+    ln = shared_line()
+    assert dict(ln.widths) == {4: (8, 32, 8, 4, 3, 8), 8: (4, 16, 8, 2, 3, 4), 16: (2, 8, 8, 1, 0, 8)}
+    assert (ln.requests, ln.basis, ln.sass) == (8, "source", ())
+
+
+def test_a_line_counts_at_the_width_of_its_sass_and_its_sass_runs_once_per_request():
+    ln = shared_line()
+    ffma = SASS("FFMA", "fp32", None, None, None)
+    (compiled,), passes = as_compiled([ln], lambda k, f, n: [lds(16), ffma, ffma] if n == 5 else [], "SASS sm_90")
+    assert (compiled.requests, compiled.wavefronts, compiled.worst, compiled.lanes) == (2, 8, 1, 64)
+    assert (compiled.sass, compiled.basis) == (("LDS.128",), "SASS sm_90")
+    assert passes == {("k", "?", 5): 2}
+
+
+def test_with_mixed_widths_the_widest_serves_what_fits_it_and_runs_once_per_its_request():
+    # A packed path's LDS.128 and its scalar fallback's four LDS: the trace's accesses that fit 16 bytes merge.
+    (compiled,), passes = as_compiled([shared_line()], lambda k, f, n: [lds(16)] + [lds(4)] * 4, "SASS sm_90")
+    assert (compiled.requests, compiled.units, compiled.worst, compiled.sass) == (2, 8, 1, ("LDS.128",) + ("LDS",) * 4)
+    assert passes == {("k", "?", 5): 2}
+
+
+def test_a_line_without_sass_of_its_kernel_stays_the_sources_and_one_served_elsewhere_is_dropped():
+    ln = shared_line()
+    assert as_compiled([ln], lambda k, f, n: None, "SASS sm_90") == ([ln], {})
+    # No LDS at the line: its accesses joined another line's instruction; at 16 bytes it leads 2 requests, so it stays
+    (kept,), passes = as_compiled([ln], lambda k, f, n: [], "SASS sm_90")
+    assert (kept.requests, kept.sass, passes) == (2, (), {})
+    follower = dataclasses.replace(ln, widths=((4, (8, 32, 8, 4, 3, 8)), (8, (0,) * 6), (16, (0,) * 6)))
+    assert as_compiled([follower], lambda k, f, n: [], "SASS sm_90")[0] == []
+
+
+def test_a_branch_reports_its_executions_where_no_lane_took_it():
+    (branch,) = parse("branch\tk\t/nowhere.so+0x30\t12\t384\t0\t3").branches
+    assert (branch.executions, branch.none) == (12, 3)  # a loop entered 3 times, 9 iterations in all
+    (old,) = parse("branch\tk\t/nowhere.so+0x30\t12\t384\t0").branches
+    assert (old.executions, old.none) == (12, 0)

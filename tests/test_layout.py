@@ -31,6 +31,7 @@ FLOORS = {
     "check": 5,
     "load": 6,
     "ptxas": 5,
+    "sass": 5,
     "package": 5,
     "verify": 6,
     "profile": 6,

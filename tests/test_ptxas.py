@@ -4,6 +4,7 @@ compiled for the machine's GPU and cached, and its errors."""
 import pytest
 
 import helpers
+import kp.files
 import kp.ptxas
 import kp.toolchain
 
@@ -75,3 +76,66 @@ def test_the_resources_table_tells_each_instantiation_apart_and_names_its_file()
     assert table.title == f"ptxas, {kp.ptxas.cuda_arch()}"
     assert all(not kp.ptxas.spills(r) for r in table), table.markdown()
     assert kp.ptxas.spills({"spills (bytes, stores / loads)": "8 / 12"})
+
+
+def test_a_files_constants_are_read_and_worked_out():
+    text = (
+        "constexpr int V5_BM = 64, V5_BN = 128, V5_TM = 4;\n"
+        "constexpr int V5_THREADS = V5_BM / V5_TM * (V5_BN / 8);\n"
+        "static const int kTile = 32;\n"
+        "#define BK 8\n"
+    )
+    assert kp.ptxas.file_constants(text) == {"BK": 8, "V5_BM": 64, "V5_BN": 128, "V5_TM": 4, "V5_THREADS": 256,
+                                             "kTile": 32}  # fmt: skip
+
+
+def test_a_launch_spelled_with_constants_is_the_instantiation_they_name():
+    names = ["tile<double, 64>", "tile<float, 64>", "tile<float, 128>", "other<float>"]
+    constants = {"BM": 128}
+    assert kp.ptxas.instantiation(names, "tile<T, BM>", "float", constants) == "tile<float, 128>"
+    assert kp.ptxas.instantiation(names, "tile<T, 64>", "double", constants) == "tile<double, 64>"
+    assert kp.ptxas.instantiation(names, "tile<float, 128>") == "tile<float, 128>"
+    assert kp.ptxas.instantiation(names, "tile<T, N>", "float", constants) == "tile<float, 64>"  # N unknown: typed
+    assert kp.ptxas.instantiation(names, "missing<T>", "float") is None
+
+
+TILES = """
+template <int BM>
+__global__ void tile(float* out) {
+  __shared__ float s[BM][BM];
+  s[threadIdx.y][threadIdx.x] = threadIdx.x;
+  __syncthreads();
+  out[threadIdx.x] = s[threadIdx.x % BM][threadIdx.y % BM];
+}
+constexpr int BIG = 64;
+void launch(float* out, int which) {
+  if (which) tile<BIG><<<1, dim3(32, 32)>>>(out);
+  else tile<16><<<1, dim3(16, 16)>>>(out);
+}
+"""
+
+
+@pytest.mark.skipif(kp.toolchain.find_cuda_root() is None, reason="no CUDA toolkit here")
+def test_a_launch_gets_the_ptxas_row_of_its_instantiation_and_of_the_named_gpus_arch(kernel_copy):
+    cu = kernel_copy("add2")
+    cu.write_text(cu.read_text() + TILES)
+    # The first instantiation (tile<16>, 1 KiB of shared memory) used to stand for every launch of tile
+    assert kp.ptxas.launch_resources(cu, "tile<BIG>", "float", "sm_90")[1] == 64 * 64 * 4
+    assert kp.ptxas.launch_resources(cu, "tile<16>", "float", "sm_90")[1] == 16 * 16 * 4
+    rows = kp.ptxas.kernel_resources(cu, "sm_75")
+    assert {r["arch"] for r in rows} == {"sm_75"}
+    assert {r["mangled"] for r in rows if r["kernel"] == "tile<64>"} == {"_Z4tileILi64EEvPf"}
+
+
+@pytest.mark.skipif(kp.toolchain.find_cuda_root() is None, reason="no CUDA toolkit here")
+def test_registers_are_the_named_archs():
+    ladder = kp.files.ROOT / "kernels" / "linear_ladder.cu"
+    registers = {
+        arch: {r["kernel"]: r["registers"] for r in kp.ptxas.kernel_resources(ladder, arch)}
+        for arch in ("sm_75", "sm_90")
+    }
+    # 96 and 72 with nvcc 13.0: the model used sm_90's figure for every GPU
+    assert registers["sm_75"]["linear_v5<double>"] != registers["sm_90"]["linear_v5<double>"]
+    for arch in registers:
+        got = kp.ptxas.launch_resources("kernels/linear_ladder.cu", "linear_v5<T>", "double", arch)[0]
+        assert got == registers[arch]["linear_v5<double>"]

@@ -26,10 +26,19 @@
 //     w, pc, n); its active lanes are those lanes, and it is *divergent* when some of them take it and some do not
 //     (Nsight Compute's smsp__sass_branch_targets_threads_divergent: the branch's lanes go to more than one
 //     target). Short-circuit operands (`&&`, `||`) and `?:` inside a condition are not separate branches here.
+//   - as nvcc compiles it (read by kp.sass against the SASS at each line): nvcc merges a lane's scalar accesses of
+//     consecutive bytes into one wider instruction (four floats of a float4's members, or of an unrolled loop, into
+//     one LDS.128 / LDG.E.128) and splits none. So each warp's requests are also regrouped, in the order its first
+//     lane made them, as instructions of 4, 8 and 16 bytes per lane would group them: a request joins an open group
+//     of the same space, kind and active lanes when every lane's bytes fall, not yet taken, in the aligned chunk of
+//     that width its group began in (a wider access is split into chunks). A group is one request, counted at the
+//     site of its first access; its sectors and wavefronts follow the rules above with the instruction's width
+//     (a 128-bit shared access: four phases of 8 lanes). Python picks, per line, the width of nvcc's instruction.
 // Local memory (a thread's stack) and accesses outside registered tensors and __shared__ variables are not
 // counted. A launch of many blocks may be sampled: every k-th block runs and is counted, the counts are
 // multiplied by k, and the skipped blocks do not run at all (the op's output is then incomplete; Python says so).
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <tuple>
@@ -47,6 +56,7 @@ namespace {
 struct Request {
   uint32_t lanes = 0;  // active lanes
   uint8_t size = 0;    // bytes per lane
+  uint32_t seq = 0;    // the access's place in its first lane's order of accesses (program order, for regrouping)
   Space space;
   AccessKind kind;
   uintptr_t addr[32];
@@ -62,8 +72,16 @@ struct RequestHash {
   size_t operator()(const RequestKey& k) const { return (k.pc * 0x9E3779B97F4A7C15ull) ^ (uint64_t(k.warp) << 32 | k.n); }
 };
 
+// The requests an access site leads when a warp's accesses are regrouped as instructions of one width (see above).
+constexpr unsigned kWidths[3] = {4, 8, 16};
+struct WidthStats {
+  uint64_t requests = 0, units = 0, ideal = 0;
+  uint32_t worst = 0, worst_bank = 0, worst_lanes = 0;
+};
+
 // What one access site of one kernel did over a profile (summed over its requests).
 struct SiteStats {
+  WidthStats widths[3];
   uint64_t requests = 0, lanes = 0, bytes = 0, units = 0, ideal = 0;  // units: sectors (global), wavefronts (shared)
   // Requests whose active lanes are not lanes 0..k-1 of their warp: lanes skipped by a branch (divergence), where a
   // prefix is the end of the threads' range (`if (i < n)` in the last warp, a block of 48 threads), or one lane.
@@ -101,6 +119,7 @@ struct BranchStats {
   // Divergent executions split at one lane (lanes below it one way, the rest the other): the bounds guard of a ragged
   // last warp (`if (i < n)`), or a tree's `if (t < half)`. Still Nsight Compute's divergence; advice leaves them out.
   uint64_t split = 0;
+  uint64_t none = 0;  // executions where no lane took it (a loop's exits: one per time a warp entered the loop)
 };
 
 struct SiteKey {
@@ -135,6 +154,7 @@ struct Profile {
   uint64_t every = 1;       // of the running launch: every k-th block runs
   // The running block:
   std::unordered_map<uint64_t, uint32_t> executions;  // (pc, thread) -> times it executed pc so far
+  std::vector<uint32_t> accesses;                      // per thread: its accesses so far (their program order)
   std::unordered_map<RequestKey, Request, RequestHash> requests;
   std::unordered_map<RequestKey, Branch, RequestHash> branches;
   // Since the profile began:
@@ -178,9 +198,11 @@ uint32_t sectors_of(const Request& r, uint32_t* ideal, std::unordered_set<uintpt
 }
 
 // The wavefronts of a shared request: its phases (32, 16 or 8 lanes), each as many as its busiest bank has words.
+// `width`: the instruction's bytes per lane, which set its phases (0: the access's own size).
 uint32_t wavefronts_of(const Request& r, uint32_t* ideal, uint32_t* worst, uint32_t* worst_bank,
-                       uint32_t* worst_lanes) {
-  const unsigned per_phase = r.size <= 4 ? 32 : r.size == 8 ? 16 : 8;
+                       uint32_t* worst_lanes, unsigned width = 0) {
+  const unsigned bytes = width ? width : r.size;
+  const unsigned per_phase = bytes <= 4 ? 32 : bytes <= 8 ? 16 : 8;
   uint32_t total = 0;
   *worst = 0;
   for (unsigned first = 0; first < 32; first += per_phase) {
@@ -208,6 +230,102 @@ uint32_t wavefronts_of(const Request& r, uint32_t* ideal, uint32_t* worst, uint3
   }
   *ideal = (__builtin_popcount(r.lanes) * r.size + 127) / 128;
   return total;
+}
+
+// One request of a regrouping: the accesses of one warp that one instruction of `width` bytes per lane serves.
+struct Group {
+  uintptr_t pc;
+  Space space;
+  AccessKind kind;
+  uint32_t lanes, born;    // active lanes; the index of the request that opened it
+  uintptr_t base[32];      // per lane: the aligned chunk its bytes fall in
+  uint32_t covered[32];    // per lane: the chunk's bytes taken (bit b: byte b)
+};
+
+// Bounds on the search, not figures of a GPU: nvcc merges accesses that are close together in one basic block, so
+// a group stays open for the next kGroupWindow requests of its warp, and at most kOpenGroups at once (the oldest is
+// counted first). Bounds of 256 groups and 4096 requests changed no count of the linear ladder's seven versions or
+// of colsum (2026-11-27); they only cost time.
+constexpr size_t kOpenGroups = 16;
+constexpr uint32_t kGroupWindow = 64;
+
+// A group counted: as one request of its width at its first access's site.
+void count_group(Profile& p, const char* kernel, unsigned wi, const Group& g) {
+  Request r;
+  r.lanes = g.lanes, r.space = g.space, r.kind = g.kind;
+  unsigned hi_max = 0;
+  for (uint32_t m = g.lanes; m; m &= m - 1) {
+    const unsigned l = __builtin_ctz(m), lo = __builtin_ctz(g.covered[l]), hi = 32 - __builtin_clz(g.covered[l]);
+    r.addr[l] = g.base[l] + lo;
+    hi_max = hi_max > hi - lo ? hi_max : hi - lo;
+  }
+  r.size = uint8_t(hi_max ? hi_max : 1);  // the bytes a lane's group spans (the same for every lane in practice)
+  uint32_t ideal, worst = 0, bank = 0, lanes = 0;
+  std::unordered_set<uintptr_t> unused;
+  const uint32_t units = r.space == kGlobal ? sectors_of(r, &ideal, unused)
+                                            : wavefronts_of(r, &ideal, &worst, &bank, &lanes, kWidths[wi]);
+  WidthStats& s = p.sites[SiteKey{kernel, g.pc, g.space, g.kind}].widths[wi];
+  s.requests += p.every;
+  s.units += uint64_t(units) * p.every;
+  s.ideal += uint64_t(ideal) * p.every;
+  if (worst > s.worst) s.worst = worst, s.worst_bank = bank, s.worst_lanes = lanes;
+}
+
+// One warp's requests (in its program order) regrouped as instructions of kWidths[wi] bytes per lane.
+void regroup(Profile& p, const char* kernel, unsigned wi, const std::vector<std::pair<uintptr_t, const Request*>>& reqs) {
+  const unsigned width = kWidths[wi];
+  std::vector<Group> open;
+  for (uint32_t at = 0; at < reqs.size(); ++at) {
+    const auto& [pc, r] = reqs[at];
+    for (size_t k = 0; k < open.size();)  // too old to be merged with what comes now
+      if (at - open[k].born >= kGroupWindow) count_group(p, kernel, wi, open[k]), open.erase(open.begin() + k);
+      else ++k;
+    const unsigned first = __builtin_ctz(r->lanes);
+    // Accesses wider than the width, or across a chunk's edge, are served alone, in chunks of the width.
+    bool fits = r->size <= width;
+    for (uint32_t m = r->lanes; m && fits; m &= m - 1) {
+      const uintptr_t a = r->addr[__builtin_ctz(m)];
+      fits = a / width == (a + r->size - 1) / width;
+    }
+    if (!fits) {
+      for (unsigned off = 0; off < r->size; off += width) {
+        Group g{pc, r->space, r->kind, r->lanes, at, {}, {}};
+        const unsigned n = r->size - off < width ? r->size - off : width;
+        for (uint32_t m = r->lanes; m; m &= m - 1) {
+          const unsigned l = __builtin_ctz(m);
+          g.base[l] = r->addr[l] + off, g.covered[l] = n >= 32 ? ~0u : (1u << n) - 1;
+        }
+        count_group(p, kernel, wi, g);
+      }
+      continue;
+    }
+    const uint32_t bits = r->size >= 32 ? ~0u : (1u << r->size) - 1;
+    Group* into = nullptr;
+    for (Group& g : open) {
+      if (g.space != r->space || g.kind != r->kind || g.lanes != r->lanes) continue;
+      bool joins = g.base[first] == r->addr[first] / width * width;
+      for (uint32_t m = r->lanes; m && joins; m &= m - 1) {
+        const unsigned l = __builtin_ctz(m);
+        const uintptr_t a = r->addr[l];
+        joins = g.base[l] == a / width * width && !(g.covered[l] & bits << (a % width));
+      }
+      if (joins) {
+        into = &g;
+        break;
+      }
+    }
+    if (!into) {
+      if (open.size() >= kOpenGroups) count_group(p, kernel, wi, open.front()), open.erase(open.begin());
+      open.push_back(Group{pc, r->space, r->kind, r->lanes, at, {}, {}});
+      into = &open.back();
+      for (uint32_t m = r->lanes; m; m &= m - 1) into->base[__builtin_ctz(m)] = r->addr[__builtin_ctz(m)] / width * width;
+    }
+    for (uint32_t m = r->lanes; m; m &= m - 1) {
+      const unsigned l = __builtin_ctz(m);
+      into->covered[l] |= bits << (r->addr[l] % width);
+    }
+  }
+  for (const Group& g : open) count_group(p, kernel, wi, g);
 }
 
 // The running block ended (or the launch did): its requests are counted, multiplied by the sampling stride.
@@ -240,6 +358,16 @@ void profile_block_end(const char* kernel) {
     if (worst > s.worst) s.worst = worst, s.worst_bank = bank, s.worst_lanes = lanes, s.worst_request = r;
   }
   launch.loading_warps += loading.size() * p.every;
+  // Regrouped as nvcc's instructions of each width would group them, warp by warp, in program order.
+  std::map<uint32_t, std::vector<std::tuple<uint32_t, uintptr_t, const Request*>>> by_warp;
+  for (const auto& [key, r] : p.requests) by_warp[key.warp].emplace_back(r.seq, key.pc, &r);
+  std::vector<std::pair<uintptr_t, const Request*>> ordered;
+  for (auto& [warp, reqs] : by_warp) {
+    std::sort(reqs.begin(), reqs.end(), [](const auto& a, const auto& b) { return std::get<0>(a) < std::get<0>(b); });
+    ordered.clear();
+    for (const auto& [seq, pc, r] : reqs) ordered.emplace_back(pc, r);
+    for (unsigned wi = 0; wi < 3; ++wi) regroup(p, kernel, wi, ordered);
+  }
   for (const auto& [key, b] : p.branches) {
     BranchStats& s = p.branch_sites[{kernel, key.pc}];
     s.executions += p.every;
@@ -250,10 +378,12 @@ void profile_block_end(const char* kernel) {
       const auto highest = [](uint32_t m) { return 31 - __builtin_clz(m); };
       if (highest(b.taken) < __builtin_ctz(other) || highest(other) < __builtin_ctz(b.taken)) s.split += p.every;
     }
+    if (!b.taken) s.none += p.every;
   }
   p.requests.clear();
   p.branches.clear();
   p.executions.clear();
+  p.accesses.clear();
 }
 
 // Whether the running block has requests or branches still to count.
@@ -285,8 +415,11 @@ void profile_access(Worker& w, Space space, uintptr_t a, size_t n, bool write, b
   Profile& p = t_profile;
   const unsigned tid = running_tid(w);
   const uint32_t nth = p.executions[(uint64_t(pc) << 10) | tid]++;
+  if (p.accesses.size() <= tid) p.accesses.resize(tid + 1);
+  const uint32_t seq = p.accesses[tid]++;
   Request& r = p.requests[RequestKey{pc, tid / 32, nth}];
   if (!r.lanes) {
+    r.seq = seq;
     r.size = uint8_t(n > 255 ? 255 : n);
     r.space = space;
     r.kind = atomic ? kAtomic : write ? kStore : kLoad;
@@ -348,11 +481,12 @@ void profile_begin(uint64_t max_blocks) {
 
 // The profile as text, and profiling stops. Lines, fields separated by tabs:
 //   site  kernel  pc(library+0xOFFSET)  space  kind  requests  lanes  bytes  units  ideal  worst  worst_bank  worst_lanes
-//         scattered
+//         scattered, then for each width of kWidths (4, 8, 16 bytes): requests  units  ideal  worst  worst_bank
+//         worst_lanes
 //   launch  kernel  gx gy gz  bx by bz  shmem  blocks  traced  sectors_read  sectors_written  wavefronts
 //           load_requests  load_sites  distinct_read  distinct_written (the distinct ones x the sampling stride)
 //           loading_warps
-//   branch  kernel  pc  executions  lanes  divergent  split
+//   branch  kernel  pc  executions  lanes  divergent  split  none
 //   unprofiled  count  names
 //   worst  kernel  pc  lanes  size  addr0 .. addr31   (a shared site's worst request)
 //   array  id  space  name  begin  elements  dims
@@ -362,11 +496,16 @@ std::string profile_take() {
   std::string out;
   static const char* spaces[] = {"global", "shared"};
   static const char* kinds[] = {"load", "store", "atomic"};
-  for (const auto& [key, s] : p.sites)
-    out += format("site\t%s\t%s\t%s\t%s\t%llu\t%llu\t%llu\t%llu\t%llu\t%u\t%u\t%u\t%llu\n", key.kernel,
+  for (const auto& [key, s] : p.sites) {
+    out += format("site\t%s\t%s\t%s\t%s\t%llu\t%llu\t%llu\t%llu\t%llu\t%u\t%u\t%u\t%llu", key.kernel,
                   where(key.pc).c_str(), spaces[key.space], kinds[key.kind], (unsigned long long)s.requests,
                   (unsigned long long)s.lanes, (unsigned long long)s.bytes, (unsigned long long)s.units,
                   (unsigned long long)s.ideal, s.worst, s.worst_bank, s.worst_lanes, (unsigned long long)s.scattered);
+    for (const WidthStats& w : s.widths)
+      out += format("\t%llu\t%llu\t%llu\t%u\t%u\t%u", (unsigned long long)w.requests, (unsigned long long)w.units,
+                    (unsigned long long)w.ideal, w.worst, w.worst_bank, w.worst_lanes);
+    out += "\n";
+  }
   for (const LaunchRecord& l : p.launches)
     out += format("launch\t%s\t%u %u %u\t%u %u %u\t%zu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%zu\t%llu\t%llu\t%llu\n", l.kernel, l.grid.x,
                   l.grid.y, l.grid.z, l.block.x, l.block.y, l.block.z, l.shmem, (unsigned long long)l.blocks,
@@ -377,9 +516,9 @@ std::string profile_take() {
                   (unsigned long long)(l.distinct_written.size() * ((l.blocks + l.traced - 1) / l.traced)),
                   (unsigned long long)l.loading_warps);
   for (const auto& [key, b] : p.branch_sites)
-    out += format("branch\t%s\t%s\t%llu\t%llu\t%llu\t%llu\n", key.first, where(key.second).c_str(),
+    out += format("branch\t%s\t%s\t%llu\t%llu\t%llu\t%llu\t%llu\n", key.first, where(key.second).c_str(),
                   (unsigned long long)b.executions, (unsigned long long)b.lanes, (unsigned long long)b.divergent,
-                  (unsigned long long)b.split);
+                  (unsigned long long)b.split, (unsigned long long)b.none);
   if (p.unprofiled) out += format("unprofiled\t%llu\t%s\n", (unsigned long long)p.unprofiled, p.unprofiled_names.c_str());
   for (const auto& [key, s] : p.sites) {
     if (key.space != kShared || !s.worst_request.lanes) continue;

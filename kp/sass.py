@@ -1,0 +1,299 @@
+"""What nvcc compiled, line by line, without a GPU: a kernel file's SASS (the machine code a GPU runs) for a named
+GPU's architecture, each instruction put at its `.cu` line (nvcc -lineinfo, then nvdisasm), classed (FP32, integer,
+memory, control, barrier, other) and, for a memory instruction, its space, kind and width (LDS.128: shared, load, 16
+bytes per lane). Cached per build key under build/ext/cuda/sass (profiling twice compiles once; nothing of it runs on
+the edit -> reload path). Owns finding nvdisasm (the toolkit's, or PyPI's nvidia-cuda-nvdisasm), and Instructions:
+the SASS each line ran, from how often the trace says the line ran (executed). Never counts a trace (kp.counts) or
+models a time (kp.gputime); the GPU model (kp.profile) combines the two.
+"""
+
+import contextlib
+import dataclasses
+import importlib.util
+import json
+import os
+import re
+import shutil
+import subprocess
+from collections import namedtuple
+from pathlib import Path
+
+from kp.build import project_headers, resolve_kernel
+from kp.diagnostics import KernelBuildError
+from kp.files import BUILD_ROOT, COMMON, KERNELS, ROOT, content_key, write_if_changed
+from kp.gpus import gpu as named_gpu
+from kp.toolchain import ToolchainError, require_nvcc
+
+CLASSES = ("fp32", "integer", "memory", "control", "barrier", "other")
+# Opcodes by class (the first dotted part of a SASS opcode; NVIDIA's "CUDA Binary Utilities", Instruction Set
+# Reference, lists them per architecture: Turing to Hopper here). Uniform-datapath forms (UIADD3, ...) are integer.
+FP32 = {"FADD", "FMUL", "FFMA", "FMNMX", "FSET", "FSETP", "FSEL", "FCHK", "FRND", "FSWZADD", "MUFU", "FMUL32I",
+        "FADD32I", "FFMA32I"}  # fmt: skip
+INTEGER = {"IADD3", "IADD", "IMAD", "IMUL", "ISCADD", "LEA", "LOP3", "LOP", "SHF", "SHL", "SHR", "ISETP", "IABS",
+           "IMNMX", "POPC", "FLO", "BREV", "PRMT", "SEL", "MOV", "SGXT", "BMSK", "IDP", "IMAD32I", "IADD32I", "LOP32I",
+           "MOV32I", "PLOP3", "P2R", "R2P", "VIADD", "VIMNMX", "IMNMX3", "VABSDIFF"}  # fmt: skip
+MEMORY = {"LDG", "STG", "LDS", "STS", "LD", "ST", "LDL", "STL", "ATOM", "ATOMG", "ATOMS", "RED", "REDG", "LDGSTS",
+          "LDSM", "STSM", "LDC", "ULDC", "LDGDEPBAR", "UBLKCP", "UTMALDG", "UTMASTG", "CCTL"}  # fmt: skip
+CONTROL = {"BRA", "BRX", "JMP", "JMX", "CALL", "RET", "EXIT", "BSSY", "BSYNC", "WARPSYNC", "BREAK", "KILL", "BPT",
+           "YIELD", "BMOV", "ACQBULK"}  # fmt: skip
+BARRIER = {"BAR", "MEMBAR", "DEPBAR", "ERRBAR", "ARRIVES", "SYNCS", "WARPGROUP"}
+# A memory opcode's space and kind; LD/ST/ATOM are generic (a pointer of any space: global here, as kernels use them).
+SPACES = {"LDG": ("global", "load"), "LD": ("global", "load"), "LDGSTS": ("global", "load"),
+          "STG": ("global", "store"), "ST": ("global", "store"), "ATOM": ("global", "atomic"),
+          "ATOMG": ("global", "atomic"), "RED": ("global", "atomic"), "REDG": ("global", "atomic"),
+          "LDS": ("shared", "load"), "LDSM": ("shared", "load"),
+          "STS": ("shared", "store"), "STSM": ("shared", "store"),
+          "ATOMS": ("shared", "atomic"), "LDL": ("local", "load"), "STL": ("local", "store")}  # fmt: skip
+WIDTH_SUFFIX = {"U8": 1, "S8": 1, "U16": 2, "S16": 2, "64": 8, "128": 16}
+
+Instruction = namedtuple("Instruction", "function offset file line text opcode cls space kind width")
+
+INSTRUCTION = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
+LOCATION = re.compile(r'File "([^"]+)", line (\d+)')
+FUNCTION = re.compile(r"^\s*\.section\s+\.text\.(\S+?),")
+
+
+class SassUnavailable(RuntimeError):
+    """No SASS here: nvcc or nvdisasm is missing (the GPU model then counts the source's accesses, and says so)."""
+
+
+def arch_of(gpu="H100"):
+    """nvcc's `sm_XX` for a GPU of kp.gpus's table by name ("H100" -> sm_90, "A100" -> sm_80), or an `sm_XX` as is."""
+    if isinstance(gpu, str) and re.fullmatch(r"sm_\d+a?", gpu):
+        return gpu
+    return "sm_{}{}".format(*named_gpu(gpu).compute_capability)
+
+
+def nvdisasm():
+    """The path of nvdisasm: the CUDA toolkit's, else one on PATH, else PyPI's nvidia-cuda-nvdisasm wheel's; None."""
+    with contextlib.suppress(ToolchainError):
+        home = Path(require_nvcc()) / "bin" / "nvdisasm"
+        if home.is_file():
+            return str(home)
+    if found := shutil.which("nvdisasm"):
+        return found
+    spec = importlib.util.find_spec("nvidia")  # the wheels' namespace package: nvidia/cu13/bin/nvdisasm
+    for root in (spec.submodule_search_locations or []) if spec else []:
+        for candidate in sorted(Path(root).glob("*/bin/nvdisasm"), reverse=True):
+            return str(candidate)
+    return None
+
+
+def classify(opcode):
+    """An opcode's class (one of CLASSES) and, for a global, shared or local access, (space, kind, width in bytes)."""
+    parts = opcode.split(".")
+    base = parts[0]
+    if base in MEMORY:
+        space, kind = SPACES.get(base, (None, None))
+        width = next((WIDTH_SUFFIX[p] for p in parts[1:] if p in WIDTH_SUFFIX), 4)
+        return "memory", space, kind, width if space else None
+    cls = (
+        "fp32" if base in FP32 else
+        "integer" if base in INTEGER or (base.startswith("U") and base[1:] in INTEGER) else
+        "control" if base in CONTROL else
+        "barrier" if base in BARRIER else "other"
+    )  # fmt: skip
+    return cls, None, None, None
+
+
+def _shown(file):
+    return file.replace(f"{ROOT}/", "")
+
+
+def parse_sass(text):
+    """nvdisasm -gi output -> Instructions, each at the `.cu` line its line information names: for code inlined from a
+    header, the kernel file's line it was inlined at (as kp.counts places the stand-in's code). The padding after a
+    function's end (NOPs, and the branch to itself after the last EXIT) is left out: no warp runs it."""
+    out, function, place, pending, chain, label = [], None, ("?", 0), True, [], None
+    for line in text.splitlines():
+        if m := FUNCTION.match(line):
+            function, place, chain = m[1], ("?", 0), []
+        elif "//##" in line and (found := LOCATION.findall(line)):
+            chain = chain if pending else []  # a location after instructions starts a new chain
+            chain += [(f, int(n)) for f, n in found]
+            first = ([c for c in chain if c[0].endswith(".cu")] or chain)[0]
+            place, pending = (_shown(first[0]), first[1]), True
+        elif m := re.match(r"^(\.L_x_\d+):", line.strip()):
+            label = m[1]
+        elif function and (m := INSTRUCTION.match(line)):
+            pending, target, label = False, label, None
+            body = re.sub(r"^@!?U?P\w+\s+", "", m[2]).strip()  # without its predicate (`@!P0`), if any
+            opcode = body.split()[0]
+            if opcode == "NOP" or (opcode == "BRA" and target and f"`({target})" in body):
+                continue
+            out.append(Instruction(function, int(m[1], 16), *place, m[2].strip(), opcode, *classify(opcode)))
+    return out
+
+
+def sass(name_or_path, gpu="H100"):
+    """The SASS of every kernel in a `.cu` file, compiled with nvcc for `gpu`'s architecture (a name of kp.gpus or
+    an sm_XX) with line information: a list of Instructions. Compiles the kernel file alone (no binding, no torch:
+    about a second) the first time, then reads the cache. SassUnavailable if nvcc or nvdisasm is missing, or fails
+    (the failure is cached too: a kernel file nvcc does not compile alone is not compiled again until it changes)."""
+    # A kernel file needs no binding here (a puzzle's file has none): nvcc compiles its kernels alone.
+    found = Path(name_or_path)
+    cu = found.resolve() if found.suffix == ".cu" and found.is_file() else resolve_kernel(name_or_path)[0]
+    arch = arch_of(gpu)
+    try:
+        home = require_nvcc()
+    except ToolchainError as e:
+        raise SassUnavailable(f"no SASS: {e}") from None
+    tool = nvdisasm()
+    if tool is None:
+        raise SassUnavailable("no SASS: nvdisasm was not found (pip install nvidia-cuda-nvdisasm, or a CUDA toolkit)")
+    includes = [COMMON, KERNELS, cu.parent]
+    inputs = sorted({cu, *project_headers(cu, includes)})
+    cache = BUILD_ROOT / "cuda" / "sass" / f"{cu.stem}-{content_key((arch, home, tool, 'sass2'), inputs)}.json"
+    with contextlib.suppress(OSError, ValueError):
+        rows = json.loads(cache.read_text())
+        if isinstance(rows, dict):  # a failure, kept so that each profile does not pay nvcc's time again
+            raise SassUnavailable(rows["error"])
+        return [Instruction(*row) for row in rows]
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    cubin = cache.with_suffix(f".cubin.tmp{os.getpid()}")
+    cmd = [str(Path(home) / "bin" / "nvcc"), "-cubin", "-O2", "-lineinfo", f"-arch={arch}"]
+    cmd += [f"-I{d}" for d in includes] + [str(cu), "-o", str(cubin)]
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        listing = done.returncode or subprocess.run([tool, "-gi", "-c", str(cubin)], capture_output=True, text=True)
+    finally:
+        cubin.unlink(missing_ok=True)
+    if done.returncode or listing.returncode:
+        error = KernelBuildError.from_log(done.stdout + done.stderr, [cu]) if done.returncode else listing.stderr
+        why = str(error).strip().splitlines()[0] if str(error).strip() else "no message"
+        error = f"no SASS: {'nvcc' if done.returncode else 'nvdisasm'} failed on {cu.name} for {arch}: {why}"
+        write_if_changed(cache, json.dumps({"error": error}))
+        raise SassUnavailable(error)
+    instructions = parse_sass(listing.stdout)
+    write_if_changed(cache, json.dumps([list(i) for i in instructions]))
+    return instructions
+
+
+def at_line(instructions, file, line, functions=None):
+    """The instructions at `file`:`line` (of `functions`, mangled names, where given), in address order."""
+    return [
+        i for i in instructions if i.line == line and i.file == file and (functions is None or i.function in functions)
+    ]
+
+
+def describe(instructions):
+    """What a line's instructions show, in words: vectorised (a 64- or 128-bit access), unrolled (the same access
+    instruction several times), spilled (local memory: registers that did not fit)."""
+    said = []
+    wide = sorted({i.opcode for i in instructions if i.width and i.width >= 8 and i.space in ("global", "shared")})
+    if wide:
+        widest = max(i.width for i in instructions if i.width)
+        said.append(f"vectorised: {', '.join(wide)} moves {widest} bytes per lane")
+    memory = [i.opcode for i in instructions if i.space in ("global", "shared")]
+    repeated = sorted({op for op in memory if memory.count(op) > 1})
+    if repeated:
+        said.append("unrolled: " + ", ".join(f"{memory.count(op)} x {op}" for op in repeated))
+    if any(i.space == "local" for i in instructions):
+        said.append("spilled: local memory (LDL/STL), registers that did not fit")
+    return said
+
+
+@dataclasses.dataclass(frozen=True)
+class Instructions:
+    """The SASS instructions one `.cu` line ran, warp-level, summed over the profiled launches: the line's
+    instructions of each class once through (`static`), times the warp-level runs of the line's SASS."""
+
+    kernel: str
+    file: str
+    line: int
+    executions: float  # warp-level runs of the line's SASS (see executed for how they are known)
+    static: tuple  # ((class, instructions at the line once through), ...)
+    executed: tuple  # ((class, warp instructions executed), ...)
+
+    def __getattr__(self, name):
+        if name in CLASSES:
+            return dict(self.executed).get(name, 0.0)
+        raise AttributeError(name)
+
+    @property
+    def total(self):
+        return sum(n for _, n in self.executed)
+
+
+def source_lines(file):
+    """A `.cu` file's lines (relative to the project or absolute); [] where it cannot be read."""
+    try:
+        return (ROOT / file if not str(file).startswith("/") else Path(file)).read_text().splitlines()
+    except OSError:
+        return []
+
+
+LOOP = re.compile(r"^\s*(?:\}\s*)?(?:for|while)\s*\(|^\s*do\b")
+
+
+def _indent(text):
+    return len(text) - len(text.lstrip())
+
+
+def _enclosing_loop(source, line):
+    """The line of the loop whose body `line` is in (by indentation, as the project's clang-format lays code out),
+    or None (the kernel's top level)."""
+    level = _indent(source[line - 1])
+    for at in range(line - 1, 0, -1):
+        text = source[at - 1]
+        if not text.strip() or text.lstrip().startswith(("#", "//")) or _indent(text) >= level:
+            continue
+        if LOOP.match(text):
+            return at
+        if _indent(text) == 0:
+            return None
+        level = _indent(text)
+    return None
+
+
+def executed(passes, branches, warps, by_line, source_of):
+    """The Instructions each line of SASS ran. A line's runs, warp-level: `passes` where it has memory instructions
+    (kp.counts.as_compiled: its requests over its instructions, exact); a line with a branch condition whose SASS
+    branches, or that is no loop (an `if`), once per evaluation (Branch.executions); a loop nvcc unrolled (no
+    branch left), once per entry (the enclosing loop's runs of its body, or its own exits); any other line as
+    often as the body of the loop it is in runs, or once per warp outside loops (an upper bound past an early
+    return). A loop nvcc unrolled only in part counts its body once per iteration: that many times too many.
+
+    passes: {(kernel, file, line): runs}; branches: kp.counts.Branch records; warps: {kernel: warps launched};
+    by_line: {(kernel, file, line): [Instruction]}; source_of(file): the file's lines (a list of str)."""
+    branch = {(b.kernel, b.file, b.line): b for b in branches}
+
+    def branches_in(key):
+        return any(i.cls == "control" and i.opcode.startswith("BRA") for i in by_line.get(key, ()))
+
+    def runs(key, depth=0):
+        kernel, file, line = key
+        source = source_of(file)
+        is_loop = 0 < line <= len(source) and LOOP.match(source[line - 1])
+        if key in passes:
+            return passes[key]
+        if key in branch and (branches_in(key) or not is_loop):
+            return float(branch[key].executions)
+        outer = _enclosing_loop(source, line) if 0 < line <= len(source) and depth < 16 else None
+        if outer is not None:
+            return body_runs((kernel, file, outer), depth + 1)
+        if key in branch:  # an unrolled loop at the top level: its exits are its entries
+            return float(branch[key].none)
+        return float(warps.get(kernel, 0))
+
+    def body_runs(loop, depth):
+        if loop in branch and branches_in(loop):
+            return float(branch[loop].executions - branch[loop].none)
+        return runs(loop, depth)
+
+    out = []
+    for key in sorted(by_line, key=lambda k: k[1:]):
+        static = tuple((c, n) for c in CLASSES if (n := sum(i.cls == c for i in by_line[key])))
+        n = runs(key)
+        out.append(Instructions(*key, n, static, tuple((c, k * n) for c, k in static)))
+    return out
+
+
+def by_kernel(instructions):
+    """{kernel: {class: warp instructions executed}}: Instructions summed per kernel."""
+    totals = {}
+    for ins in instructions:
+        kernel = totals.setdefault(ins.kernel, {})
+        for cls, n in ins.executed:
+            kernel[cls] = kernel.get(cls, 0.0) + n
+    return totals

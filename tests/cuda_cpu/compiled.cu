@@ -1,0 +1,68 @@
+// Kernels whose counts depend on what nvcc compiles, not on how the source spells the accesses (tests/test_sass.py):
+// nvcc merges a lane's accesses of consecutive bytes into one wider instruction, and unrolls loops. One launcher
+// runs kernel `which` on n floats, 32 threads per block.
+//
+//   float4_whole    out4[i] = x4[i]: a float4 copied whole (one LDG.E.128 and one STG.E.128 per lane)
+//   float4_members  float4 t = x4[i]; out[i] = t.x + t.y + t.z + t.w: the members read one by one in the source, one
+//                   LDG.E.128 in SASS (the stand-in's compiler reads four floats)
+//   shared4         four consecutive floats of shared memory per lane, s[4t] .. s[4t + 3]: one LDS.128, 4 wavefronts
+//                   (the source's four scalar reads would be four 4-way bank conflicts)
+//   unrolled        a loop of 4 over s[k * 32 + t], unrolled by nvcc: 4 LDS per warp, each one wavefront
+#include <stdexcept>
+#include <string>
+
+#include "kp.cuh"
+
+__global__ void float4_whole(const float4* x, float4* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = x[i];
+}
+
+__global__ void float4_members(const float4* x, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  float4 t = x[i];
+  out[i] = t.x + t.y + t.z + t.w;
+}
+
+__global__ void shared4(const float* x, float* out, int n) {
+  __shared__ float s[128];
+  int t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
+  for (int k = t; k < 128; k += 32) s[k] = x[blockIdx.x * 128 + k];
+  __syncthreads();
+  float a = s[4 * t];
+  float b = s[4 * t + 1];
+  float c = s[4 * t + 2];
+  float d = s[4 * t + 3];
+  if (i < n) out[i] = a + b + c + d;
+}
+
+__global__ void unrolled(const float* x, float* out, int n) {
+  __shared__ float s[128];
+  int t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
+  for (int k = t; k < 128; k += 32) s[k] = x[blockIdx.x * 128 + k];
+  __syncthreads();
+  float acc = 0.0f;
+#pragma unroll
+  for (int k = 0; k < 4; ++k) acc += s[k * 32 + t];
+  if (i < n) out[i] = acc;
+}
+
+const char* const kCompiled[] = {"float4_whole", "float4_members", "shared4", "unrolled"};
+
+// n: the floats of out; x holds 4 n.
+void run_compiled(int64_t index, const float* x, float* out, int n) {
+  if (index < 0 || index >= int64_t(sizeof kCompiled / sizeof kCompiled[0])) throw std::invalid_argument("no kernel");
+  const std::string which = kCompiled[index];
+  const int threads = 32, blocks = (n + threads - 1) / threads;
+  const auto* x4 = reinterpret_cast<const float4*>(x);
+  if (which == "float4_whole")
+    float4_whole<<<(n / 4 + threads - 1) / threads, threads>>>(x4, reinterpret_cast<float4*>(out), n / 4);
+  else if (which == "float4_members")
+    float4_members<<<blocks, threads>>>(x4, out, n);
+  else if (which == "shared4")
+    shared4<<<blocks, threads>>>(x, out, n);
+  else
+    unrolled<<<blocks, threads>>>(x, out, n);
+  KP_CHECK_LAUNCH();
+}

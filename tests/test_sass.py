@@ -1,0 +1,255 @@
+"""kp.sass and the GPU model's counts as nvcc compiled them (kp.counts.as_compiled, kp.profile): the SASS read and put
+at its `.cu` lines, classed; tests/cuda_cpu/compiled.cu's kernels, whose counts follow by hand once one knows what
+nvcc makes of them (a float4 loaded whole or member by member: one 16-byte request per lane either way; four
+consecutive shared floats per lane: one LDS.128 and no bank conflict; a loop unrolled into four LDS); the SASS of a
+line on request; the fallback to the source's counts without nvdisasm. Compiles with nvcc; needs no GPU."""
+
+import subprocess
+from collections import namedtuple
+
+import pytest
+import torch
+
+import helpers
+import kp.files
+import kp.profile
+import kp.sass
+import kp.sourceview
+import kp.toolchain
+from kp.counts import Branch
+from kp.profile import profile
+
+COMPILED = kp.files.ROOT / "tests" / "cuda_cpu" / "compiled.cu"
+LINES = COMPILED.read_text().splitlines()
+NAMES = ["float4_whole", "float4_members", "shared4", "unrolled"]
+needs_sass = pytest.mark.skipif(
+    kp.toolchain.find_cuda_root() is None or kp.sass.nvdisasm() is None, reason="no nvcc or no nvdisasm here"
+)
+
+LISTING = """\
+//--------------------- .text._Z1kPf --------------------------
+\t.section\t.text._Z1kPf,"ax",@progbits
+_Z1kPf:
+\t//## File "/p/k.cu", line 3
+        /*0000*/                   LDC R1, c[0x0][0x28] ;
+\t//## File "/p/h.cuh", line 1 inlined at "/p/k.cu", line 9
+\t//## File "/p/k.cu", line 9
+        /*0010*/              @!P0 LDS.128 R4, [R10] ;
+        /*0020*/                   FFMA R4, R4, R5, R6 ;
+\t//## File "/p/h.cuh", line 2
+        /*0030*/                   STG.E.64 desc[UR4][R2.64], R4 ;
+        /*0040*/                   EXIT ;
+.L_x_3:
+        /*0050*/                   BRA `(.L_x_3);
+        /*0060*/                   NOP;
+"""
+
+
+LOOPS = """\
+__global__ void k(float* out) {
+  float acc[4] = {};
+  for (int t = 0; t < n; ++t) {
+    for (int m = 0; m < 4; ++m)
+      acc[m] += s[m];
+  }
+  out[0] = acc[0];
+}""".splitlines()
+S = namedtuple("S", "opcode cls space kind width")
+BRA, FFMA = S("BRA", "control", None, None, None), S("FFMA", "fp32", None, None, None)
+
+
+def test_a_lines_sass_runs_as_often_as_the_trace_says_that_line_ran():
+    """Line 3, a loop nvcc keeps (a BRA): once per evaluation of its condition (2 warps x 5 tiles + 1 exit); line 4,
+    a loop nvcc unrolled (no BRA left), and line 5 in it: once per tile (its enclosing loop's iterations, 10); line 7,
+    outside loops: once per warp (2); line 5's memory: as counted (passes)."""
+    branches = [Branch("k", "f.cu", 3, 12, 384, 0, 2), Branch("k", "f.cu", 4, 50, 1600, 0, 10)]
+    by_line = {("k", "f.cu", 3): [BRA], ("k", "f.cu", 4): [FFMA], ("k", "f.cu", 5): [FFMA] * 4,
+               ("k", "f.cu", 7): [FFMA]}  # fmt: skip
+    got = kp.sass.executed({}, branches, {"k": 2}, by_line, lambda file: LOOPS)
+    assert [(i.line, i.executions, i.fp32, i.control) for i in got] == [
+        (3, 12, 0, 12), (4, 10, 10, 0), (5, 10, 40, 0), (7, 2, 2, 0)
+    ]  # fmt: skip
+    (five,) = [i for i in kp.sass.executed({("k", "f.cu", 5): 3.0}, branches, {"k": 2}, by_line, lambda f: LOOPS)
+               if i.line == 5]  # fmt: skip
+    assert (five.executions, five.total) == (3, 12)
+
+
+def line_of(text):
+    return next(i for i, line in enumerate(LINES, 1) if text in line)
+
+
+def test_the_listing_is_read_into_instructions_at_their_lines_classed():
+    instructions = kp.sass.parse_sass(LISTING)
+    assert instructions[1].text == "@!P0 LDS.128 R4, [R10]"  # the listing shows the predicate; the opcode has none
+    got = [(i.function, i.offset, i.file, i.line, i.opcode, i.cls, i.space, i.kind, i.width) for i in instructions]
+    assert got == [
+        ("_Z1kPf", 0x00, "/p/k.cu", 3, "LDC", "memory", None, None, None),
+        ("_Z1kPf", 0x10, "/p/k.cu", 9, "LDS.128", "memory", "shared", "load", 16),  # a predicate is no part of it
+        ("_Z1kPf", 0x20, "/p/k.cu", 9, "FFMA", "fp32", None, None, None),
+        ("_Z1kPf", 0x30, "/p/h.cuh", 2, "STG.E.64", "memory", "global", "store", 8),  # a header's own line
+        ("_Z1kPf", 0x40, "/p/h.cuh", 2, "EXIT", "control", None, None, None),  # the padding after it is left out
+    ]
+
+
+@pytest.mark.parametrize(
+    "opcode, expected",
+    [
+        ("LDG.E.128.CONSTANT", ("memory", "global", "load", 16)),
+        ("LDS.U8", ("memory", "shared", "load", 1)),
+        ("STS.64", ("memory", "shared", "store", 8)),
+        ("ATOMS.ADD", ("memory", "shared", "atomic", 4)),
+        ("RED.E.ADD.F32.FTZ.RN.STRONG.GPU", ("memory", "global", "atomic", 4)),
+        ("STL", ("memory", "local", "store", 4)),
+        ("IMAD.WIDE.U32", ("integer", None, None, None)),
+        ("UIADD3", ("integer", None, None, None)),
+        ("FFMA", ("fp32", None, None, None)),
+        ("BAR.SYNC.DEFER_BLOCKING", ("barrier", None, None, None)),
+        ("BRA", ("control", None, None, None)),
+        ("S2R", ("other", None, None, None)),
+    ],
+)
+def test_an_opcode_has_a_class_and_a_memory_opcode_its_space_kind_and_width(opcode, expected):
+    assert kp.sass.classify(opcode) == expected
+
+
+@pytest.mark.parametrize("gpu, arch", [("H100", "sm_90"), ("A100", "sm_80"), ("RTX 4090", "sm_89"), ("T4", "sm_75"),
+                                       ("sm_86", "sm_86")])  # fmt: skip
+def test_a_gpu_is_compiled_for_its_own_arch(gpu, arch):
+    assert kp.sass.arch_of(gpu) == arch
+
+
+@pytest.fixture(scope="module")
+def k():
+    return helpers.load_kernel(COMPILED, target="cpu", check=True, quiet=True)
+
+
+def run(k, which, n=64):
+    return profile(k.run, NAMES.index(which), torch.arange(4 * n, dtype=torch.float32), torch.zeros(n))
+
+
+def at(p, line, space, kind):
+    return [ln for ln in p.lines if ln.line == line and ln.space == space and ln.kind == kind]
+
+
+@needs_sass
+def test_sass_is_compiled_once_per_build_key(monkeypatch):
+    first = kp.sass.sass(COMPILED, "H100")
+    assert {i.opcode for i in first} >= {"LDG.E.128", "LDS.128", "STG.E.128"}
+    monkeypatch.setattr(subprocess, "run", lambda *a, **kw: pytest.fail("compiled again"))
+    assert kp.sass.sass(COMPILED, "H100") == first
+
+
+@needs_sass
+@pytest.mark.parametrize("which, text", [("float4_whole", "if (i < n) out[i] = x[i];"), ("float4_members", "t = x[i]")])
+def test_a_float4_is_one_16_byte_request_per_warp_whether_loaded_whole_or_member_by_member(k, which, text):
+    p = run(k, which)
+    (load,) = at(p, line_of(text), "global", "load")
+    warps = 1 if which == "float4_whole" else 2  # 16 float4 (one warp, half active) or 64 floats (two warps)
+    assert (load.sass, load.requests, load.basis) == (("LDG.E.128",), warps, "SASS sm_90")
+    assert load.excess == 1  # 16 bytes per lane, contiguous: no "uncoalesced" load
+    assert not [a for a in p.advice() if "uncoalesced" in a]
+    if which == "float4_members":  # the source's four scalar reads: 4 requests of 16 sectors, 4x the sectors needed
+        (source,) = [ln for ln in p.source_lines if ln.line == load.line and ln.space == "global"]
+        assert (source.requests, source.excess) == (4 * warps, 4)
+
+
+@needs_sass
+def test_four_consecutive_shared_floats_are_one_lds128_without_a_false_bank_conflict(k):
+    p = run(k, "shared4")
+    first = line_of("float a = s[4 * t];")
+    (load,) = [ln for ln in p.lines if ln.space == "shared" and ln.kind == "load"]
+    assert (load.line, load.sass, load.requests) == (first, ("LDS.128",), 2)  # one per warp, the others merged in it
+    assert (load.wavefronts, load.ideal, load.worst) == (2 * 4, 2 * 4, 1)  # four phases of 8 lanes x 16 bytes
+    sources = [ln for ln in p.source_lines if ln.space == "shared" and ln.kind == "load"]
+    assert [(ln.requests, ln.worst) for ln in sources] == [(2, 4)] * 4  # the source's four 4-way conflicts
+    assert not [a for a in p.advice() if "bank conflict" in a]
+    (work,) = p.work()
+    stores = sum(ln.wavefronts for ln in p.lines if ln.space == "shared" and ln.kind == "store")
+    assert work.shared_wavefronts == stores + 8  # the model is charged the compiled wavefronts, not the source's 32
+    listing = p.sass(first)
+    assert "vectorised: LDS.128 moves 16 bytes per lane" in listing.title
+    assert [r["SASS"].split()[0] for r in listing] == ["LDS.128"]
+
+
+@needs_sass
+def test_an_unrolled_loop_runs_its_instructions_once_per_warp_pass(k):
+    p = run(k, "unrolled")
+    line = line_of("acc += s[k * 32 + t]")
+    (load,) = at(p, line, "shared", "load")
+    assert (load.sass, load.requests, load.wavefronts, load.worst) == (("LDS",) * 4, 8, 8, 1)
+    (ins,) = [i for i in p.instructions if i.line == line]
+    assert ins.executions == 2  # 8 requests over its 4 LDS: each of the 2 warps ran the unrolled body once
+    assert (dict(ins.static)["memory"], ins.memory) == (4, 8) and ins.fp32 == 2 * dict(ins.static)["fp32"] >= 8
+    assert p.issued()["unrolled"]["fp32"] >= 8
+    assert "unrolled: 4 x LDS" in p.sass(line).title
+    most = max(p.instructions, key=lambda i: i.total)
+    assert f"the GPU runs the most instructions at tests/cuda_cpu/compiled.cu:{most.line}: {most.total:,.0f} warp" in (
+        " ".join(p.advice())
+    )
+
+
+def test_advice_names_the_lines_whose_sass_spills_registers():
+    stl = kp.sass.Instruction("_Z1kv", 16, "k.cu", 12, "STL [R1], R4", "STL", "memory", "local", "store", 4)
+    ldl = stl._replace(offset=32, text="LDL R4, [R1]", opcode="LDL", kind="load")
+    assert kp.sourceview.instruction_advice([], [stl, ldl]) == [
+        "registers spilled at k.cu:12: nvcc's SASS moves values to local memory there (STL, LDL), memory traffic the "
+        "source does not show"
+    ]
+
+
+@needs_sass
+def test_a_kernel_file_without_a_binding_next_to_it_is_compiled_alone(tmp_path):
+    """A puzzle's file (puzzles/*.cu) has no binding: its copy in build/puzzles/ has, and names it with #line."""
+    cu = tmp_path / "alone.cu"
+    cu.write_text("__global__ void twice(float* x) {\n  x[threadIdx.x] *= 2.0f;\n}\n")
+    (ins,) = [i for i in kp.sass.sass(cu, "A100") if i.space == "global" and i.kind == "load"]
+    assert (ins.file, ins.line, ins.opcode) == (str(cu), 2, "LDG.E")
+
+
+@needs_sass
+def test_a_kernel_file_nvcc_does_not_compile_alone_is_not_compiled_again(kernel_copy, monkeypatch):
+    cu = kernel_copy("add2")
+    cu.write_text(cu.read_text() + "\n__global__ void broken() { undefined_name(); }\n")
+    with pytest.raises(kp.sass.SassUnavailable, match=r"no SASS: nvcc failed on add2.cu for sm_90: .*undefined_name"):
+        kp.sass.sass(cu, "H100")
+    monkeypatch.setattr(subprocess, "run", lambda *a, **kw: pytest.fail("compiled again"))
+    with pytest.raises(kp.sass.SassUnavailable, match="nvcc failed"):
+        kp.sass.sass(cu, "H100")
+
+
+@needs_sass
+def test_another_gpu_is_counted_with_its_own_sass(k):
+    p = run(k, "shared4")
+    lines, _, basis = p.compiled("A100")
+    assert basis == "SASS sm_80" and p.basis == "SASS sm_90"
+    assert [ln.sass for ln in lines if ln.space == "shared" and ln.kind == "load"] == [("LDS.128",)]
+
+
+@needs_sass
+def test_the_model_of_a_gpu_takes_its_archs_sass_and_ptxas_row(k, monkeypatch):
+    p = run(k, "shared4")
+    asked = []
+    monkeypatch.setattr(kp.profile, "launch_resources", lambda file, kernel, ctype, arch: asked.append(arch) or (32, 0))
+    p.estimate_detail("T4")
+    p.estimate_detail("H100")
+    assert asked == ["sm_75", "sm_90"]
+    assert p.compiled("T4")[2] == "SASS sm_75"
+
+
+@needs_sass
+def test_a_kernel_outside_the_project_is_counted_with_its_sass(kernel_copy):
+    ext = helpers.load_kernel(kernel_copy("add2"), target="cpu", check=True, quiet=True)
+    p = profile(ext.add2, torch.randn(100), torch.randn(100))
+    assert p.basis == "SASS sm_90" and all(ln.file.startswith("/") and ln.sass for ln in p.lines)
+
+
+def test_without_sass_the_source_is_counted_and_the_profile_says_so(k, monkeypatch):
+    def unavailable(*args, **kwargs):
+        raise kp.sass.SassUnavailable("no SASS: nvdisasm was not found")
+
+    monkeypatch.setattr(kp.profile, "sass_of", unavailable)
+    p = run(k, "shared4")
+    assert p.lines == p.source_lines and p.instructions == []
+    assert p.basis == "source (shared4: no SASS: nvdisasm was not found)"
+    assert "counted as the source wrote it" in repr(p)
+    assert "nvdisasm was not found" in p.sass(line_of("float a = s[4 * t];")).title
