@@ -285,7 +285,8 @@ class Profile:
                 )
         found = [self.kernel_sass(kernel) for kernel in dict.fromkeys(la.kernel for la in self.launches)]
         local = [i for sass in found if not isinstance(sass, str) for i in sass if i.space == "local"]
-        return Advice(dict.fromkeys(said + instruction_advice(self.instructions, local)))
+        said += instruction_advice(self.instructions, local, hotspot=bool(said or local))
+        return Advice(dict.fromkeys(said))
 
     def __repr__(self):
         kernels = ", ".join(dict.fromkeys(la.kernel for la in self.launches))

@@ -104,11 +104,12 @@ def sass_listing(rows, line, arch, said, runs):
     return Table(table, f"SASS nvcc made of line {line} for {arch}: {words}" + (f" ({ran})" if ran else ""))
 
 
-def instruction_advice(instructions, local):
-    """What the SASS says, in plain words, for Profile.advice: the line that issues the most instructions (of
-    kp.sass.Instructions), and the lines whose SASS spills registers to local memory (`local`: their LDL/STL)."""
+def instruction_advice(instructions, local, hotspot=True):
+    """What the SASS says, in plain words, for Profile.advice: the lines whose SASS spills registers to local memory
+    (`local`: their LDL/STL), and with `hotspot` the line that issues the most instructions (of kp.sass.Instructions;
+    Profile.advice asks for it beside other advice only: where the GPU spends its instructions is no fault by itself)."""
     said = []
-    if instructions:
+    if instructions and hotspot:
         top = max(instructions, key=lambda i: i.total)
         classes = ", ".join(f"{n:,.0f} {cls}" for cls, n in sorted(top.executed, key=lambda x: -x[1]))
         said.append(

@@ -108,7 +108,7 @@ def test_a_line_without_sass_of_its_kernel_stays_the_sources_and_one_served_else
 
 
 def test_a_branch_reports_its_executions_where_no_lane_took_it():
-    (branch,) = parse("branch\tk\t/nowhere.so+0x30\t12\t384\t0\t3").branches
+    (branch,) = parse("branch\tk\t/nowhere.so+0x30\t12\t384\t0\t0\t3").branches  # divergent, split, none
     assert (branch.executions, branch.none) == (12, 3)  # a loop entered 3 times, 9 iterations in all
     (old,) = parse("branch\tk\t/nowhere.so+0x30\t12\t384\t0").branches
     assert (old.executions, old.none) == (12, 0)
