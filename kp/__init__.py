@@ -5,6 +5,8 @@ A module imports only modules on floors below its own (no circles, nothing impor
     floor 1  kp.files        the project's folders, display_path, OS-level locks, atomic writes
              kp.binding      the bindings' argument checks in Python (twins of kernels/common/binding.h)
              kp.table        Table: rows of dicts shown as markdown or HTML
+             kp.gpu_constants  the GPU model's constants no data sheet gives (measured, from studies, assumed)
+             kp.caches       the GPU model's L1s and L2: the sectors DRAM moves, from the sampled blocks' sharing
     floor 2  kp.toolchain    CUDA_HOME and PATH, Problem and ToolchainError, is nvcc / dot here, the probe of
                              optional compiler and linker flags
              kp.diagnostics  KernelBuildError: a build log read as an error at the `.cu` line

@@ -19,6 +19,7 @@ import warnings
 import torch
 
 from kp.build import cpu_runtime
+from kp.caches import parse_sharing
 from kp.counts import WARP, parse
 from kp.files import ROOT
 from kp.gputime import LaunchWork, estimate
@@ -48,7 +49,8 @@ def profile(fn, *args, max_blocks=0, **kwargs):
     finally:
         report = (lib.kp_profile_take() or b"").decode(errors="replace")
     dtypes = [a.dtype for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor) and a.is_floating_point()]
-    result = Profile(parse(report), CTYPES.get(dtypes[0]) if dtypes else None)
+    counts = parse(report)
+    result = Profile(counts, CTYPES.get(dtypes[0]) if dtypes else None, parse_sharing(report, counts.launches))
     if not result.launches:
         raise ProfileError(result.not_counted_message() or f"{getattr(fn, '__name__', fn)} launched no kernel")
     if result.unprofiled:
@@ -82,7 +84,9 @@ class Profile:
     """Counts of one profiled call: `lines` (Line), `launches` (Launch). Data first; `table()`, `advice()` and, in
     Jupyter, a source view (kp.sourceview) show them."""
 
-    def __init__(self, counts, ctype=None):
+    def __init__(self, counts, ctype=None, sharing=None):
+        # Per launch, the memory hierarchy's inputs (kp.caches.Sharing; None: DRAM takes the distinct sectors)
+        self.sharing = sharing or [None] * len(counts.launches)
         # The C++ type of the call's first floating tensor: the kernels' instantiation whose ptxas figures apply.
         self.ctype = ctype
         self.lines, self.launches, self.branches = counts.lines, counts.launches, counts.branches  # kp.counts
@@ -108,14 +112,25 @@ class Profile:
         )
 
     def work(self, flops=0.0):
-        """Each launch as kp.gputime's LaunchWork: DRAM moves the distinct sectors the launch's requests touched
-        (the L2 keeps a sector between its uses within a launch: a broadcast operand is read from DRAM once; an
-        uncoalesced load still moves every sector it touches), its shared wavefronts, registers and static shared
-        memory from ptxas (32 registers where nvcc is missing), `flops` shared out by the launches' blocks."""
+        """Each launch as kp.gputime's LaunchWork: its memory hierarchy's inputs (kp.caches: which sectors the
+        sampled blocks share, each block's L1 misses, the global requests' 128-byte lines, the barriers), the
+        distinct sectors it touched (what DRAM moves where those inputs are missing), its shared wavefronts,
+        registers and static shared memory from ptxas (32 registers where nvcc is missing), `flops` shared out by
+        the launches' blocks."""
         total_blocks = sum(la.blocks for la in self.launches) or 1
         work = []
-        for la in self.launches:
+        for la, sharing in zip(self.launches, self.sharing):
             registers, static = _resources(la.file, la.kernel, self.ctype)
+            hierarchy = (
+                {}
+                if sharing is None
+                else dict(
+                    sharing=sharing,
+                    requested_read_sectors=la.sectors_read,
+                    l1_wavefronts=sharing.l1_wavefronts,
+                    barriers=sharing.barriers,
+                )
+            )
             work.append(
                 LaunchWork(
                     kernel=la.kernel,
@@ -128,6 +143,7 @@ class Profile:
                     shared_wavefronts=la.wavefronts,
                     flops=flops * la.blocks / total_blocks,
                     dram_round_trips_per_warp=la.round_trips_per_warp,
+                    **hierarchy,
                 )
             )
         return work

@@ -13,6 +13,8 @@ FLOORS = {
     "files": 1,
     "binding": 1,
     "table": 1,
+    "gpu_constants": 1,
+    "caches": 1,
     "toolchain": 2,
     "diagnostics": 2,
     "report": 2,
