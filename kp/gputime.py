@@ -7,8 +7,9 @@ The terms of one launch:
 - memory: the DRAM bytes (kp.caches: the sectors the L1s and the L2 leave for DRAM, from the addresses the sampled
   blocks touched; a LaunchWork without them takes its dram_*_sectors as given) / the GPU's achievable DRAM bandwidth,
   against the latency (Little's law): a warp makes `dram_round_trips_per_warp` waits one after another, each as long
-  as the mean latency of the sectors it loads (L1 hit, L2 hit or DRAM, in the shares kp.caches finds); the loads of
-  one round trip are in flight together, and the resident warps' round trips overlap. Blocks run in waves of
+  as the slowest of its loads (L1 hit, L2 hit or DRAM: the share of round trips that miss each level follows from
+  the misses kp.caches finds, a missing request missing whole); the loads of one round trip are in flight together,
+  and the resident warps' round trips overlap. Blocks run in waves of
   blocks_per_sm x SMs; a wave takes max(its bytes / achievable bandwidth, round trips x mean latency). "latency"
   names a launch whose waves' round trips add up to more than its bytes / achievable bandwidth;
 - compute: fp32 FLOPs / FP32 peak + fp64 FLOPs / FP64 peak (added: both issue from the same warp schedulers);
@@ -61,6 +62,7 @@ class LaunchWork:
     # global requests' 128-byte lines, and the barriers (__syncthreads) released, summed over the blocks.
     sharing: object = None
     requested_read_sectors: int = 0
+    read_requests: int = 0  # the global load requests (warp-level), for the sectors one request asks for
     l1_wavefronts: int = 0
     barriers: int = 0
 
@@ -103,7 +105,7 @@ class LaunchEstimate:
     shared_s: float  # the shared-memory wavefronts alone
     launch_floor_s: float
     l1_s: float = 0.0  # the L1's data pipe: shared wavefronts + global lines
-    latency: float = 0.0  # the mean latency of a round trip, seconds
+    latency: float = 0.0  # the latency of a round trip, seconds
     hit_shares: tuple = (0.0, 0.0, 1.0)  # the shares of the requested sectors the L1, the L2 and DRAM serve
     phases_add: bool = False  # one block per SM with barriers: memory + on-SM work
 
@@ -146,11 +148,26 @@ def _time(seconds):
 
 
 def _dram_sectors(g, work, resident_blocks):
-    """(read, write, hit shares) of a launch on `g`: kp.caches' where the work has its sharing, else as given."""
+    """(read, write, hit shares, round-trip latency) of a launch on `g`: kp.caches' where the work has its sharing;
+    else as given, every load waiting for DRAM."""
     if work.sharing is None:
-        return work.dram_read_sectors, work.dram_write_sectors, (0.0, 0.0, 1.0)
+        return work.dram_read_sectors, work.dram_write_sectors, (0.0, 0.0, 1.0), g.dram_latency
     t = traffic(work.sharing, work.requested_read_sectors, resident_blocks, g.l2_bytes)
-    return t.dram_read, t.dram_write, t.hit_shares()
+    return t.dram_read, t.dram_write, t.hit_shares(), _round_trip_latency(g, work, t.l2_read, t.dram_read)
+
+
+def _round_trip_latency(g, work, l2_sectors, dram_sectors):
+    """A round trip waits for the slowest of its loads: it waits for DRAM if any of its requests misses the L2, else
+    for the L2 if any misses its L1. A missing request is taken to miss whole (its sectors together), so the share
+    of round trips that wait for DRAM is min(1, DRAM sectors / sectors per request / round trips), and likewise for
+    the L2 (with one load per round trip, the sector-weighted mean of the three latencies)."""
+    trips = work.warps * work.dram_round_trips_per_warp
+    per_request = work.requested_read_sectors / work.read_requests if work.read_requests else 1.0
+    if not work.requested_read_sectors or not trips:
+        return g.dram_latency
+    dram = min(1.0, dram_sectors / per_request / trips)
+    l2 = max(dram, min(1.0, l2_sectors / per_request / trips))
+    return g.l1_latency + l2 * (g.l2_latency - g.l1_latency) + dram * (g.dram_latency - g.l2_latency)
 
 
 def estimate_launch(gpu_or_name, work):
@@ -162,9 +179,8 @@ def estimate_launch(gpu_or_name, work):
     per_wave = occ.blocks_per_sm * g.sms
     waves = math.ceil(work.grid_blocks / per_wave)
     wave_blocks = [per_wave] * (waves - 1) + [work.grid_blocks - per_wave * (waves - 1)]
-    reads, writes, shares = _dram_sectors(g, work, per_wave)
+    reads, writes, shares, latency = _dram_sectors(g, work, per_wave)
     dram_bytes = SECTOR_BYTES * (reads + writes)
-    latency = sum(s * t for s, t in zip(shares, (g.l1_latency, g.l2_latency, g.dram_latency)))
     waited = SECTOR_BYTES * (work.requested_read_sectors or work.dram_read_sectors) or dram_bytes
     warps_per_block = work.warps // work.grid_blocks
     bandwidth_s = latency_s = memory_s = reachable = 0.0

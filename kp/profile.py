@@ -39,8 +39,9 @@ class ProfileError(RuntimeError):
 
 def profile(fn, *args, max_blocks=0, **kwargs):
     """Run `fn(*args, **kwargs)` with the stand-in's profiler on; return its Profile. `max_blocks`: sample launches of
-    more blocks than this (every k-th block runs and is counted, the counts x k; the others do not run, so the output
-    is incomplete: for the model only)."""
+    more blocks than about this (a product grid of blocks spread over every grid dimension, at least two along each
+    of more than one block, runs and is counted, each block's counts x the blocks it stands for; the others do not
+    run, so the output is incomplete: for the model only)."""
     lib = cpu_runtime()
     lib.kp_profile_take.restype = ctypes.c_char_p
     lib.kp_profile_begin(ctypes.c_ulonglong(max_blocks))
@@ -127,6 +128,7 @@ class Profile:
                 else dict(
                     sharing=sharing,
                     requested_read_sectors=la.sectors_read,
+                    read_requests=la.load_requests,
                     l1_wavefronts=sharing.l1_wavefronts,
                     barriers=sharing.barriers,
                 )

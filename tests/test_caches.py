@@ -131,3 +131,23 @@ def test_the_report_rows_are_read_per_launch():
     first, second = parse_sharing(report, [L((1, 1, 1)), L((4, 6, 1))])
     assert first is None
     assert second == Sharing((4, 6, 1), (2, 3, 1), 10, 20, 5, (1, 2, 0, 0, 0, 0, 0, 0), (3, 0, 0, 0, 0, 0, 0, 0.5))
+
+
+def spread(fn, *args, flops=0):
+    seconds = []
+    for max_blocks in (2, 4, 8, 16):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "sampled: ..."
+            seconds.append(profile(fn, *args, max_blocks=max_blocks).estimate("H100", flops=flops))
+    return max(seconds) / min(seconds) - 1
+
+
+def test_the_estimate_moves_by_at_most_5_percent_with_the_blocks_sampled(k):
+    """max_blocks 2 to 16 on a 1-D grid (add2, 1024 blocks), an irregular 2-D grid of shared tiles (37 x 23) and a
+    2-D grid of row chunks (colsum's version 4); bench/gpu_model.py --sampling does it for every kernel of kernels/."""
+    add2 = helpers.load_kernel("add2", target="cpu", check=True, quiet=True)
+    assert spread(add2.add2, torch.randn(2**20), torch.randn(2**20)) <= 0.05
+    a, b, out = torch.randn(23 * 32), torch.randn(37 * 32), torch.zeros(37 * 23 * 32)
+    assert spread(k.run, 0, a, b, out, 37, 23) <= 0.05
+    colsum = helpers.load_kernel("colsum", target="cpu", check=True, quiet=True)
+    assert spread(colsum.colsum, torch.randn(4096, 512), 4) <= 0.05

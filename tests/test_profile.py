@@ -131,7 +131,7 @@ def test_the_source_view_shows_the_lines_with_their_figures_labelled_as_a_model(
     assert "class='bad'" in page
 
 
-def test_sampling_runs_every_kth_block_and_scales_the_counts(k):
+def test_sampling_runs_blocks_spread_over_the_grid_and_scales_the_counts(k):
     with pytest.warns(UserWarning, match="sampled: strided 4 of 32 blocks ran and were counted"):
         p = run(k, "strided", 2, max_blocks=4)
     load = one(p, "global", "load")

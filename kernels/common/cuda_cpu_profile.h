@@ -26,8 +26,9 @@
 //     (Nsight Compute's smsp__sass_branch_targets_threads_divergent: the branch's lanes go to more than one
 //     target). Short-circuit operands (`&&`, `||`) and `?:` inside a condition are not separate branches here.
 // Local memory (a thread's stack) and accesses outside registered tensors and __shared__ variables are not
-// counted. A launch of many blocks may be sampled: every k-th block runs and is counted, the counts are
-// multiplied by k, and the skipped blocks do not run at all (the op's output is then incomplete; Python says so).
+// counted. A launch of many blocks may be sampled: a product grid of blocks spread over every grid dimension runs
+// and is counted, each block's counts multiplied by the blocks it stands for (see Hierarchy, below), and the skipped
+// blocks do not run at all (the op's output is then incomplete; Python says so).
 
 #include <map>
 #include <set>
@@ -125,7 +126,7 @@ struct LaunchRecord {
 
 struct Profile {
   uint64_t max_blocks = 0;  // 0: every block; else at most about this many blocks per launch run (sampled)
-  uint64_t every = 1;       // of the running launch: every k-th block runs
+  uint64_t every = 1;       // the running block's weight: the blocks it stands for (sampling by strata)
   // The running block:
   std::unordered_map<uint64_t, uint32_t> executions;  // (pc, thread) -> times it executed pc so far
   std::unordered_map<RequestKey, Request, RequestHash> requests;
@@ -247,11 +248,12 @@ bool sampled_coordinate(uint64_t c, uint64_t n, uint64_t G, uint64_t* size) {
   return c == lo + (hi - lo) / 2;
 }
 
-// Samples per dimension for at most about max_blocks blocks: two along each dimension of more than one block, then
-// one more along the dimension with the most blocks per sample while the product stays within max_blocks.
+// Samples per dimension for at most about max_blocks blocks: two along each dimension of more than one block (one
+// block in all where max_blocks is 1), then one more along the dimension with the most blocks per sample while the
+// product stays within max_blocks.
 void choose_samples(Hierarchy& h, uint64_t max_blocks) {
   uint64_t product = 1;
-  for (int d = 0; d < 3; ++d) h.n[d] = uint32_t(std::min<uint64_t>(h.grid[d], max_blocks ? 2 : h.grid[d])), product *= h.n[d];
+  for (int d = 0; d < 3; ++d) h.n[d] = uint32_t(std::min<uint64_t>(h.grid[d], max_blocks > 1 ? 2 : 1)), product *= h.n[d];
   if (!max_blocks || h.grid[0] * h.grid[1] * h.grid[2] <= max_blocks) {
     for (int d = 0; d < 3; ++d) h.n[d] = uint32_t(h.grid[d]);
     return;
