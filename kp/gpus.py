@@ -36,10 +36,10 @@ from kp.table import Table
 WARP = 32
 KiB, MiB = 1024, 1024**2
 
-# Per compute capability (7.5 Turing, 8.0 A100, 8.6 the other Ampere chips, 8.9 Ada, 9.0 Hopper): the Programming Guide's "Technical
-# Specifications per Compute Capability" (warps / blocks / shared memory per SM, most shared memory per block with
-# opt-in, the reserve per block), cuda_occupancy.h's shared allocation unit, and the FP32 / FP64 results per clock
-# per SM from "Throughput of Native Arithmetic Instructions".
+# Per compute capability (7.5 Turing, 8.0 A100, 8.6 the other Ampere chips, 8.9 Ada, 9.0 Hopper): the Programming
+# Guide's "Technical Specifications per Compute Capability" (warps / blocks / shared memory per SM, most shared memory
+# per block with opt-in, the reserve per block), cuda_occupancy.h's shared allocation unit, and the FP32 / FP64
+# results per clock per SM from "Throughput of Native Arithmetic Instructions".
 #       warps/SM  blocks/SM  shared/SM  shared/block  reserved  unit  fp32  fp64
 SM_LIMITS = {
     (7, 5): (32, 16, 64 * KiB, 64 * KiB, 0, 256, 64, 2),

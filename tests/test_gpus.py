@@ -266,4 +266,3 @@ def test_hit_latencies_are_clocks_of_the_sm():
     assert (h.l1_hit_clocks, h.l2_hit_clocks) == (32, 188)  # Jia et al. 2019 (T4), taken for every GPU here
     assert h.l1_latency == pytest.approx(32 / 1.98e9) and h.l2_latency == pytest.approx(188 / 1.98e9)
     assert h.l1_latency < h.l2_latency < h.dram_latency
-
