@@ -39,6 +39,7 @@ class Sharing:
     barriers: int  # __syncthreads released, summed over the blocks
     reads: tuple  # per class (bit d of its index: shared along dimension d), sectors per sampled owner
     writes: tuple
+    slowest_requests: int = 0  # per block, the global load requests of its warp that made the most, summed
 
     def distinct(self, first, end, writes=False):
         """The distinct sectors the blocks of linear index first .. end - 1 read (or write)."""
@@ -56,7 +57,7 @@ def parse_sharing(report, launches):
     rows = {}
     for row in report.splitlines():
         f = row.split("\t")
-        if f[0] == "hierarchy" and len(f) == 8:
+        if f[0] == "hierarchy" and len(f) == 9:
             rows[int(f[1])] = f
     sharing = []
     for k, la in enumerate(launches):
@@ -71,8 +72,9 @@ def parse_sharing(report, launches):
                 l1_wavefronts=int(f[3]),
                 l2_read_sectors=int(f[4]),
                 barriers=int(f[5]),
-                reads=tuple(float(v) for v in f[6].split()),
-                writes=tuple(float(v) for v in f[7].split()),
+                slowest_requests=int(f[6]),
+                reads=tuple(float(v) for v in f[7].split()),
+                writes=tuple(float(v) for v in f[8].split()),
             )
         )
     return sharing

@@ -62,7 +62,7 @@ class LaunchWork:
     # global requests' 128-byte lines, and the barriers (__syncthreads) released, summed over the blocks.
     sharing: object = None
     requested_read_sectors: int = 0
-    read_requests: int = 0  # the global load requests (warp-level), for the sectors one request asks for
+    load_sites: int = 1  # the global load instructions a round trip issues together
     l1_wavefronts: int = 0
     barriers: int = 0
 
@@ -157,16 +157,14 @@ def _dram_sectors(g, work, resident_blocks):
 
 
 def _round_trip_latency(g, work, l2_sectors, dram_sectors):
-    """A round trip waits for the slowest of its loads: it waits for DRAM if any of its requests misses the L2, else
-    for the L2 if any misses its L1. A missing request is taken to miss whole (its sectors together), so the share
-    of round trips that wait for DRAM is min(1, DRAM sectors / sectors per request / round trips), and likewise for
-    the L2 (with one load per round trip, the sector-weighted mean of the three latencies)."""
-    trips = work.warps * work.dram_round_trips_per_warp
-    per_request = work.requested_read_sectors / work.read_requests if work.read_requests else 1.0
-    if not work.requested_read_sectors or not trips:
+    """A round trip waits for the slowest of its loads (one request per load site): for DRAM if any of them misses
+    the L2, else for the L2 if any misses its L1. A missing request is taken to miss whole (its sectors together), so
+    the share of round trips that wait for DRAM is min(1, load sites x the share of requested sectors DRAM serves),
+    and likewise for the L2 (with one load site, the sector-weighted mean of the three latencies)."""
+    if not work.requested_read_sectors:
         return g.dram_latency
-    dram = min(1.0, dram_sectors / per_request / trips)
-    l2 = max(dram, min(1.0, l2_sectors / per_request / trips))
+    dram = min(1.0, work.load_sites * dram_sectors / work.requested_read_sectors)
+    l2 = max(dram, min(1.0, work.load_sites * l2_sectors / work.requested_read_sectors))
     return g.l1_latency + l2 * (g.l2_latency - g.l1_latency) + dram * (g.dram_latency - g.l2_latency)
 
 

@@ -128,11 +128,15 @@ class Profile:
                 else dict(
                     sharing=sharing,
                     requested_read_sectors=la.sectors_read,
-                    read_requests=la.load_requests,
+                    load_sites=max(1, la.load_sites),
                     l1_wavefronts=sharing.l1_wavefronts,
                     barriers=sharing.barriers,
                 )
             )
+            if sharing is not None and sharing.slowest_requests and la.load_sites:
+                # A block frees its place when its last warp exits: its slowest warp's round trips, not the mean
+                slowest = sharing.slowest_requests / la.blocks / la.load_sites
+                hierarchy["dram_round_trips_per_warp"] = max(1.0, slowest)
             work.append(
                 LaunchWork(
                     kernel=la.kernel,
@@ -144,8 +148,7 @@ class Profile:
                     dram_write_sectors=la.distinct_written,
                     shared_wavefronts=la.wavefronts,
                     flops=flops * la.blocks / total_blocks,
-                    dram_round_trips_per_warp=la.round_trips_per_warp,
-                    **hierarchy,
+                    **{"dram_round_trips_per_warp": la.round_trips_per_warp, **hierarchy},
                 )
             )
         return work

@@ -122,7 +122,7 @@ def test_projections_count_the_distinct_points_of_a_range_of_blocks():
 
 
 def test_the_report_rows_are_read_per_launch():
-    report = "launch\t...\nhierarchy\t1\t2 3 1\t10\t20\t5\t1 2 0 0 0 0 0 0\t3 0 0 0 0 0 0 0.5\n"
+    report = "launch\t...\nhierarchy\t1\t2 3 1\t10\t20\t5\t7\t1 2 0 0 0 0 0 0\t3 0 0 0 0 0 0 0.5\n"
 
     @dataclasses.dataclass
     class L:
@@ -130,7 +130,7 @@ def test_the_report_rows_are_read_per_launch():
 
     first, second = parse_sharing(report, [L((1, 1, 1)), L((4, 6, 1))])
     assert first is None
-    assert second == Sharing((4, 6, 1), (2, 3, 1), 10, 20, 5, (1, 2, 0, 0, 0, 0, 0, 0), (3, 0, 0, 0, 0, 0, 0, 0.5))
+    assert second == Sharing((4, 6, 1), (2, 3, 1), 10, 20, 5, (1, 2, 0, 0, 0, 0, 0, 0), (3, 0, 0, 0, 0, 0, 0, 0.5), 7)
 
 
 def spread(fn, *args, flops=0):
@@ -151,3 +151,25 @@ def test_the_estimate_moves_by_at_most_5_percent_with_the_blocks_sampled(k):
     assert spread(k.run, 0, a, b, out, 37, 23) <= 0.05
     colsum = helpers.load_kernel("colsum", target="cpu", check=True, quiet=True)
     assert spread(colsum.colsum, torch.randn(4096, 512), 4) <= 0.05
+
+
+def test_a_block_waits_for_its_slowest_warp(k):
+    """uneven: 3 blocks of 4 warps, warp w loading w + 1 times (one load site): the counts' mean over the warps is 2.5
+    round trips, but a block frees its place when its last warp exits: the model takes the slowest warp's 4."""
+    a = torch.randn(3 * 128)
+    p = profile(k.run, 2, a, a, torch.zeros(3 * 128), 4, 3)
+    assert p.launches[0].round_trips_per_warp == 2.5
+    assert [w.dram_round_trips_per_warp for w in p.work()] == [4]
+
+
+def test_a_round_trip_of_two_loads_waits_for_the_slower():
+    """800 sectors asked for, 100 of them from DRAM (the footprint fits the L2, read once), no other L2 hits. With one
+    load per round trip, 1 in 8 round trips waits for DRAM; with two loads issued together, 1 in 4 does."""
+    from kp.gputime import LaunchWork, estimate_launch
+
+    sharing = Sharing((4, 1, 1), (4, 1, 1), 0, 100, 0, (25,) + (0,) * 7, (0,) * 8)
+    h100 = gpu("H100")
+    for sites, share in [(1, 0.125), (2, 0.25)]:
+        work = LaunchWork("k", 4, 256, sharing=sharing, requested_read_sectors=800, load_sites=sites)
+        e = estimate_launch(h100, work)
+        assert e.latency == pytest.approx((1 - share) * h100.l1_latency + share * h100.dram_latency)

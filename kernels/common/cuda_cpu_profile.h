@@ -224,6 +224,7 @@ struct Hierarchy {
   uint64_t l1_wavefronts = 0;  // global requests' distinct 128-byte lines (the L1's tag lookups), x weights
   uint64_t l2_read_sectors = 0;  // each block's distinct global sectors read (its L1 misses), x weights
   uint64_t barriers = 0;  // __syncthreads released, x weights
+  uint64_t slowest = 0;   // per block, the global load requests of its warp that made the most, x weights
   std::unordered_map<uintptr_t, Sharer> reads, writes;
 };
 
@@ -339,7 +340,15 @@ void profile_block_end(const char* kernel) {
     if (worst > s.worst) s.worst = worst, s.worst_bank = bank, s.worst_lanes = lanes, s.worst_request = r;
   }
   launch.loading_warps += loading.size() * p.every;
-  if (!t_hierarchy.empty()) t_hierarchy.back().l2_read_sectors += block_reads.size() * t_weight;
+  if (!t_hierarchy.empty()) {
+    t_hierarchy.back().l2_read_sectors += block_reads.size() * t_weight;
+    // A block's resources free when its last warp exits: its slowest warp's round trips set its time.
+    std::unordered_map<uint32_t, uint32_t> per_warp;
+    uint32_t most = 0;
+    for (const auto& [key, r] : p.requests)
+      if (r.space == kGlobal && r.kind == kLoad) most = std::max(most, ++per_warp[key.warp]);
+    t_hierarchy.back().slowest += uint64_t(most) * t_weight;
+  }
   for (const auto& [key, b] : p.branches) {
     BranchStats& s = p.branch_sites[{kernel, key.pc}];
     s.executions += p.every;
@@ -471,12 +480,12 @@ void profile_begin(uint64_t max_blocks) {
 }
 
 // One launch's memory hierarchy inputs, a line: hierarchy  launch  nx ny nz  l1_wavefronts  l2_read_sectors
-// barriers  then, for reads and for writes, the sectors per sampled owner of each sharing class (along = 0 .. 7: the
+// barriers  slowest (per block, its most loading warp's global load requests, summed over the blocks)  then, for reads and for writes, the sectors per sampled owner of each sharing class (along = 0 .. 7: the
 // dimensions along which the class's sectors are shared; its owners: the sampled points of the other dimensions).
 std::string hierarchy_row(size_t launch, const Hierarchy& h) {
-  std::string out = format("hierarchy\t%zu\t%u %u %u\t%llu\t%llu\t%llu", launch, h.n[0], h.n[1], h.n[2],
+  std::string out = format("hierarchy\t%zu\t%u %u %u\t%llu\t%llu\t%llu\t%llu", launch, h.n[0], h.n[1], h.n[2],
                            (unsigned long long)h.l1_wavefronts, (unsigned long long)h.l2_read_sectors,
-                           (unsigned long long)h.barriers);
+                           (unsigned long long)h.barriers, (unsigned long long)h.slowest);
   for (const auto* sharers : {&h.reads, &h.writes}) {
     uint64_t count[8] = {};
     for (const auto& [sector, sh] : *sharers) ++count[sh.along];
