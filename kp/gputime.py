@@ -6,7 +6,8 @@ measurement, and stated assumptions). Never counts anything itself and never run
 The terms of one launch:
 - memory: the DRAM bytes (kp.caches: the sectors the L1s and the L2 leave for DRAM, from the addresses the sampled
   blocks touched; a LaunchWork without them takes its dram_*_sectors as given) / the GPU's achievable DRAM bandwidth,
-  against the latency (Little's law): a warp makes `dram_round_trips_per_warp` waits one after another, each as long
+  against the latency (Little's law): a warp makes `dram_round_trips_per_warp` waits one after another (kp.profile
+  gives a block's slowest warp's: a block frees its place when its last warp exits), each as long
   as the slowest of its loads (L1 hit, L2 hit or DRAM: the share of round trips that miss each level follows from
   the misses kp.caches finds, a missing request missing whole); the loads of one round trip are in flight together,
   and the resident warps' round trips overlap. Blocks run in waves of
