@@ -5,6 +5,8 @@ A module imports only modules on floors below its own (no circles, nothing impor
     floor 1  kp.files        the project's folders, display_path, OS-level locks, atomic writes
              kp.binding      the bindings' argument checks in Python (twins of kernels/common/binding.h)
              kp.table        Table: rows of dicts shown as markdown or HTML
+             kp.gpu_constants  the GPU model's constants no data sheet gives (measured, from studies, assumed)
+             kp.caches       the GPU model's L1s and L2: the sectors DRAM moves, from the sampled blocks' sharing
     floor 2  kp.toolchain    CUDA_HOME and PATH, Problem and ToolchainError, is nvcc / dot here, the probe of
                              optional compiler and linker flags
              kp.diagnostics  KernelBuildError: a build log read as an error at the `.cu` line
@@ -14,7 +16,7 @@ A module imports only modules on floors below its own (no circles, nothing impor
              kp.sourceview   a profile as Nsight's source view: the `.cu` lines with the GPU model's figures
              kp.pictures     a profile's pictures: who touched which element; one shared line's lanes and banks
              kp.newop        a new op from templates/new_op/, in its five places (`make new-op NAME=...`)
-             kp.checksource  where a check-mode finding sits in its `.cu`: the loop a race spans, the `if` over a barrier
+             kp.checksource  where a check-mode finding sits in its `.cu`: the loop a race spans, the `if` over barriers
              kp.puzzlefiles  what runs a puzzle's kernel: its launcher and binding, made from its spec
     floor 3  kp.doctor       every check a target's build needs, and `python helpers.py doctor`
              kp.gputime      a modelled time of counted launches on a named GPU (LaunchWork -> Estimate)
@@ -25,6 +27,7 @@ A module imports only modules on floors below its own (no circles, nothing impor
              kp.ptxas        ptxas's registers, shared memory and spills per kernel, without a GPU
              kp.sass         the SASS nvcc compiled for a GPU's arch, each instruction at its `.cu` line, classed
              kp.bench        median_ms, bench -> BenchResult
+             kp.compiled     a profile's counts as nvcc compiled the kernels: SASS per launch, per line, per GPU
              kp.package      an op as a wheel (`import <op>`: torch.ops.<op>.*) and a CMake library -> Package
     floor 6  kp.load         a built library registered under a fresh namespace -> LoadedKernel (hot reload)
              kp.verify       check_against_reference, gradcheck, check_compiled: print, then assert

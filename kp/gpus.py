@@ -11,46 +11,40 @@ Sources, named again where each number is set:
   follows): registers go to warps in units of 256, and to each of an SM's 4 sub-partitions whole warps at a time;
   shared memory goes in units of 128 bytes (256 before 8.0), the runtime's reserve included; with the default
   carveout a block may use all of the SM's shared memory;
-- each GPU's NVIDIA data sheet or architecture whitepaper: SMs, boost clock, DRAM bandwidth, L2 (named on its row).
+- each GPU's NVIDIA data sheet or architecture whitepaper: SMs, boost clock, DRAM bandwidth, L2 (named on its row);
+- kp.gpu_constants: what no data sheet gives (achievable bandwidth, latencies, the launch floor), each with its source.
 """
 
 import dataclasses
 import re
 
+from kp.gpu_constants import (  # noqa: F401 (H100_MEASURED* and h100_measured: read from kp.gpus too)
+    ACHIEVABLE_FRACTION,
+    DRAM_LATENCY,
+    H100_MEASURED,
+    H100_MEASURED_BANDWIDTH,
+    H100_MEASURED_ON,
+    H100_MEASURED_TORCH,
+    L1_HIT_CLOCKS,
+    L1_WAVEFRONTS_PER_CLOCK,
+    L2_HIT_CLOCKS,
+    LAUNCH_FLOOR,
+    h100_measured,
+)
 from kp.table import Table
 
 WARP = 32
 KiB, MiB = 1024, 1024**2
 
-# DRAM bandwidth a streaming kernel reaches. Measured by this project on the H100 SXM only: torch.add on 2^26
-# float32 on an NVIDIA H100 80GB HBM3 ran at 2.95-3.0 TB/s (CUDA events; the README's "On a GPU" table, one `make
-# bench` run: torch.add 3.00-3.01 TB/s, add2 3.02 TB/s); we take 2.97e12. The other GPUs are not measured: their data
-# sheet bandwidth times the H100's measured / data-sheet ratio, 2.97 / 3.35 = 0.887 (GDDR parts may reach another
-# share; replace with a measurement when there is one).
-H100_MEASURED_BANDWIDTH = 2.97e12
-ACHIEVABLE_FRACTION = H100_MEASURED_BANDWIDTH / 3.35e12
-
-# DRAM latency, seconds, for Little's law in kp.gputime: an assumption, neither measured by this project nor checked
-# here against a paper's table. Such numbers come from pointer-chasing microbenchmarks (e.g. Luo et al., "Benchmarking
-# and Dissecting the Nvidia Hopper GPU Architecture", arXiv:2402.13499, 2024; Chips and Cheese, "Nvidia's H100: Funny
-# L2, and Tons of Bandwidth", 2023), and a loaded memory system adds queueing to an idle access; we take 700 ns, the
-# middle of the 600-800 ns issue 23 gives for HBM on Hopper, for every GPU here (the GDDR parts too, unchecked). The
-# first constant to replace with a measurement.
-DRAM_LATENCY = 700e-9
-
-# The least time one launch takes, seconds: an assumption, not measured by this project: issue 23's ~2-3 us for an
-# empty kernel timed with CUDA events; we take 2.5 us. (The README's 9.55 us per torch.add of 1024 elements is the
-# CPU side of a whole op call, dispatcher and launch, not the GPU's floor, so it is not used.)
-LAUNCH_FLOOR = 2.5e-6
-
-# Per compute capability (7.5 Turing, 8.0 A100, 8.9 Ada, 9.0 Hopper): the Programming Guide's "Technical
-# Specifications per Compute Capability" (warps / blocks / shared memory per SM, most shared memory per block with
-# opt-in, the reserve per block), cuda_occupancy.h's shared allocation unit, and the FP32 / FP64 results per clock
-# per SM from "Throughput of Native Arithmetic Instructions".
+# Per compute capability (7.5 Turing, 8.0 A100, 8.6 the other Ampere chips, 8.9 Ada, 9.0 Hopper): the Programming
+# Guide's "Technical Specifications per Compute Capability" (warps / blocks / shared memory per SM, most shared memory
+# per block with opt-in, the reserve per block), cuda_occupancy.h's shared allocation unit, and the FP32 / FP64
+# results per clock per SM from "Throughput of Native Arithmetic Instructions".
 #       warps/SM  blocks/SM  shared/SM  shared/block  reserved  unit  fp32  fp64
 SM_LIMITS = {
     (7, 5): (32, 16, 64 * KiB, 64 * KiB, 0, 256, 64, 2),
     (8, 0): (64, 32, 164 * KiB, 163 * KiB, KiB, 128, 64, 32),
+    (8, 6): (48, 16, 100 * KiB, 99 * KiB, KiB, 128, 128, 2),
     (8, 9): (48, 24, 100 * KiB, 99 * KiB, KiB, 128, 128, 2),
     (9, 0): (64, 32, 228 * KiB, 227 * KiB, KiB, 128, 128, 64),
 }
@@ -78,6 +72,9 @@ class GPU:
     fp32_per_clock_per_sm: int
     fp64_per_clock_per_sm: int
     dram_latency: float = DRAM_LATENCY
+    l1_hit_clocks: int = L1_HIT_CLOCKS
+    l2_hit_clocks: int = L2_HIT_CLOCKS
+    l1_wavefronts_per_clock: int = L1_WAVEFRONTS_PER_CLOCK  # per SM: shared wavefronts and global 128-byte lines
     launch_floor: float = LAUNCH_FLOOR
     registers_per_sm: int = 65536
     max_registers_per_block: int = 65536
@@ -95,6 +92,16 @@ class GPU:
         return self.boost_clock_ghz * 1e9
 
     @property
+    def l1_latency(self):
+        """An L1 hit's latency, seconds."""
+        return self.l1_hit_clocks / self.clock_hz
+
+    @property
+    def l2_latency(self):
+        """An L2 hit's latency, seconds."""
+        return self.l2_hit_clocks / self.clock_hz
+
+    @property
     def fp32_flops(self):
         """Peak FP32 FLOP/s: SMs x results per clock x 2 (a fused multiply-add is two) x boost clock."""
         return self.sms * self.fp32_per_clock_per_sm * 2 * self.clock_hz
@@ -105,40 +112,10 @@ class GPU:
         return self.sms * self.fp64_per_clock_per_sm * 2 * self.clock_hz
 
 
-# What the H100 measured: the README's "On a GPU" table (`make bench` on one NVIDIA H100 80GB HBM3, torch
-# 2.11.0+cu130, 2026-11-23): op -> (size, throughput: bytes/s for memory-bound ops, FLOP/s otherwise).
-H100_MEASURED_ON = 'one NVIDIA H100 80GB HBM3, `make bench`, 2026-11-23 (the README\'s "On a GPU" table)'
-H100_MEASURED = {
-    "add2": (2**26, 3.02e12),
-    "add2_v1": (2**26, 2.74e12),
-    "mul": (2**26, 3.01e12),
-    "mul, broadcast": (2**26, 2.54e12),
-    "mul_backward": (2**26, 3.01e12),
-    "add": (2**26, 3.01e12),
-    "poly2": (2**26, 2.96e12),
-    "exp": (2**26, 2.96e12),
-    "linear": ((4096, 4096, 4096), 5.83e12),  # the 16 x 16 shared tiles (large outputs now take a register-tiled one)
-    "involution": ((32, 64, 56, 7), 0.829e12),
-}
-# The torch ops measured beside them in the same run (that table's "torch" column), where a lesson compares against
-# one: F.linear is cuBLAS's float32 GEMM with TF32 off (torch's default, `torch.backends.cuda.matmul.allow_tf32` False:
-# bench/ops.py leaves it so), 2·M·N·K FLOPs over the median time. Notebook 07's goal is a fraction of it.
-H100_MEASURED_TORCH = {
-    "F.linear": ((4096, 4096, 4096), 50.6e12),
-}
-
-
-def h100_measured(name):
-    """(size, throughput, where) of `name` as the H100 measured it: an op of H100_MEASURED or a torch op of
-    H100_MEASURED_TORCH ("F.linear"); throughput in bytes/s for memory-bound ops, FLOP/s otherwise."""
-    size, rate = {**H100_MEASURED, **H100_MEASURED_TORCH}[name]
-    return size, rate, H100_MEASURED_ON
-
-
 def _gpu(name, cc, sms, boost_clock_ghz, dram_bandwidth, l2_mib, achievable=None):
     """A GPU row: its data sheet numbers, and the rest from its compute capability's SM_LIMITS."""
     achievable = achievable or dram_bandwidth * ACHIEVABLE_FRACTION
-    return GPU(name, cc, sms, boost_clock_ghz, dram_bandwidth, achievable, l2_mib * MiB, *SM_LIMITS[cc])
+    return GPU(name, cc, sms, boost_clock_ghz, dram_bandwidth, achievable, int(l2_mib * MiB), *SM_LIMITS[cc])
 
 
 # The SM counts are the data sheets' CUDA cores / FP32 lanes per SM (e.g. 16,896 / 128 = 132 on the H100 SXM).
@@ -160,10 +137,35 @@ GPUS = {
         _gpu("T4", (7, 5), 40, 1.59, 320e9, 4),
         # NVIDIA Ada Lovelace whitepaper, GeForce RTX 4090: 128 SMs, 2.52 GHz boost, 1,008 GB/s GDDR6X, 72 MB L2.
         _gpu("RTX 4090", (8, 9), 128, 2.52, 1008e9, 72),
+        # NVIDIA Turing whitepaper, GeForce RTX 2080 Ti (reference board): 68 SMs (4,352 CUDA cores), 1.545 GHz
+        # boost, 616 GB/s GDDR6, 5.5 MB L2 (5,632 KB: taken as 5.5 MiB).
+        _gpu("RTX 2080 Ti", (7, 5), 68, 1.545, 616e9, 5.5),
+        # NVIDIA A10 data sheet (9,216 CUDA cores, 600 GB/s GDDR6) and the Ampere GA102 whitepaper (6 MB L2):
+        # 72 SMs, 1.695 GHz boost.
+        _gpu("A10", (8, 6), 72, 1.695, 600e9, 6),
+        # NVIDIA Ampere GA102 whitepaper, GeForce RTX 3090: 82 SMs (10,496 CUDA cores), 1.695 GHz boost, 936 GB/s
+        # GDDR6X, 6 MB L2.
+        _gpu("RTX 3090", (8, 6), 82, 1.695, 936e9, 6),
+        # Same whitepaper, GeForce RTX 3080 (10 GB): 68 SMs (8,704 CUDA cores), 1.71 GHz boost, 760 GB/s GDDR6X,
+        # 5 MB L2.
+        _gpu("RTX 3080", (8, 6), 68, 1.71, 760e9, 5),
+        # NVIDIA RTX A6000 data sheet (10,752 CUDA cores, 768 GB/s GDDR6) and the GA102 whitepaper (6 MB L2): 84 SMs,
+        # 1.80 GHz boost.
+        _gpu("RTX A6000", (8, 6), 84, 1.80, 768e9, 6),
     )
 }
 
-ALIASES = {"h100": "H100 SXM", "h100sxm5": "H100 SXM", "a100sxm": "A100", "a10080gb": "A100", "4090": "RTX 4090"}
+ALIASES = {
+    "h100": "H100 SXM",
+    "h100sxm5": "H100 SXM",
+    "a100sxm": "A100",
+    "a10080gb": "A100",
+    "4090": "RTX 4090",
+    "a6000": "RTX A6000",
+    "3090": "RTX 3090",
+    "3080": "RTX 3080",
+    "2080ti": "RTX 2080 Ti",
+}
 
 
 def _key(name):

@@ -1,43 +1,44 @@
 """A modelled kernel time on a named GPU from the work each launch did (as the CPU stand-in's counters count it):
-LaunchWork in, Estimate out, roofline-style. No constant is fitted to any kernel: every number is the GPU table's
-(kp.gpus, where each is sourced: data sheets, the CUDA Programming Guide, this project's one bandwidth measurement, and
-two stated assumptions, DRAM latency and the launch floor). Never counts anything itself and never runs on a GPU.
+LaunchWork in, Estimate out. No constant is fitted to any kernel: every number is the GPU table's (kp.gpus, where
+each is sourced: data sheets, NVIDIA's documentation, microbenchmark studies, this project's one bandwidth
+measurement, and stated assumptions). Never counts anything itself and never runs on a GPU.
 
-A launch takes the largest of these terms, and the Estimate names the one that bounds it:
-- memory: the traced DRAM bytes (32-byte sectors read + written, as traced, not the ideal count) / the GPU's
-  achievable DRAM bandwidth;
-- latency (Little's law): the DRAM bandwidth a launch can reach is bytes in flight / DRAM latency, where bytes in flight
-  = resident warps x the bytes each warp keeps in flight (the DRAM bytes it loads per round trip, a round trip being a
-  wait for DRAM data: `dram_round_trips_per_warp` of them one after another; stores do not hold a warp up).
-  Blocks run in waves of blocks_per_sm x SMs
-  blocks (waves = ceil(blocks / (blocks_per_sm x SMs))); a wave moves its bytes at min(achievable, reachable), so
-  the memory time is, wave by wave, max(bytes / achievable bandwidth, round trips x latency). The last, partial wave
-  has only part of the SMs busy: its bytes in flight, and so its reachable bandwidth, are that share of a full
-  wave's, and it takes a whole round-trip time for its few bytes. "latency" names a launch whose waves' round trips
-  add up to more than bytes / achievable bandwidth (too few warps, or too few bytes per warp, in flight);
+The terms of one launch:
+- memory: the DRAM bytes (kp.caches: the sectors the L1s and the L2 leave for DRAM, from the addresses the sampled
+  blocks touched; a LaunchWork without them takes its dram_*_sectors as given) / the GPU's achievable DRAM bandwidth,
+  against the latency (Little's law): a warp makes `dram_round_trips_per_warp` waits one after another (kp.profile
+  gives a block's slowest warp's: a block frees its place when its last warp exits), each as long
+  as the slowest of its loads (L1 hit, L2 hit or DRAM: the share of round trips that miss each level follows from
+  the misses kp.caches finds, a missing request missing whole); the loads of one round trip are in flight together,
+  and the resident warps' round trips overlap. Blocks run in waves of
+  blocks_per_sm x SMs; a wave takes max(its bytes / achievable bandwidth, round trips x mean latency). "latency"
+  names a launch whose waves' round trips add up to more than its bytes / achievable bandwidth;
 - compute: fp32 FLOPs / FP32 peak + fp64 FLOPs / FP64 peak (added: both issue from the same warp schedulers);
-- shared memory: shared-memory wavefronts / (one wavefront per clock per SM) / clock;
-  compute and shared memory run on the SMs holding blocks: the SM given the most blocks, ceil(blocks / SMs),
+- shared memory and L1: the L1's data pipe serves one wavefront per clock per SM, shared between shared-memory
+  wavefronts and the 128-byte lines of global requests (kp.caches); named "shared memory" or "L1" by the larger;
+  compute and the L1 pipe run on the SMs holding blocks: the SM given the most blocks, ceil(blocks / SMs),
   finishes last, so these take (that many blocks' work) / (one SM's rate);
 - launch: no launch takes less than the GPU's launch floor.
-Launches are taken as run back to back (as `make bench` times them): the total is the sum of the launches' times.
-Every block is taken to do the same work (the launch's counts / its blocks).
 
-Not modelled: L2 hits (every traced sector is taken to go to DRAM; a working set smaller than the L2 can be faster),
-instruction latency and issue limits other than FLOP/s, tensor cores, overlap between launches, clocks below boost,
-and latency partly exposed near the edge between the two memory terms: add2_v1 (one float per thread, 384 bytes in
-flight per warp) comes out memory-bound at 272 us like add2 (16-byte Packs), where `make bench` measured 2.74 TB/s
-(294 us) against add2's 3.02 TB/s (267 us).
+How the terms combine (what can run at the same time): with several blocks resident per SM, one block's memory
+waits overlap another's compute, so the slowest resource bounds: max(memory, compute, L1 pipe). With one block per
+SM and barriers (__syncthreads) in it, the block's phases are separated: its warps load (memory), wait at the
+barrier, then compute from shared memory (compute, L1 pipe) while no load is in flight, so the two sides add:
+memory + max(compute, L1 pipe); the bound then names both ("latency + compute"). Launches are taken as run back to
+back (as `make bench` times them): the total is the sum of the launches' times. Every block is taken to do the same
+work (the launch's counts / its blocks).
+
+Not modelled: L2 bandwidth (L2 hits are free but for their latency), instruction issue limits other than FLOP/s,
+tensor cores, overlap between launches, clocks below boost, partly exposed latency near the edge between the two
+memory terms (add2_v1, one float per thread, is modelled as add2 is: the README says by how much it misses).
 """
 
 import dataclasses
 import math
 
+from kp.caches import SECTOR_BYTES, traffic
 from kp.gpus import WARP, Occupancy, gpu, occupancy
 from kp.table import Table
-
-# Global memory is moved in 32-byte sectors (CUDA C++ Best Practices Guide, "Coalesced Access to Global Memory").
-SECTOR_BYTES = 32
 
 
 @dataclasses.dataclass(frozen=True)
@@ -57,6 +58,14 @@ class LaunchWork:
     # DRAM waits one warp makes one after another: 1 for a kernel that loads what it needs, computes and stores; a
     # grid-stride loop waits once per iteration (unless it loads ahead); a load whose address comes from a load, twice.
     dram_round_trips_per_warp: float = 1
+    # The memory hierarchy (kp.caches): the sampled blocks' sharing of sectors (a kp.caches.Sharing; None: the
+    # dram_*_sectors above are what DRAM moves, and every load waits for DRAM), the sectors the loads asked for, the
+    # global requests' 128-byte lines, and the barriers (__syncthreads) released, summed over the blocks.
+    sharing: object = None
+    requested_read_sectors: int = 0
+    load_sites: int = 1  # the global load instructions a round trip issues together
+    l1_wavefronts: int = 0
+    barriers: int = 0
 
     @property
     def dram_bytes(self):
@@ -84,18 +93,22 @@ class LaunchEstimate:
 
     kernel: str
     seconds: float
-    bound: str  # "memory", "latency", "compute", "shared memory" or "launch"
+    bound: str  # "memory", "latency", "compute", "shared memory", "L1" or "launch"; "A + B" where phases add
     dram_bytes: int
     achieved_bandwidth: float  # dram_bytes / seconds, bytes/s
     occupancy: Occupancy
     waves: int
-    reachable_bandwidth: float  # Little's law in the first (fullest) wave: bytes in flight / DRAM latency
+    reachable_bandwidth: float  # Little's law in the first (fullest) wave: bytes in flight / mean latency
     bandwidth_s: float  # dram_bytes / achievable bandwidth
-    latency_s: float  # the waves' round trips: round trips x latency per wave
+    latency_s: float  # the waves' round trips: round trips x mean latency per wave
     memory_s: float  # wave by wave, the larger of the two
     compute_s: float
-    shared_s: float
+    shared_s: float  # the shared-memory wavefronts alone
     launch_floor_s: float
+    l1_s: float = 0.0  # the L1's data pipe: shared wavefronts + global lines
+    latency: float = 0.0  # the latency of a round trip, seconds
+    hit_shares: tuple = (0.0, 0.0, 1.0)  # the shares of the requested sectors the L1, the L2 and DRAM serve
+    phases_add: bool = False  # one block per SM with barriers: memory + on-SM work
 
 
 @dataclasses.dataclass(frozen=True)
@@ -123,6 +136,8 @@ class Estimate:
                 "latency term (µs)": e.latency_s * 1e6,
                 "compute term (µs)": e.compute_s * 1e6,
                 "shared memory term (µs)": e.shared_s * 1e6,
+                "L1 pipe term (µs)": e.l1_s * 1e6,
+                "L1 / L2 / DRAM hits": "{:.0%} / {:.0%} / {:.0%}".format(*e.hit_shares),
             }
             for e in self.launches
         ]
@@ -131,6 +146,27 @@ class Estimate:
 
 def _time(seconds):
     return f"{seconds * 1e6:.3g} µs" if seconds < 1e-3 else f"{seconds * 1e3:.3g} ms"
+
+
+def _dram_sectors(g, work, resident_blocks):
+    """(read, write, hit shares, round-trip latency) of a launch on `g`: kp.caches' where the work has its sharing;
+    else as given, every load waiting for DRAM."""
+    if work.sharing is None:
+        return work.dram_read_sectors, work.dram_write_sectors, (0.0, 0.0, 1.0), g.dram_latency
+    t = traffic(work.sharing, work.requested_read_sectors, resident_blocks, g.l2_bytes)
+    return t.dram_read, t.dram_write, t.hit_shares(), _round_trip_latency(g, work, t.l2_read, t.dram_read)
+
+
+def _round_trip_latency(g, work, l2_sectors, dram_sectors):
+    """A round trip waits for the slowest of its loads (one request per load site): for DRAM if any of them misses
+    the L2, else for the L2 if any misses its L1. A missing request is taken to miss whole (its sectors together), so
+    the share of round trips that wait for DRAM is min(1, load sites x the share of requested sectors DRAM serves),
+    and likewise for the L2 (with one load site, the sector-weighted mean of the three latencies)."""
+    if not work.requested_read_sectors:
+        return g.dram_latency
+    dram = min(1.0, work.load_sites * dram_sectors / work.requested_read_sectors)
+    l2 = max(dram, min(1.0, work.load_sites * l2_sectors / work.requested_read_sectors))
+    return g.l1_latency + l2 * (g.l2_latency - g.l1_latency) + dram * (g.dram_latency - g.l2_latency)
 
 
 def estimate_launch(gpu_or_name, work):
@@ -142,31 +178,41 @@ def estimate_launch(gpu_or_name, work):
     per_wave = occ.blocks_per_sm * g.sms
     waves = math.ceil(work.grid_blocks / per_wave)
     wave_blocks = [per_wave] * (waves - 1) + [work.grid_blocks - per_wave * (waves - 1)]
+    reads, writes, shares, latency = _dram_sectors(g, work, per_wave)
+    dram_bytes = SECTOR_BYTES * (reads + writes)
+    waited = SECTOR_BYTES * (work.requested_read_sectors or work.dram_read_sectors) or dram_bytes
     warps_per_block = work.warps // work.grid_blocks
     bandwidth_s = latency_s = memory_s = reachable = 0.0
-    if work.dram_bytes:
+    if waited:
+        per_warp = waited / (work.warps * work.dram_round_trips_per_warp)  # bytes one warp waits for per trip
+        reachable = wave_blocks[0] * warps_per_block * per_warp / latency
         for blocks in wave_blocks:  # the full waves, then the last
-            in_flight = blocks * warps_per_block * work.bytes_in_flight_per_warp
-            reachable = reachable or in_flight / g.dram_latency
-            share = blocks / work.grid_blocks
-            waits = work.waited_bytes * share / (in_flight / g.dram_latency)  # the wave's round trips x latency
+            waits = work.dram_round_trips_per_warp * latency
             latency_s += waits
-            memory_s += max(work.dram_bytes * share / g.achievable_dram_bandwidth, waits)
-        bandwidth_s = work.dram_bytes / g.achievable_dram_bandwidth
+            memory_s += max(dram_bytes * blocks / work.grid_blocks / g.achievable_dram_bandwidth, waits)
+        bandwidth_s = dram_bytes / g.achievable_dram_bandwidth
     busiest = math.ceil(work.grid_blocks / g.sms) / work.grid_blocks  # the busiest SM's share of the blocks
     compute_s = (work.flops / g.fp32_flops + work.flops64 / g.fp64_flops) * g.sms * busiest
-    shared_s = work.shared_wavefronts * busiest / g.clock_hz
-    terms = {"memory": memory_s, "compute": compute_s, "shared memory": shared_s, "launch": g.launch_floor}
+    per_clock = g.l1_wavefronts_per_clock * g.clock_hz  # one SM's L1 data pipe
+    shared_s = work.shared_wavefronts * busiest / per_clock
+    l1_s = (work.shared_wavefronts + work.l1_wavefronts) * busiest / per_clock
+    memory_name = "latency" if latency_s > bandwidth_s else "memory"
+    pipe_name = "shared memory" if work.shared_wavefronts >= work.l1_wavefronts else "L1"
+    on_sm = {"compute": compute_s, pipe_name: l1_s}
+    phases_add = occ.blocks_per_sm == 1 and work.barriers > 0 and memory_s > 0
+    if phases_add:
+        sm_name = max(on_sm, key=on_sm.get)
+        terms = {f"{memory_name} + {sm_name}": memory_s + on_sm[sm_name], "launch": g.launch_floor}
+    else:
+        terms = {memory_name: memory_s, **on_sm, "launch": g.launch_floor}
     bound = max(terms, key=terms.get)
-    if bound == "memory" and latency_s > bandwidth_s:
-        bound = "latency"
-    seconds = max(terms.values())
+    seconds = terms[bound]
     return LaunchEstimate(
         kernel=work.kernel,
         seconds=seconds,
         bound=bound,
-        dram_bytes=work.dram_bytes,
-        achieved_bandwidth=work.dram_bytes / seconds,
+        dram_bytes=dram_bytes,
+        achieved_bandwidth=dram_bytes / seconds,
         occupancy=occ,
         waves=waves,
         reachable_bandwidth=reachable,
@@ -176,6 +222,10 @@ def estimate_launch(gpu_or_name, work):
         compute_s=compute_s,
         shared_s=shared_s,
         launch_floor_s=g.launch_floor,
+        l1_s=l1_s,
+        latency=latency,
+        hit_shares=shares,
+        phases_add=phases_add,
     )
 
 

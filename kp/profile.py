@@ -17,20 +17,18 @@ wrote the accesses, and `.basis` says so. Never loads a kernel itself (kp.sass c
 
 import ctypes
 import warnings
-from pathlib import Path
 
 import torch
 
 from kp.build import cpu_runtime
-from kp.counts import WARP, Advice, as_compiled, parse
-from kp.diagnostics import KernelBuildError
-from kp.files import ROOT
+from kp.caches import parse_sharing
+from kp.compiled import CompiledCounts
+from kp.counts import WARP, Advice, parse
 from kp.gputime import LaunchWork, estimate
 from kp.pictures import banks, picture
-from kp.ptxas import demangle, file_constants, instantiation, launch_resources
-from kp.sass import SassUnavailable, arch_of, by_kernel, describe, executed, source_lines
-from kp.sass import sass as sass_of
-from kp.sourceview import instruction_advice, profile_html, sass_listing
+from kp.ptxas import launch_resources
+from kp.sass import arch_of
+from kp.sourceview import instruction_advice, profile_html
 from kp.table import Table
 
 DIVERGENT_SHARE = 0.05  # advice names a branch when at least this share of its warp executions diverge
@@ -44,9 +42,10 @@ class ProfileError(RuntimeError):
 
 def profile(fn, *args, max_blocks=0, **kwargs):
     """Run `fn(*args, **kwargs)` with the stand-in's profiler on; return its Profile. `max_blocks`: sample launches of
-    more blocks than this (every k-th block runs and is counted, the counts x k; the others do not run, so the output
-    is incomplete: for the model only). A sample is what was asked for, so it is no warning: the Profile says so
-    (`.sampled`, and its repr)."""
+    more blocks than about this (a product grid of blocks spread over every grid dimension, at least two along each
+    of more than one block, runs and is counted, each block's counts x the blocks it stands for; the others do not
+    run, so the output is incomplete: for the model only). A sample is what was asked for, so it is no warning: the
+    Profile says so (`.sampled`, and its repr)."""
     lib = cpu_runtime()
     lib.kp_profile_take.restype = ctypes.c_char_p
     lib.kp_profile_begin(ctypes.c_ulonglong(max_blocks))
@@ -55,7 +54,8 @@ def profile(fn, *args, max_blocks=0, **kwargs):
     finally:
         report = (lib.kp_profile_take() or b"").decode(errors="replace")
     dtypes = [a.dtype for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor) and a.is_floating_point()]
-    result = Profile(parse(report), CTYPES.get(dtypes[0]) if dtypes else None)
+    counts = parse(report)
+    result = Profile(counts, CTYPES.get(dtypes[0]) if dtypes else None, parse_sharing(report, counts.launches))
     if not result.launches:
         raise ProfileError(
             result.not_counted_message()
@@ -80,11 +80,13 @@ def modelled(fn, gpu="H100", max_blocks=64, flops=None):
     return seconds
 
 
-class Profile:
+class Profile(CompiledCounts):
     """Counts of one profiled call: `lines` (Line), `launches` (Launch). Data first; `table()`, `advice()` and, in
     Jupyter, a source view (kp.sourceview) show them."""
 
-    def __init__(self, counts, ctype=None):
+    def __init__(self, counts, ctype=None, sharing=None):
+        # Per launch, the memory hierarchy's inputs (kp.caches.Sharing; None: DRAM takes the distinct sectors)
+        self.sharing = sharing or [None] * len(counts.launches)
         # The C++ type of the call's first floating tensor: the kernels' instantiation whose ptxas figures apply.
         self.ctype = ctype
         self.source_lines, self.launches, self.branches = counts.lines, counts.launches, counts.branches  # kp.counts
@@ -93,69 +95,6 @@ class Profile:
         self._compiled, self._sass = {}, {}
         # As the H100's SASS serves the accesses (the source's accesses where there is no SASS: `basis` says which).
         self.lines, self.instructions, self.basis = self.compiled("H100")
-
-    def kernel_sass(self, kernel, gpu="H100"):
-        """The SASS instructions (kp.sass) of the instantiation of `kernel` the call ran, for `gpu`; a str saying why
-        there are none (no nvcc, no nvdisasm, a kernel file that nvcc does not compile alone)."""
-        arch = arch_of(gpu)
-        if (kernel, arch) not in self._sass:
-            file = next((la.file for la in self.launches if la.kernel == kernel and la.file), None)
-            try:
-                if not file:
-                    raise SassUnavailable(f"no SASS: the trace does not name {kernel}'s file")
-                path = ROOT / file if not file.startswith("/") else Path(file)
-                every = sass_of(path, arch)
-                functions = list(dict.fromkeys(i.function for i in every))
-                names = dict(zip(demangle(functions), functions))
-                chosen = instantiation(list(names), kernel, self.ctype, file_constants(path.read_text()))
-                self._sass[(kernel, arch)] = [i for i in every if i.function == names.get(chosen)]
-            except (SassUnavailable, KernelBuildError, OSError, RuntimeError) as e:
-                self._sass[(kernel, arch)] = str(e).splitlines()[0] if str(e) else type(e).__name__
-        return self._sass[(kernel, arch)]
-
-    def compiled(self, gpu="H100"):
-        """(lines, instructions, basis): the lines counted as `gpu`'s SASS serves their accesses
-        (kp.counts.as_compiled), the SASS instructions each line ran (kp.sass.executed), and what the counts rest on
-        ("SASS sm_90", or "source (<why no SASS>)")."""
-        arch = arch_of(gpu)
-        if arch not in self._compiled:
-            by_line, missing, warps = {}, {}, {}
-            for la in self.launches:
-                warps[la.kernel] = warps.get(la.kernel, 0) + la.blocks * -(-la.threads_per_block // WARP)
-            for kernel in warps:
-                if isinstance(found := self.kernel_sass(kernel, arch), str):
-                    missing[kernel] = f"{kernel}: {found}"
-                for i in found if not isinstance(found, str) else ():
-                    by_line.setdefault((kernel, i.file, i.line), []).append(i)
-            lines, passes = as_compiled(
-                self.source_lines, lambda k, f, n: None if k in missing else by_line.get((k, f, n), []), f"SASS {arch}"
-            )
-            instructions = executed(passes, self.branches, warps, by_line, source_lines)
-            why = "; ".join(missing.values())
-            basis = f"SASS {arch}" if not missing else f"source ({why})" if len(missing) == len(warps) else (
-                f"SASS {arch}, the source for {why}"
-            )  # fmt: skip
-            self._compiled[arch] = (lines, instructions, basis)
-        return self._compiled[arch]
-
-    def issued(self, gpu="H100"):
-        """{kernel: {class: warp instructions executed}}: `gpu`'s SASS, each line's times the runs kp.sass.executed
-        finds for it; the data of an issue term (instructions / (SMs x schedulers x clock)), for kp.gputime."""
-        return by_kernel(self.compiled(gpu)[1])
-
-    def sass(self, line, gpu="H100"):
-        """What nvcc made of `.cu` line `line` (a number, or "file.cu:N") for `gpu`: its SASS instructions as a Table,
-        titled with what they show (vectorised, unrolled, spilled) and with the line's executions where counted."""
-        file, number = (line.rsplit(":", 1)[0], int(line.rsplit(":", 1)[1])) if isinstance(line, str) else (None, line)
-        rows, said = [], []
-        for kernel in dict.fromkeys(la.kernel for la in self.launches):
-            found = self.kernel_sass(kernel, gpu)
-            if isinstance(found, str):
-                said.append(f"{kernel}: {found}")
-                continue
-            rows += [(kernel, i) for i in found if i.line == number and (file is None or i.file == file)]
-        runs = {(x.kernel, x.line): x.executions for x in self.compiled(gpu)[1] if x.line == number}
-        return sass_listing(rows, number, arch_of(gpu), describe([i for _, i in rows]) + said, runs)
 
     @property
     def sampled(self):
@@ -188,18 +127,34 @@ class Profile:
         )
 
     def work(self, flops=0.0, gpu="H100"):
-        """Each launch as kp.gputime's LaunchWork: DRAM moves the distinct sectors the launch's requests touched
-        (the L2 keeps a sector between its uses within a launch: a broadcast operand is read from DRAM once; an
-        uncoalesced load still moves every sector it touches), its shared wavefronts as `gpu`'s SASS serves them (the
-        launch's share of its kernel's lines), registers and static shared memory from ptxas for `gpu`'s arch and the
-        instantiation launched (32 registers where nvcc is missing), `flops` shared out by the launches' blocks."""
+        """Each launch as kp.gputime's LaunchWork: its memory hierarchy's inputs (kp.caches: which sectors the
+        sampled blocks share, each block's L1 misses, the global requests' 128-byte lines, the barriers), the
+        distinct sectors it touched (what DRAM moves where those inputs are missing), its shared wavefronts as `gpu`'s
+        SASS serves them (the launch's share of its kernel's lines), registers and static shared memory from ptxas for
+        `gpu`'s arch and the instantiation launched (32 registers where nvcc is missing), `flops` shared out by the
+        launches' blocks."""
         total_blocks = sum(la.blocks for la in self.launches) or 1
         compiled_lines = self.compiled(gpu)[0]
         work = []
-        for la in self.launches:
+        for la, sharing in zip(self.launches, self.sharing):
             registers, static = launch_resources(la.file, la.kernel, self.ctype, arch_of(gpu))
             source = sum(ln.units for ln in self.source_lines if ln.kernel == la.kernel and ln.space == "shared")
             served = sum(ln.units for ln in compiled_lines if ln.kernel == la.kernel and ln.space == "shared")
+            hierarchy = (
+                {}
+                if sharing is None
+                else dict(
+                    sharing=sharing,
+                    requested_read_sectors=la.sectors_read,
+                    load_sites=max(1, la.load_sites),
+                    l1_wavefronts=sharing.l1_wavefronts,
+                    barriers=sharing.barriers,
+                )
+            )
+            if sharing is not None and sharing.slowest_requests and la.load_sites:
+                # A block frees its place when its last warp exits: its slowest warp's round trips, not the mean
+                slowest = sharing.slowest_requests / la.blocks / la.load_sites
+                hierarchy["dram_round_trips_per_warp"] = max(1.0, slowest)
             work.append(
                 LaunchWork(
                     kernel=la.kernel,
@@ -211,7 +166,7 @@ class Profile:
                     dram_write_sectors=la.distinct_written,
                     shared_wavefronts=round(la.wavefronts * served / source) if source else la.wavefronts,
                     flops=flops * la.blocks / total_blocks,
-                    dram_round_trips_per_warp=la.round_trips_per_warp,
+                    **{"dram_round_trips_per_warp": la.round_trips_per_warp, **hierarchy},
                 )
             )
         return work

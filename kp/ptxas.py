@@ -135,6 +135,7 @@ def instantiation(names, kernel, ctype=None, constants=None):
     as the source spelled it (`linear_v7<T, BM, BN, BK, TM, TN>`): the one its spelling names once the file's
     `constants` ({name: value}) and `ctype` (the call's dtype as C++) are put in for the names; else the one whose
     template arguments name `ctype`; else the first of that name. None if no name is the kernel's."""
+
     def bare(name):
         return name.replace(" ", "")
 

@@ -106,8 +106,9 @@ def sass_listing(rows, line, arch, said, runs):
 
 def instruction_advice(instructions, local, hotspot=True):
     """What the SASS says, in plain words, for Profile.advice: the lines whose SASS spills registers to local memory
-    (`local`: their LDL/STL), and with `hotspot` the line that issues the most instructions (of kp.sass.Instructions;
-    Profile.advice asks for it beside other advice only: where the GPU spends its instructions is no fault by itself)."""
+    (`local`: their LDL/STL), and with `hotspot` the line that issues the most instructions (of
+    kp.sass.Instructions; Profile.advice asks for it beside other advice only: where the GPU spends its instructions
+    is no fault by itself)."""
     said = []
     if instructions and hotspot:
         top = max(instructions, key=lambda i: i.total)

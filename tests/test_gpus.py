@@ -14,13 +14,26 @@ def test_gpu_finds_short_names_in_any_case_and_h100_is_the_sxm():
     assert gpu("rtx4090") is gpu("4090") is GPUS["RTX 4090"]
     assert gpu("a100") is GPUS["A100"] and gpu("t4") is GPUS["T4"] and gpu("L4") is GPUS["L4"]
     assert gpu(GPUS["T4"]) is GPUS["T4"]
-    assert list(GPUS) == ["H100 SXM", "H100 PCIe", "A100", "L4", "T4", "RTX 4090"]
+    assert list(GPUS) == [
+        "H100 SXM",
+        "H100 PCIe",
+        "A100",
+        "L4",
+        "T4",
+        "RTX 4090",
+        "RTX 2080 Ti",
+        "A10",
+        "RTX 3090",
+        "RTX 3080",
+        "RTX A6000",
+    ]
+    assert gpu("a6000") is GPUS["RTX A6000"] and gpu("rtx 3090") is gpu("3090") and gpu("2080ti").sms == 68
     assert all(isinstance(g, GPU) for g in GPUS.values())
 
 
 def test_an_unknown_gpu_is_an_error_that_lists_the_known_ones():
     with pytest.raises(
-        ValueError, match=r"unknown GPU 'V100': known GPUs are H100 SXM, H100 PCIe, A100, L4, T4, RTX 4090"
+        ValueError, match=r"unknown GPU 'V100': known GPUs are H100 SXM, H100 PCIe, A100, L4, T4, RTX 4090, RTX 2080 Ti"
     ):
         gpu("V100")
     with pytest.raises(ValueError, match="unknown GPU"):
@@ -45,7 +58,9 @@ def test_the_h100_sxm_row_is_its_data_sheet_and_our_measured_bandwidth():
 
 
 def test_the_others_reach_the_h100s_measured_share_of_their_data_sheet_bandwidth():
-    for name, sheet in [("H100 PCIe", 2.0e12), ("A100", 2.039e12), ("L4", 300e9), ("T4", 320e9), ("RTX 4090", 1008e9)]:
+    sheets = [("H100 PCIe", 2.0e12), ("A100", 2.039e12), ("L4", 300e9), ("T4", 320e9), ("RTX 4090", 1008e9)]
+    sheets += [("RTX 2080 Ti", 616e9), ("A10", 600e9), ("RTX 3090", 936e9), ("RTX 3080", 760e9), ("RTX A6000", 768e9)]
+    for name, sheet in sheets:
         assert gpu(name).dram_bandwidth == sheet
         assert gpu(name).achievable_dram_bandwidth == pytest.approx(sheet * 2.97 / 3.35)  # 0.887 of the data sheet
 
@@ -218,3 +233,36 @@ def test_the_h100_measurements_are_the_readmes_on_a_gpu_table():
     assert "F.linear" in row.split("|")[3] and H100_MEASURED_TORCH["F.linear"] == ((4096, 4096, 4096), torch_op * 1e12)
     assert h100_measured("F.linear") == ((4096, 4096, 4096), torch_op * 1e12, H100_MEASURED_ON)
     assert h100_measured("linear")[1] == custom * 1e12
+
+
+def test_the_table_covers_compute_capability_7_5_to_9_0_with_the_common_cards_of_each():
+    by_cc = {}
+    for g in GPUS.values():
+        by_cc.setdefault(g.compute_capability, []).append(g.name)
+    assert by_cc == {
+        (7, 5): ["T4", "RTX 2080 Ti"],
+        (8, 0): ["A100"],
+        (8, 6): ["A10", "RTX 3090", "RTX 3080", "RTX A6000"],
+        (8, 9): ["L4", "RTX 4090"],
+        (9, 0): ["H100 SXM", "H100 PCIe"],
+    }
+    # 8.6 (the Programming Guide's table): 48 warps and 16 blocks per SM, 100 KiB shared of which a block 99, FP32 128
+    # results per clock per SM (two FP32 datapaths per partition), FP64 2. The RTX A6000: 84 SMs x 128 x 2 x 1.8 GHz
+    a6000 = gpu("RTX A6000")
+    assert (a6000.max_warps_per_sm, a6000.max_blocks_per_sm, a6000.shared_per_sm, a6000.shared_per_block) == (
+        48,
+        16,
+        100 * KiB,
+        99 * KiB,
+    )
+    assert a6000.fp32_flops == pytest.approx(38.7e12, rel=1e-3) and a6000.l2_bytes == 6 * 1024**2
+    assert gpu("RTX 2080 Ti").l2_bytes == 5.5 * 1024**2  # 5,632 KB
+    # A 1024-thread block: 32 warps fit an 8.6 SM once (48 // 32), an 8.0 SM twice
+    assert occupancy("A10", 1024, 32).blocks_per_sm == 1 and occupancy("A100", 1024, 32).blocks_per_sm == 2
+
+
+def test_hit_latencies_are_clocks_of_the_sm():
+    h = gpu("H100")
+    assert (h.l1_hit_clocks, h.l2_hit_clocks) == (32, 188)  # Jia et al. 2019 (T4), taken for every GPU here
+    assert h.l1_latency == pytest.approx(32 / 1.98e9) and h.l2_latency == pytest.approx(188 / 1.98e9)
+    assert h.l1_latency < h.l2_latency < h.dram_latency

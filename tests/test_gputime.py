@@ -3,6 +3,7 @@ from the GPU table's constants (H100 SXM: 132 SMs, 1.98 GHz, 2.97e12 B/s achieva
 launch floor), so a change to the model or to a constant shows here."""
 
 import pytest
+import torch
 
 from kp.gpus import gpu
 from kp.gputime import Estimate, LaunchWork, estimate, estimate_launch
@@ -140,3 +141,57 @@ def test_impossible_launches_are_errors():
         estimate("H100", LaunchWork("k", 1, 1025))
     with pytest.raises(ValueError, match="unknown GPU 'P100'"):
         estimate("P100", LaunchWork("k", 1, 256))
+
+
+def phases(threads, shared, barriers):
+    """264 blocks, each: 16 round trips per warp for 4 sectors a warp each (a loop over 16 tiles), 5e6 FLOPs, 1e4
+    shared wavefronts, and `barriers` __syncthreads per block between loading a tile and computing on it."""
+    warps = threads // 32
+    return LaunchWork(
+        "tiled",
+        264,
+        threads,
+        32,
+        shared,
+        dram_read_sectors=264 * warps * 16 * 4,
+        shared_wavefronts=264 * 1e4,
+        flops=264 * 5e6,
+        dram_round_trips_per_warp=16,
+        barriers=264 * barriers,
+    )
+
+
+def test_with_one_block_per_sm_barrier_separated_phases_add():
+    """1024 threads and 150 KiB of shared memory: one block per SM (228 // 151), 264 blocks = 2 waves. Memory: each
+    wave's 16 round trips x 700 ns = 11.2 us (its 132 x 32 x 64 sectors, 8.65 MB, take 2.91 us at 2.97 TB/s):
+    22.4 us, latency-bound. On the SM: 2 blocks x 5e6 FLOPs / (66.908e12 / 132) = 19.73 us; 2 x 1e4 wavefronts /
+    1.98e9 = 10.1 us. While the block computes no load of it is in flight, and no other block's: they add, 42.13 us."""
+    e = estimate_launch("H100", phases(1024, 150 * 1024, barriers=32))
+    assert (e.occupancy.blocks_per_sm, e.waves, e.phases_add) == (1, 2, True)
+    assert e.memory_s == pytest.approx(2 * 16 * LATENCY) and e.compute_s == pytest.approx(2 * 5e6 / (66.90816e12 / 132))
+    assert e.l1_s == pytest.approx(2e4 / 1.98e9)
+    assert (e.bound, e.seconds) == ("latency + compute", pytest.approx(22.4e-6 + 19.73e-6, rel=1e-3))
+
+
+def test_without_barriers_or_with_several_blocks_per_sm_the_slowest_resource_bounds():
+    # The same block with no barrier: its warps load the next tile while others compute: max(22.4, 19.73) us
+    e = estimate_launch("H100", phases(1024, 150 * 1024, barriers=0))
+    assert (e.phases_add, e.bound, e.seconds) == (False, "latency", pytest.approx(22.4e-6))
+    # 512 threads and 64 KiB: 3 blocks per SM (228 // 65), one wave of 396 >= 264: one block's loads overlap another's
+    # compute. Memory: one wave, 16 x 700 ns = 11.2 us; compute: the busiest SM's 2 blocks, 19.73 us: compute-bound
+    several = estimate_launch("H100", phases(512, 64 * 1024, barriers=32))
+    assert (several.occupancy.blocks_per_sm, several.waves, several.phases_add) == (3, 1, False)
+    assert (several.bound, several.seconds) == ("compute", pytest.approx(19.73e-6, rel=1e-3))
+    assert several.memory_s == pytest.approx(16 * LATENCY)
+
+
+def test_barriers_are_counted_per_block():
+    """patterns.cu's transpose: one block, one __syncthreads; shared_stride on 1024 floats: 32 blocks, one each."""
+    import helpers
+    import kp.files
+    from kp.profile import profile
+
+    k = helpers.load_kernel(kp.files.ROOT / "tests" / "cuda_cpu" / "patterns.cu", target="cpu", check=True, quiet=True)
+    x, out = torch.arange(1024.0), torch.zeros(1024)
+    assert [w.barriers for w in profile(k.run, 5, x, out, 1).work()] == [1]
+    assert [w.barriers for w in profile(k.run, 4, x, out, 1).work()] == [32]

@@ -131,7 +131,7 @@ def test_the_source_view_shows_the_lines_with_their_figures_labelled_as_a_model(
     assert "class='bad'" in page
 
 
-def test_sampling_runs_every_kth_block_and_scales_the_counts(k):
+def test_sampling_runs_blocks_spread_over_the_grid_and_scales_the_counts(k):
     """A sample is what the caller asked for (max_blocks): no warning, and the Profile says what it left out."""
     with warnings.catch_warnings():
         warnings.simplefilter("error")

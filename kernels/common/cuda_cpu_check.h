@@ -632,6 +632,7 @@ void on_access(uintptr_t a, size_t n, bool write, bool atomic, uintptr_t pc, boo
       if (a + n > t->end) out_of_bounds_global(*w, *t, t->end, n, write, pc);  // runs past the end
       if (c.profiling) {  // counted; who wrote each element, and races, are not recorded (112 bytes an element)
         profile_access(*w, kGlobal, a, n, write, atomic, pc);
+        hierarchy_base(pc, t->begin);
         profile_touch(*w, kGlobal, t->name, t->begin, (t->end - t->begin) / t->elem, "", (a - t->begin) / t->elem,
                       atomic ? kAtomic : write ? kStore : kLoad);
       } else {
@@ -716,6 +717,7 @@ void check_barrier(Worker& w, int line) {
   CheckState& c = *w.check;
   if (!c.pending.empty()) settle_stores(w);
   ++c.epoch;
+  if (c.profiling) profile_barrier();
   const unsigned exited = c.threads - w.n_live;
   if (!exited) return;
   unsigned first = 0;  // the first thread that exited: not live

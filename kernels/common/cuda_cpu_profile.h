@@ -35,8 +35,9 @@
 //     site of its first access; its sectors and wavefronts follow the rules above with the instruction's width
 //     (a 128-bit shared access: four phases of 8 lanes). Python picks, per line, the width of nvcc's instruction.
 // Local memory (a thread's stack) and accesses outside registered tensors and __shared__ variables are not
-// counted. A launch of many blocks may be sampled: every k-th block runs and is counted, the counts are
-// multiplied by k, and the skipped blocks do not run at all (the op's output is then incomplete; Python says so).
+// counted. A launch of many blocks may be sampled: a product grid of blocks spread over every grid dimension runs
+// and is counted, each block's counts multiplied by the blocks it stands for (see Hierarchy, below), and the skipped
+// blocks do not run at all (the op's output is then incomplete; Python says so).
 
 #include <algorithm>
 #include <map>
@@ -151,7 +152,7 @@ struct LaunchRecord {
 
 struct Profile {
   uint64_t max_blocks = 0;  // 0: every block; else at most about this many blocks per launch run (sampled)
-  uint64_t every = 1;       // of the running launch: every k-th block runs
+  uint64_t every = 1;       // the running block's weight: the blocks it stands for (sampling by strata)
   // The running block:
   std::unordered_map<uint64_t, uint32_t> executions;  // (pc, thread) -> times it executed pc so far
   std::vector<uint32_t> accesses;                      // per thread: its accesses so far (their program order)
@@ -328,12 +329,119 @@ void regroup(Profile& p, const char* kernel, unsigned wi, const std::vector<std:
   for (const Group& g : open) count_group(p, kernel, wi, g);
 }
 
+// ---- The memory hierarchy's inputs (kp/memory.py models L1, L2 and DRAM from them; separate from the counts above).
+// Sampling by strata: a launch of more than max_blocks blocks runs a product grid of samples, n[d] values along each
+// grid dimension d (at least two along each dimension of more than one block, so that the sharing of data between
+// blocks along that dimension shows). Dimension d's G blocks are cut into n[d] strata of consecutive coordinates;
+// the middle block of each runs and stands for its stratum: its counts are multiplied by the blocks it stands for
+// (the product of its strata's sizes), so every total is the whole grid's, whatever the grid's shape.
+// Each global sector the sampled blocks touch keeps the coordinates of its first block and the dimensions along
+// which another sampled block touched it too ("shared along x"); kp/memory.py turns those classes into the distinct
+// sectors of the blocks an L2 holds together (a wave), which is what DRAM moves.
+struct Sharer {
+  uint32_t at[3];
+  uint8_t along = 0;  // bit d: a block at another coordinate d touched this sector too
+};
+
+struct Hierarchy {
+  uint64_t grid[3] = {1, 1, 1};
+  uint32_t n[3] = {1, 1, 1};  // samples along each dimension
+  uint64_t l1_wavefronts = 0;  // global requests' distinct 128-byte lines (the L1's tag lookups), x weights
+  uint64_t l2_read_sectors = 0;  // each block's distinct global sectors read (its L1 misses), x weights
+  uint64_t barriers = 0;  // __syncthreads released, x weights
+  uint64_t slowest = 0;   // per block, the global load requests of its warp that made the most, x weights
+  std::unordered_map<uintptr_t, Sharer> reads, writes;
+};
+
+// Per access site, its tensor's address mod 256: a GPU allocation begins on a 256-byte boundary (cudaMalloc), a
+// CPU tensor here on 64 only, so the 128-byte lines are counted from the tensor's beginning, as the GPU has them.
+thread_local std::unordered_map<uintptr_t, uintptr_t> t_line_offset;
+
+thread_local std::vector<Hierarchy> t_hierarchy;  // one per LaunchRecord, in step with t_profile.launches
+thread_local uint64_t t_block = 0;                 // the running (sampled) block's linear index
+thread_local uint64_t t_weight = 1;                // ... and how many blocks it stands for
+
+// Stratum i of n over G coordinates begins here.
+uint64_t stratum_begin(uint64_t i, uint64_t n, uint64_t G) { return i * G / n; }
+
+// Whether coordinate c of G (n strata) is its stratum's middle; *size: the stratum's size.
+bool sampled_coordinate(uint64_t c, uint64_t n, uint64_t G, uint64_t* size) {
+  uint64_t i = c * n / G;
+  while (i > 0 && stratum_begin(i, n, G) > c) --i;
+  while (i + 1 < n && stratum_begin(i + 1, n, G) <= c) ++i;
+  const uint64_t lo = stratum_begin(i, n, G), hi = stratum_begin(i + 1, n, G);
+  *size = hi - lo;
+  return c == lo + (hi - lo) / 2;
+}
+
+// Samples per dimension for at most about max_blocks blocks: two along each dimension of more than one block (one
+// block in all where max_blocks is 1), then one more along the dimension with the most blocks per sample while the
+// product stays within max_blocks.
+void choose_samples(Hierarchy& h, uint64_t max_blocks) {
+  uint64_t product = 1;
+  for (int d = 0; d < 3; ++d) h.n[d] = uint32_t(std::min<uint64_t>(h.grid[d], max_blocks > 1 ? 2 : 1)), product *= h.n[d];
+  if (!max_blocks || h.grid[0] * h.grid[1] * h.grid[2] <= max_blocks) {
+    for (int d = 0; d < 3; ++d) h.n[d] = uint32_t(h.grid[d]);
+    return;
+  }
+  for (;;) {
+    int best = -1;
+    for (int d = 0; d < 3; ++d)
+      if (h.n[d] < h.grid[d] && product / h.n[d] * (h.n[d] + 1) <= max_blocks &&
+          (best < 0 || h.grid[d] * h.n[best] > h.grid[best] * h.n[d]))
+        best = d;
+    if (best < 0) return;
+    product = product / h.n[best] * (h.n[best] + 1);
+    ++h.n[best];
+  }
+}
+
+void block_coordinates(const Hierarchy& h, uint64_t index, uint64_t at[3]) {
+  at[0] = index % h.grid[0];
+  at[1] = index / h.grid[0] % h.grid[1];
+  at[2] = index / (h.grid[0] * h.grid[1]);
+}
+
+// One global request of the running block: its 128-byte lines, and its sectors into the launch's sharing classes
+// and into the block's own set (the block's L1 keeps what it read: a sector read again by the block is an L1 hit).
+void hierarchy_request(uintptr_t pc, const Request& r, std::unordered_set<uintptr_t>& block_reads) {
+  Hierarchy& h = t_hierarchy.back();
+  uintptr_t lines[64];
+  uint32_t n = 0;
+  uint64_t at[3];
+  block_coordinates(h, t_block, at);
+  auto& sharers = r.kind == kLoad ? h.reads : h.writes;
+  const auto found = t_line_offset.find(pc);
+  const uintptr_t offset = found == t_line_offset.end() ? 0 : found->second;
+  for (uint32_t m = r.lanes; m; m &= m - 1) {
+    const uintptr_t a = r.addr[__builtin_ctz(m)];
+    for (uintptr_t line = (a - offset) >> 7; line <= (a - offset + r.size - 1) >> 7; ++line) {
+      bool dup = false;
+      for (uint32_t k = 0; k < n && !dup; ++k) dup = lines[k] == line;
+      if (!dup && n < 64) lines[n++] = line;
+    }
+    for (uintptr_t s = a >> 5; s <= (a + r.size - 1) >> 5; ++s) {
+      if (r.kind == kLoad) block_reads.insert(s);
+      auto [it, fresh] = sharers.try_emplace(s);
+      Sharer& sh = it->second;
+      if (fresh) {
+        for (int d = 0; d < 3; ++d) sh.at[d] = uint32_t(at[d]);
+      } else {
+        for (int d = 0; d < 3; ++d) sh.along |= uint8_t(sh.at[d] != uint32_t(at[d])) << d;
+      }
+    }
+  }
+  h.l1_wavefronts += uint64_t(n) * t_weight;
+}
+
 // The running block ended (or the launch did): its requests are counted, multiplied by the sampling stride.
 void profile_block_end(const char* kernel) {
   Profile& p = t_profile;
   LaunchRecord& launch = p.launches.back();
   std::unordered_set<uint32_t> loading;  // the warps of this block that made a global load
+  std::unordered_set<uintptr_t> block_reads;  // the memory hierarchy's: this block's distinct sectors read
   for (const auto& [key, r] : p.requests) {
+    if (r.space == kGlobal && !t_hierarchy.empty()) hierarchy_request(key.pc, r, block_reads);
     SiteStats& s = p.sites[SiteKey{kernel, key.pc, r.space, r.kind}];
     uint32_t ideal, worst = 0, bank = 0, lanes = 0;
     auto& distinct = r.kind == kLoad ? launch.distinct_read : launch.distinct_written;
@@ -367,6 +475,15 @@ void profile_block_end(const char* kernel) {
     ordered.clear();
     for (const auto& [seq, pc, r] : reqs) ordered.emplace_back(pc, r);
     for (unsigned wi = 0; wi < 3; ++wi) regroup(p, kernel, wi, ordered);
+  }
+  if (!t_hierarchy.empty()) {
+    t_hierarchy.back().l2_read_sectors += block_reads.size() * t_weight;
+    // A block's resources free when its last warp exits: its slowest warp's round trips set its time.
+    std::unordered_map<uint32_t, uint32_t> per_warp;
+    uint32_t most = 0;
+    for (const auto& [key, r] : p.requests)
+      if (r.space == kGlobal && r.kind == kLoad) most = std::max(most, ++per_warp[key.warp]);
+    t_hierarchy.back().slowest += uint64_t(most) * t_weight;
   }
   for (const auto& [key, b] : p.branches) {
     BranchStats& s = p.branch_sites[{kernel, key.pc}];
@@ -428,6 +545,9 @@ void profile_access(Worker& w, Space space, uintptr_t a, size_t n, bool write, b
   r.addr[tid % 32] = a;
 }
 
+// A global access at `pc` touched the tensor beginning at `begin` (for its 128-byte lines: see t_line_offset).
+void hierarchy_base(uintptr_t pc, uintptr_t begin) { t_line_offset[pc] = begin & 255; }
+
 // Lane `tid % 32` of the running block evaluated the branch condition at `pc`.
 void profile_branch(Worker& w, bool taken, uintptr_t pc) {
   Profile& p = t_profile;
@@ -447,19 +567,43 @@ bool profiling() { return t_profiling; }
 // A check launch begins: whether blocks are sampled.
 void profile_launch_begin(const Kernel& kernel, dim3 grid, dim3 block, size_t shmem, uint64_t blocks) {
   Profile& p = t_profile;
-  p.every = p.max_blocks && blocks > p.max_blocks ? (blocks + p.max_blocks - 1) / p.max_blocks : 1;
+  Hierarchy h;  // sampling by strata (see Hierarchy)
+  h.grid[0] = grid.x, h.grid[1] = grid.y, h.grid[2] = grid.z;
+  choose_samples(h, p.max_blocks);
+  t_hierarchy.push_back(std::move(h));
+  p.every = t_weight = 1;
   LaunchRecord record;
   record.kernel = kernel.name;
   record.grid = grid;
   record.block = block;
   record.shmem = shmem;
   record.blocks = blocks;
-  record.traced = (blocks + p.every - 1) / p.every;
+  const Hierarchy& sampled = t_hierarchy.back();
+  record.traced = uint64_t(sampled.n[0]) * sampled.n[1] * sampled.n[2];
   p.launches.push_back(std::move(record));
 }
 
-// Whether block `index` of the running check launch is skipped (sampling).
-bool profile_skips(uint64_t index) { return t_profiling && index % t_profile.every; }
+// Whether block `index` of the running check launch is skipped (sampling by strata: see Hierarchy). A block that
+// runs is counted with its weight: the previous block's requests are counted first, with theirs.
+bool profile_skips(uint64_t index) {
+  if (!t_profiling || t_hierarchy.empty()) return false;
+  const Hierarchy& h = t_hierarchy.back();
+  uint64_t at[3], weight = 1, size;
+  block_coordinates(h, index, at);
+  for (int d = 0; d < 3; ++d) {
+    if (!sampled_coordinate(at[d], h.n[d], h.grid[d], &size)) return true;
+    weight *= size;
+  }
+  if (profile_pending()) profile_block_end(t_profile.launches.back().kernel);
+  t_block = index;
+  t_profile.every = t_weight = weight;
+  return false;
+}
+
+// A __syncthreads of the running block was released (cuda_cpu_check.h): barrier-separated phases (kp/gputime.py).
+void profile_barrier() {
+  if (t_profiling && !t_hierarchy.empty()) t_hierarchy.back().barriers += t_weight;
+}
 
 void profile_launch_end(const Kernel& kernel) {
   if (profile_pending()) profile_block_end(kernel.name);
@@ -477,6 +621,29 @@ void profile_begin(uint64_t max_blocks) {
   t_profile = Profile();
   t_profiling = true;
   t_profile.max_blocks = max_blocks;
+  t_hierarchy.clear();
+  t_line_offset.clear();
+}
+
+// One launch's memory hierarchy inputs, a line: hierarchy  launch  nx ny nz  l1_wavefronts  l2_read_sectors
+// barriers  slowest (per block, its most loading warp's global load requests, summed over the blocks)  then, for reads and for writes, the sectors per sampled owner of each sharing class (along = 0 .. 7: the
+// dimensions along which the class's sectors are shared; its owners: the sampled points of the other dimensions).
+std::string hierarchy_row(size_t launch, const Hierarchy& h) {
+  std::string out = format("hierarchy\t%zu\t%u %u %u\t%llu\t%llu\t%llu\t%llu", launch, h.n[0], h.n[1], h.n[2],
+                           (unsigned long long)h.l1_wavefronts, (unsigned long long)h.l2_read_sectors,
+                           (unsigned long long)h.barriers, (unsigned long long)h.slowest);
+  for (const auto* sharers : {&h.reads, &h.writes}) {
+    uint64_t count[8] = {};
+    for (const auto& [sector, sh] : *sharers) ++count[sh.along];
+    out += "\t";
+    for (int along = 0; along < 8; ++along) {
+      double owners = 1;  // the sampled points of the dimensions the class is not shared along
+      for (int d = 0; d < 3; ++d)
+        if (!(along >> d & 1)) owners *= h.n[d];
+      out += format(along ? " %.9g" : "%.9g", count[along] / owners);
+    }
+  }
+  return out + "\n";
 }
 
 // The profile as text, and profiling stops. Lines, fields separated by tabs:
@@ -536,6 +703,8 @@ std::string profile_take() {
     out += format("touch\t%u\t%u\t%llu\t%u\t%u\t%u\n", t.array, t.launch, (unsigned long long)t.index, t.block, t.tid,
                   unsigned(t.kind));
   if (p.touches_dropped) out += format("dropped\t%llu\n", (unsigned long long)p.touches_dropped);
+  for (size_t k = 0; k < t_hierarchy.size(); ++k) out += hierarchy_row(k, t_hierarchy[k]);
+  t_hierarchy.clear();
   t_profile = Profile();
   t_profiling = false;
   return out;

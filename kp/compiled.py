@@ -1,0 +1,84 @@
+"""A profile's counts as nvcc compiled the kernels (issue 31): the SASS of the instantiation each launch ran (kp.sass),
+the lines counted as that SASS serves their accesses (kp.counts.as_compiled), the SASS instructions each line ran
+(kp.sass.executed) and what nvcc made of one line. CompiledCounts is kp.profile.Profile's half that reads them: it
+needs the Profile's `launches`, `source_lines`, `branches` and `ctype`, and its caches `_compiled` (per arch) and
+`_sass` (per kernel and arch), empty dicts at first. Never runs a kernel (kp.sass compiles one for its SASS, cached per
+build key).
+"""
+
+from pathlib import Path
+
+from kp.counts import WARP, as_compiled
+from kp.diagnostics import KernelBuildError
+from kp.files import ROOT
+from kp.ptxas import demangle, file_constants, instantiation
+from kp.sass import SassUnavailable, arch_of, by_kernel, describe, executed, source_lines
+from kp.sass import sass as sass_of
+from kp.sourceview import sass_listing
+
+
+class CompiledCounts:
+    """The SASS side of a Profile: per GPU, the lines as compiled, the instructions they ran, and the basis."""
+
+    def kernel_sass(self, kernel, gpu="H100"):
+        """The SASS instructions (kp.sass) of the instantiation of `kernel` the call ran, for `gpu`; a str saying why
+        there are none (no nvcc, no nvdisasm, a kernel file that nvcc does not compile alone)."""
+        arch = arch_of(gpu)
+        if (kernel, arch) not in self._sass:
+            file = next((la.file for la in self.launches if la.kernel == kernel and la.file), None)
+            try:
+                if not file:
+                    raise SassUnavailable(f"no SASS: the trace does not name {kernel}'s file")
+                path = ROOT / file if not file.startswith("/") else Path(file)
+                every = sass_of(path, arch)
+                functions = list(dict.fromkeys(i.function for i in every))
+                names = dict(zip(demangle(functions), functions))
+                chosen = instantiation(list(names), kernel, self.ctype, file_constants(path.read_text()))
+                self._sass[(kernel, arch)] = [i for i in every if i.function == names.get(chosen)]
+            except (SassUnavailable, KernelBuildError, OSError, RuntimeError) as e:
+                self._sass[(kernel, arch)] = str(e).splitlines()[0] if str(e) else type(e).__name__
+        return self._sass[(kernel, arch)]
+
+    def compiled(self, gpu="H100"):
+        """(lines, instructions, basis): the lines counted as `gpu`'s SASS serves their accesses
+        (kp.counts.as_compiled), the SASS instructions each line ran (kp.sass.executed), and what the counts rest on
+        ("SASS sm_90", or "source (<why no SASS>)")."""
+        arch = arch_of(gpu)
+        if arch not in self._compiled:
+            by_line, missing, warps = {}, {}, {}
+            for la in self.launches:
+                warps[la.kernel] = warps.get(la.kernel, 0) + la.blocks * -(-la.threads_per_block // WARP)
+            for kernel in warps:
+                if isinstance(found := self.kernel_sass(kernel, arch), str):
+                    missing[kernel] = f"{kernel}: {found}"
+                for i in found if not isinstance(found, str) else ():
+                    by_line.setdefault((kernel, i.file, i.line), []).append(i)
+            lines, passes = as_compiled(
+                self.source_lines, lambda k, f, n: None if k in missing else by_line.get((k, f, n), []), f"SASS {arch}"
+            )
+            instructions = executed(passes, self.branches, warps, by_line, source_lines)
+            why = "; ".join(missing.values())
+            basis = f"SASS {arch}" if not missing else f"source ({why})" if len(missing) == len(warps) else (
+                f"SASS {arch}, the source for {why}"
+            )  # fmt: skip
+            self._compiled[arch] = (lines, instructions, basis)
+        return self._compiled[arch]
+
+    def issued(self, gpu="H100"):
+        """{kernel: {class: warp instructions executed}}: `gpu`'s SASS, each line's times the runs kp.sass.executed
+        finds for it; the data of an issue term (instructions / (SMs x schedulers x clock)), for kp.gputime."""
+        return by_kernel(self.compiled(gpu)[1])
+
+    def sass(self, line, gpu="H100"):
+        """What nvcc made of `.cu` line `line` (a number, or "file.cu:N") for `gpu`: its SASS instructions as a Table,
+        titled with what they show (vectorised, unrolled, spilled) and with the line's executions where counted."""
+        file, number = (line.rsplit(":", 1)[0], int(line.rsplit(":", 1)[1])) if isinstance(line, str) else (None, line)
+        rows, said = [], []
+        for kernel in dict.fromkeys(la.kernel for la in self.launches):
+            found = self.kernel_sass(kernel, gpu)
+            if isinstance(found, str):
+                said.append(f"{kernel}: {found}")
+                continue
+            rows += [(kernel, i) for i in found if i.line == number and (file is None or i.file == file)]
+        runs = {(x.kernel, x.line): x.executions for x in self.compiled(gpu)[1] if x.line == number}
+        return sass_listing(rows, number, arch_of(gpu), describe([i for _, i in rows]) + said, runs)

@@ -1,0 +1,41 @@
+// Kernels whose memory hierarchy figures follow by hand (tests/test_caches.py; the rules are kp/caches.py's, the
+// inputs kernels/common/cuda_cpu_profile.h's "memory hierarchy's inputs"). One launcher runs kernel `which`.
+//
+//   tiles  grid (p, q) of 32-thread blocks: block (x, y) reads a's row y (32 floats: shared along x) and b's
+//          column x (32 floats: shared along y), and writes its own 32 floats of out, as a GEMM's tiles do
+//   reuse  q blocks of 32 threads: each thread reads the same float of x p times (a block's L1 hits)
+//   uneven q blocks of p warps: warp w reads its float w + 1 times (the block's slowest warp waits p times)
+#include <stdexcept>
+
+#include "kp.cuh"
+
+__global__ void tiles(const float* a, const float* b, float* out) {
+  const int t = threadIdx.x;
+  out[(blockIdx.y * gridDim.x + blockIdx.x) * 32 + t] = a[blockIdx.y * 32 + t] + b[blockIdx.x * 32 + t];
+}
+
+__global__ void reuse(const float* x, float* out, int times) {
+  const int i = blockIdx.x * 32 + threadIdx.x;
+  float sum = 0;
+  for (int k = 0; k < times; ++k) sum += x[i];
+  out[i] = sum;
+}
+
+__global__ void uneven(const float* x, float* out) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  float sum = 0;
+  for (int k = 0; k <= int(threadIdx.x / 32); ++k) sum += x[i];
+  out[i] = sum;
+}
+
+void run_hierarchy(int64_t which, const float* a, const float* b, float* out, int p, int q) {
+  if (which == 0)
+    tiles<<<dim3(p, q), 32>>>(a, b, out);
+  else if (which == 1)
+    reuse<<<q, 32>>>(a, out, p);
+  else if (which == 2)
+    uneven<<<q, 32 * p>>>(a, out);
+  else
+    throw std::invalid_argument("no such kernel");
+  KP_CHECK_LAUNCH();
+}

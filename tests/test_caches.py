@@ -1,0 +1,175 @@
+"""The GPU model's memory hierarchy (kp.caches; its inputs from kernels/common/cuda_cpu_profile.h) on kernels whose
+figures follow by hand (tests/cuda_cpu/hierarchy.cu, tests/cuda_cpu/patterns.cu): the sectors blocks share, L1 hits,
+128-byte lines, DRAM traffic per wave and the compulsory traffic, and sampling by strata that does not move them."""
+
+import dataclasses
+import itertools
+import warnings
+
+import pytest
+import torch
+
+import helpers
+import kp.files
+from kp.caches import Sharing, _projections, parse_sharing, traffic
+from kp.gpus import gpu
+from kp.profile import profile
+
+HIERARCHY = kp.files.ROOT / "tests" / "cuda_cpu" / "hierarchy.cu"
+PATTERNS = kp.files.ROOT / "tests" / "cuda_cpu" / "patterns.cu"
+MiB = 1024**2
+
+
+@pytest.fixture(scope="module")
+def k():
+    return helpers.load_kernel(HIERARCHY, target="cpu", check=True, quiet=True)
+
+
+def tiles(k, gx, gy, max_blocks=0):
+    a, b, out = torch.randn(gy * 32), torch.randn(gx * 32), torch.zeros(gx * gy * 32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "sampled: ..."
+        return profile(k.run, 0, a, b, out, gx, gy, max_blocks=max_blocks)
+
+
+@pytest.mark.parametrize("max_blocks", [0, 2, 4, 16, 64])
+def test_tiles_shared_along_a_grid_dimension_are_read_from_dram_once(k, max_blocks):
+    """64 x 64 blocks; block (x, y) reads a's row y (4 sectors, shared along x), b's column x (4 sectors, shared along
+    y) and writes 4 sectors of its own. Compulsory: 64 x 4 + 64 x 4 = 512 sectors read, 4096 x 4 = 16384 written;
+    540 KB fit an H100's L2, so DRAM moves just that, however many blocks are sampled (2 is taken as 2 x 2: two
+    along each dimension, so that the sharing shows)."""
+    p = tiles(k, 64, 64, max_blocks)
+    (sharing,) = p.sharing
+    samples = {0: (64, 64, 1), 2: (2, 2, 1), 4: (2, 2, 1), 16: (4, 4, 1), 64: (8, 8, 1)}[max_blocks]
+    assert sharing.samples == samples and p.launches[0].traced == samples[0] * samples[1]
+    assert sharing.reads == (0, 4, 4, 0, 0, 0, 0, 0)  # 4 per row of a (along x: bit 0), 4 per column of b (along y)
+    assert sharing.writes == (4, 0, 0, 0, 0, 0, 0, 0)
+    assert (sharing.l2_read_sectors, sharing.l1_wavefronts) == (4096 * 8, 4096 * 3)  # 8 sectors, 3 lines a block
+    (e,) = p.estimate_detail("H100").launches
+    assert e.dram_bytes == 32 * (512 + 16384)
+    # The old charge, the distinct sectors of the sampled blocks x blocks / sampled, was 8 + 4 per block for 16 blocks
+    # counted: 4096 x 12 sectors; the L2 shared by the blocks is what takes it down to 16896.
+
+
+def test_a_footprint_larger_than_the_l2_is_read_again_by_each_wave(k):
+    """The same tiles on a GPU whose L2 holds 16 KB: the whole launch's 540 KB do not fit, so each wave reads its own
+    distinct sectors. 32 threads x 32 registers: 32 blocks per SM on an H100 -> 4224 blocks a wave: all 4096 in one
+    wave, which reads 512 sectors. On 2 SMs, 32 blocks each: 64 blocks a wave = one row of 64 blocks (x), so a wave
+    reads one row of a (4) and every column of b (256): 64 waves x 260 = 16640 sectors read."""
+    (sharing,) = tiles(k, 64, 64, 16).sharing
+    small = traffic(sharing, requested_read=4096 * 8, resident_blocks=64, l2_bytes=16 * 1024)
+    assert (small.dram_read, small.dram_write, small.footprint_fits_l2) == (64 * 260, 16384, False)
+    one_wave = traffic(sharing, requested_read=4096 * 8, resident_blocks=4224, l2_bytes=16 * 1024)
+    assert one_wave.dram_read == 512
+    tiny_gpu = dataclasses.replace(gpu("H100"), sms=2, l2_bytes=16 * 1024)
+    p = tiles(k, 64, 64, 16)
+    (w,) = p.work()
+    (e,) = p.estimate_detail(tiny_gpu).launches
+    assert e.occupancy.blocks_per_sm * 2 == 64 and e.dram_bytes == 32 * (64 * 260 + 16384)
+    # The old figure (the 16 sampled blocks' distinct sectors, 4 rows and 4 columns of 4, x 4096 / 16) is still
+    # carried, unused where the sharing is known
+    assert w.dram_read_sectors == 32 * 256
+
+
+def test_a_gemm_of_128_tiles_reads_a_row_of_a_per_wave_and_all_of_b():
+    """A 4096³ GEMM in 128 x 128 tiles: 32 x 32 blocks, block (x, y) reads a's 128 rows y (128 x 4096 floats = 65536
+    sectors, shared along x), b's 128 columns x (65536, shared along y), writes its tile (2048). A + B + C = 192 MiB
+    do not fit a 50 MB L2. One block per SM on an H100: waves of 132 blocks; each spans all 32 columns and 5 rows
+    (the last, 100 blocks, 4): 39 rows of a and 8 x 32 columns of b = 295 x 65536 sectors = 618.7 MB, where the
+    compulsory traffic is 64 x 65536 sectors (134 MB) and the old charge was 3.36 GB."""
+    gemm = Sharing((32, 32, 1), (4, 4, 1), 0, 1024 * 131072, 0, (0, 65536, 65536, 0, 0, 0, 0, 0), (2048,) + (0,) * 7)
+    t = traffic(gemm, requested_read=1024 * 131072, resident_blocks=132, l2_bytes=50 * MiB)
+    assert (t.dram_read, t.dram_write, t.footprint_fits_l2) == (295 * 65536, 1024 * 2048, False)
+    assert gemm.distinct(0, 1024) == 64 * 65536  # the compulsory reads
+    assert traffic(gemm, 1024 * 131072, 132, 256 * MiB).dram_read == 64 * 65536  # an L2 that holds it all
+
+
+def test_a_blocks_repeated_loads_hit_its_l1(k):
+    """reuse: 4 blocks, each thread reads its float 8 times: 8 requests of 4 sectors per block (128 sectors asked
+    for), 4 distinct sectors per block reach the L2 (16), and DRAM reads those 16: 7 of 8 requests hit the L1."""
+    a = torch.randn(128)
+    p = profile(k.run, 1, a, a, torch.zeros(128), 8, 4)
+    (sharing,), (launch,) = p.sharing, p.launches
+    assert (launch.sectors_read, sharing.l2_read_sectors, sharing.l1_wavefronts) == (128, 16, 4 * 9)
+    (e,) = p.estimate_detail("H100").launches
+    assert e.hit_shares == (0.875, 0.0, 0.125)
+    h100 = gpu("H100")
+    assert e.latency == pytest.approx(0.875 * 32 / h100.clock_hz + 0.125 * h100.dram_latency)
+
+
+@pytest.mark.parametrize("stride, lines", [(1, 1), (2, 2), (32, 32)])
+def test_an_uncoalesced_request_looks_up_a_line_per_lane(stride, lines):
+    """patterns.cu's strided: lane l reads x[i * stride]: 128-byte lines per load request 1, 2 or 32 (one per lane),
+    and the store 1; 32 blocks of one warp. The L1 pipe takes one line per clock per SM."""
+    pk = helpers.load_kernel(PATTERNS, target="cpu", check=True, quiet=True)
+    p = profile(pk.run, 0, torch.randn(1024 * stride), torch.zeros(1024), stride)
+    (sharing,) = p.sharing
+    assert sharing.l1_wavefronts == 32 * (lines + 1)
+    (e,) = p.estimate_detail("H100").launches
+    assert e.l1_s == pytest.approx(32 * (lines + 1) * 1 / 32 / gpu("H100").clock_hz)  # 32 blocks on 132 SMs: 1 each
+
+
+def test_projections_count_the_distinct_points_of_a_range_of_blocks():
+    grid = (5, 3, 2)
+    blocks = [(x, y, z) for z in range(2) for y in range(3) for x in range(5)]
+    exact_dims = [(), (0,), (1,), (2,), (0, 1), (1, 2), (0, 1, 2)]
+    for first, end in itertools.combinations(range(31), 2):
+        for dims in exact_dims:
+            points = {tuple(b[d] for d in dims) for b in blocks[first:end]}
+            assert _projections(first, end, grid, dims) == len(points), (first, end, dims)
+        xz = {(b[0], b[2]) for b in blocks[first:end]}
+        assert _projections(first, end, grid, (0, 2)) >= len(xz)  # an upper bound across z-planes
+
+
+def test_the_report_rows_are_read_per_launch():
+    report = "launch\t...\nhierarchy\t1\t2 3 1\t10\t20\t5\t7\t1 2 0 0 0 0 0 0\t3 0 0 0 0 0 0 0.5\n"
+
+    @dataclasses.dataclass
+    class L:
+        grid: tuple
+
+    first, second = parse_sharing(report, [L((1, 1, 1)), L((4, 6, 1))])
+    assert first is None
+    assert second == Sharing((4, 6, 1), (2, 3, 1), 10, 20, 5, (1, 2, 0, 0, 0, 0, 0, 0), (3, 0, 0, 0, 0, 0, 0, 0.5), 7)
+
+
+def spread(fn, *args, flops=0):
+    seconds = []
+    for max_blocks in (2, 4, 8, 16):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "sampled: ..."
+            seconds.append(profile(fn, *args, max_blocks=max_blocks).estimate("H100", flops=flops))
+    return max(seconds) / min(seconds) - 1
+
+
+def test_the_estimate_moves_by_at_most_5_percent_with_the_blocks_sampled(k):
+    """max_blocks 2 to 16 on a 1-D grid (add2, 1024 blocks), an irregular 2-D grid of shared tiles (37 x 23) and a
+    2-D grid of row chunks (colsum's version 4); bench/gpu_model.py --sampling does it for every kernel of kernels/."""
+    add2 = helpers.load_kernel("add2", target="cpu", check=True, quiet=True)
+    assert spread(add2.add2, torch.randn(2**20), torch.randn(2**20)) <= 0.05
+    a, b, out = torch.randn(23 * 32), torch.randn(37 * 32), torch.zeros(37 * 23 * 32)
+    assert spread(k.run, 0, a, b, out, 37, 23) <= 0.05
+    colsum = helpers.load_kernel("colsum", target="cpu", check=True, quiet=True)
+    assert spread(colsum.colsum, torch.randn(4096, 512), 4) <= 0.05
+
+
+def test_a_block_waits_for_its_slowest_warp(k):
+    """uneven: 3 blocks of 4 warps, warp w loading w + 1 times (one load site): the counts' mean over the warps is 2.5
+    round trips, but a block frees its place when its last warp exits: the model takes the slowest warp's 4."""
+    a = torch.randn(3 * 128)
+    p = profile(k.run, 2, a, a, torch.zeros(3 * 128), 4, 3)
+    assert p.launches[0].round_trips_per_warp == 2.5
+    assert [w.dram_round_trips_per_warp for w in p.work()] == [4]
+
+
+def test_a_round_trip_of_two_loads_waits_for_the_slower():
+    """800 sectors asked for, 100 of them from DRAM (the footprint fits the L2, read once), no other L2 hits. With one
+    load per round trip, 1 in 8 round trips waits for DRAM; with two loads issued together, 1 in 4 does."""
+    from kp.gputime import LaunchWork, estimate_launch
+
+    sharing = Sharing((4, 1, 1), (4, 1, 1), 0, 100, 0, (25,) + (0,) * 7, (0,) * 8)
+    h100 = gpu("H100")
+    for sites, share in [(1, 0.125), (2, 0.25)]:
+        work = LaunchWork("k", 4, 256, sharing=sharing, requested_read_sectors=800, load_sites=sites)
+        e = estimate_launch(h100, work)
+        assert e.latency == pytest.approx((1 - share) * h100.l1_latency + share * h100.dram_latency)
