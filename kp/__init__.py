@@ -27,15 +27,15 @@ A module imports only modules on floors below its own (no circles, nothing impor
              kp.ptxas        ptxas's registers, shared memory and spills per kernel, without a GPU
              kp.sass         the SASS nvcc compiled for a GPU's arch, each instruction at its `.cu` line, classed
              kp.bench        median_ms, bench -> BenchResult
-             kp.compiled     a profile's counts as nvcc compiled the kernels: SASS per launch, per line, per GPU
              kp.package      an op as a wheel (`import <op>`: torch.ops.<op>.*) and a CMake library -> Package
     floor 6  kp.load         a built library registered under a fresh namespace -> LoadedKernel (hot reload)
              kp.verify       check_against_reference, gradcheck, check_compiled: print, then assert
-             kp.profile      the GPU model's counters per `.cu` line (profile -> Profile) and its modelled time
+             kp.compiled     a profile's counts as nvcc compiled the kernels: SASS per launch, per line, per GPU
              kp.program      a standalone program (`main()`) built and run in a child process; `%%cuda`
-    floor 7  kp.display      setup, show_kernel, show_graph, show_kernel_resources, the notebook's error view
-             kp.puzzle       notebook 00's puzzles: a learner's kernel in check mode against its spec, and a score
-    floor 8  kp.contract     a lesson's op contract in one cell: opcheck, gradcheck, torch.compile, the graph
+    floor 7  kp.profile      the GPU model's counters per `.cu` line (profile -> Profile) and its modelled time
+             kp.display      setup, show_kernel, show_graph, show_kernel_resources, the notebook's error view
+    floor 8  kp.puzzle       notebook 00's puzzles: a learner's kernel in check mode against its spec, and a score
+             kp.contract     a lesson's op contract in one cell: opcheck, gradcheck, torch.compile, the graph
 
 tests/test_layout.py holds the package to this.
 

@@ -36,12 +36,12 @@ FLOORS = {
     "sass": 5,
     "package": 5,
     "verify": 6,
-    "profile": 6,
-    "compiled": 5,
+    "profile": 7,
+    "compiled": 6,
     "program": 6,
     "bench": 5,
     "display": 7,
-    "puzzle": 7,
+    "puzzle": 8,
     "contract": 8,
 }
 PACKAGE = kp.files.ROOT / "kp"
