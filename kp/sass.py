@@ -44,7 +44,8 @@ SPACES = {"LDG": ("global", "load"), "LD": ("global", "load"), "LDGSTS": ("globa
           "LDS": ("shared", "load"), "LDSM": ("shared", "load"),
           "STS": ("shared", "store"), "STSM": ("shared", "store"),
           "ATOMS": ("shared", "atomic"), "LDL": ("local", "load"), "STL": ("local", "store")}  # fmt: skip
-WIDTH_SUFFIX = {"U8": 1, "S8": 1, "U16": 2, "S16": 2, "64": 8, "128": 16}
+WIDTH_SUFFIX = {"U8": 1, "S8": 1, "U16": 2, "S16": 2, "64": 8, "128": 16}  # loads and stores: LDG.E.64
+WIDTH_SUFFIX |= {"F64": 8, "U64": 8, "S64": 8, "F16": 2, "BF16": 2, "F16x2": 4}  # atomics: REDG.E.ADD.F64
 
 Instruction = namedtuple("Instruction", "function offset file line text opcode cls space kind width")
 
@@ -148,7 +149,7 @@ def sass(name_or_path, gpu="H100"):
         rows = json.loads(cache.read_text())
         if isinstance(rows, dict):  # a failure, kept so that each profile does not pay nvcc's time again
             raise SassUnavailable(rows["error"])
-        return [Instruction(*row) for row in rows]
+        return [Instruction(*row[:6], *classify(row[5])) for row in rows]  # classed anew: the rules may have changed
     cache.parent.mkdir(parents=True, exist_ok=True)
     cubin = cache.with_suffix(f".cubin.tmp{os.getpid()}")
     cmd = [str(Path(home) / "bin" / "nvcc"), "-cubin", "-O2", "-lineinfo", f"-arch={arch}"]
