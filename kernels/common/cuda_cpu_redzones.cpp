@@ -16,10 +16,10 @@
 //   tensor's own size, if larger). A read or write there faults; the runtime's fault handler abandons the block
 //   and records the address and whether it was a write, and after the launch redzones_fault names the tensor
 //   whose guard holds the address: side, element index and distance in bytes. The slack of the first page (up to
-//   a page before the data) is redzone too. Virtual space is cheap (no page is ever committed in a guard), but
-//   each mapping costs the kernel a few entries of vm.max_map_count (65530 by default): at most a quarter of it
-//   is spent here, and freed mappings are kept for reuse (kCacheEntries, kCacheBytes) so that the same sizes
-//   allocated again cost no system call.
+//   a page before the data) is redzone too. Virtual space is cheap (no page of a guard is ever committed), but
+//   each mapping costs the kernel two entries of vm.max_map_count (65530 by default), three at worst: at most a
+//   sixth of that many mappings are made (more tensors get redzones alone). Freed mappings are kept for reuse
+//   (kCacheEntries, kCacheBytes), so that allocating a size freed recently costs no system call.
 //
 // How: torch's CPU allocator is replaced (c10::SetCPUAllocator, once per process, when Python loads the runtime:
 // kp.build.cpu_runtime). A tensor that cannot have a mapping (the budget spent, mmap failing) gets today's
@@ -59,9 +59,9 @@ constexpr size_t kMaxNamed = 32;  // tensors one op call names; the oldest are d
 // Unmapped bytes on each side of a tensor at least (or its own size, if larger): a row past the end of any
 // matrix of under 64 MiB, an index off by up to 16 M floats, faults in the tensor's own guard.
 constexpr size_t kGap = size_t(64) << 20;
-constexpr size_t kMaxGuarded = size_t(1) << 40;       // a larger tensor gets redzones alone (guards of 3 TiB)
-constexpr size_t kCacheEntries = 128;                 // freed mappings kept for reuse, at most
-constexpr size_t kCacheBytes = size_t(128) << 20;     // and their read-write bytes (still committed), at most
+constexpr size_t kMaxGuarded = size_t(1) << 40;    // a larger tensor gets redzones alone (guards of 3 TiB)
+constexpr size_t kCacheEntries = 128;              // freed mappings kept for reuse, at most
+constexpr size_t kCacheBytes = size_t(128) << 20;  // and their read-write bytes (still committed), at most
 
 // The pattern's 8-byte word at `address` (8-aligned): different at every address.
 inline uint64_t pattern(uintptr_t address) { return (address >> 3) * 0x9E3779B97F4A7C15ull ^ 0xA5C3F00DFACEB00Cull; }
@@ -118,7 +118,7 @@ std::mutex g_lock;  // guards all of the below but g_torch and g_page, which are
 std::map<uintptr_t, Region>* g_regions = new std::map<uintptr_t, Region>;  // by data start; never destroyed
 std::vector<Mapping>* g_cache = new std::vector<Mapping>;                  // freed mappings, oldest first
 size_t g_cache_bytes;                                                      // their read-write bytes
-size_t g_mappings, g_budget;  // mappings live or cached; at most this many (a quarter of vm.max_map_count)
+size_t g_mappings, g_budget;  // mappings live or cached; at most this many (a sixth of vm.max_map_count)
 c10::Allocator* g_torch;      // torch's own CPU allocator: tensors without a mapping come from it
 size_t g_page;
 
@@ -371,7 +371,9 @@ size_t kp_redzones_install(void) {
       if (fscanf(f, "%zu", &max_map_count) != 1) max_map_count = 65530;
       fclose(f);
     }
-    g_budget = max_map_count / 4;  // a mapping and its guards take up to 3 entries; the rest of the process keeps half
+    // A mapping takes 2 entries (its guards merge with its neighbours'), 3 at worst: the guards spend a third of
+    // them, half at worst, and leave the rest to the process (its libraries, threads and malloc take hundreds).
+    g_budget = max_map_count / 6;
     g_torch = c10::GetCPUAllocator();
     c10::SetCPUAllocator(new RedzoneAllocator, /*priority=*/100);  // never deleted: its tensors may outlive all
     return true;
