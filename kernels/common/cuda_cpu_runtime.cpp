@@ -699,7 +699,7 @@ void on_fault(int sig, siginfo_t* info, void* context) {
   (void)uc;
 #endif
   const uintptr_t addr = reinterpret_cast<uintptr_t>(info->si_addr);
-  char where[512], what[64], detail[640];
+  char where[512], what[160], detail[640];
   code_address(pc, where, sizeof where);
   bool on_fiber = false;
   if (sig == SIGSEGV && stack_overflow(*w, addr, sp, &on_fiber)) {
@@ -723,8 +723,14 @@ void on_fault(int sig, siginfo_t* info, void* context) {
       // fault_in_guard reads the address and the access back from this message, after the launch.
       const char* access = "a read or write";
 #if defined(__x86_64__)
-      if (uc->uc_mcontext.gregs[REG_TRAPNO] == 14)  // a page fault: bit 1 of its error code is set for a write
+      const greg_t trap = uc->uc_mcontext.gregs[REG_TRAPNO];
+      if (trap == 14)  // a page fault: bit 1 of its error code is set for a write
         access = uc->uc_mcontext.gregs[REG_ERR] & 2 ? "a write" : "a read";
+      if (trap == 13 && !info->si_addr) {  // no address to report: say why (tensors lie high, near 2^47)
+        snprintf(what, sizeof what, "a general protection fault (an address beyond the 128 TiB of user space, "
+                                    "or a misaligned vector access)");
+        abandon_block(*w, what, where, true, cudaErrorIllegalAddress);
+      }
 #endif
       snprintf(what, sizeof what, "%s of address %p", access, info->si_addr);
       abandon_block(*w, what, where, true, cudaErrorIllegalAddress);
