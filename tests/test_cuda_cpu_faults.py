@@ -4,7 +4,8 @@ launch works (tests/cuda_cpu/faults.cu). Per-thread stacks are CUDA's 512 KiB of
 
 A write just outside a tensor (the off-by-one) lands in the tensor's redzone, which the stand-in checks after every
 launch (kernels/common/cuda_cpu_redzones.cpp): the launch fails naming the op, the kernel, the tensor and the side,
-and nothing outside the tensors is touched; before the redzones, glibc aborted the process later.
+and nothing outside the tensors is touched; before the redzones, glibc aborted the process later. Farther accesses
+fault in the unmapped guard regions around every tensor and are named the same way (tests/test_overrun.py).
 
 CPU only: on a GPU, a fault leaves the CUDA context unusable for the rest of the process."""
 

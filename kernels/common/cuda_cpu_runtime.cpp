@@ -645,7 +645,9 @@ unsigned active_mask(Worker* w) {
 // to the handler installed before ours (Python's faulthandler, or the default: the process dies).
 // Device-side assert and __trap() abandon the block the same way, without a signal. The message
 // names the kernel, thread and block, and the code's address as `library+0xOFFSET` for kp.load to
-// turn into a .cu line.
+// turn into a .cu line. A read or write that faults in the guard region around a tensor
+// (cuda_cpu_redzones.cpp) is named after the launch by the tensor, the side, the element and the
+// distance (fault_in_guard), from the address and the access this handler records in the message.
 
 namespace {
 
