@@ -9,9 +9,10 @@
 - compiling one kernel file with the header at -O2: ninja rebuilding add2's kernel object alone;
 - the guards around CPU tensors (kernels/common/cuda_cpu_redzones.cpp: redzones, and a mapping of its own between
   unmapped guard regions), against torch's allocator (measured before the runtime is loaded): allocating and
-  freeing a tensor of 1024 floats one at a time (the guards reuse the freed mapping) and 1000 at once (most need
-  a new mapping: mmap, mprotect, munmap); and one add2 call on 1024 floats (the op call, the output's allocation,
-  the launch and the check of the three tensors' redzones) against torch.add.
+  freeing a tensor of 1024 floats one at a time, 1000 alive at once (the guards reuse freed mappings: they keep
+  1024) and 5000 at once (most need a new mapping: mmap, mprotect, the first touch of its pages, munmap); and one
+  add2 call on 1024 floats (the op call, the output's allocation, the launch and the check of the three tensors'
+  redzones) against torch.add.
 """
 
 import argparse
@@ -65,18 +66,15 @@ def kernel_compile_seconds(add2, reps=3):
     return statistics.median(times)
 
 
-def allocation_us(reps, at_once):
-    """Allocating and freeing a tensor of 1024 floats, in µs: 1000 per run, each freed before the next is made, or
-    all 1000 alive at once."""
+def allocation_us(reps, alive):
+    """Allocating and freeing a tensor of 1024 floats, in µs: `alive` of them at once (1: each freed before the next
+    is made), 5000 per run."""
 
-    def one_at_a_time():
-        for _ in range(1000):
-            torch.empty(1024)
+    def run():
+        for _ in range(5000 // alive):
+            [torch.empty(1024) for _ in range(alive)]
 
-    def at_once_then_free():
-        return [torch.empty(1024) for _ in range(1000)]
-
-    return median_seconds(at_once_then_free if at_once else one_at_a_time, reps) * 1e3
+    return median_seconds(run, reps) * 1e6 / 5000
 
 
 def small_call_us(add2, reps):
@@ -85,7 +83,11 @@ def small_call_us(add2, reps):
     a, b = torch.randn(1024), torch.randn(1024)
 
     def calls(fn):
-        return lambda: [fn(a, b) for _ in range(1000)]
+        def run():
+            for _ in range(1000):
+                fn(a, b)
+
+        return run
 
     return median_seconds(calls(add2.add2), reps) * 1e3, median_seconds(calls(torch.add), reps) * 1e3
 
@@ -98,9 +100,10 @@ def main(argv=None):
     elementwise_reps, sync_reps, compile_reps, barriers = (3, 3, 1, 200) if args.quick else (21, 7, 3, 2000)
     torch.set_num_threads(1)
     # Before the runtime is loaded: torch's own allocator; after: the guards'.
-    plain_alloc = {at_once: allocation_us(elementwise_reps, at_once) for at_once in (False, True)}
+    alive = {1: "one at a time", 1000: "1000 alive at once", 5000: "5000 alive at once (new mappings)"}
+    plain_alloc = {n: allocation_us(elementwise_reps, n) for n in alive}
     add2 = helpers.load_kernel("add2", target="cpu", quiet=True)
-    guarded_alloc = {at_once: allocation_us(elementwise_reps, at_once) for at_once in (False, True)}
+    guarded_alloc = {n: allocation_us(elementwise_reps, n) for n in alive}
     costs = helpers.load_kernel(kp.files.ROOT / "bench" / "kernels" / "standin_costs.cu", target="cpu", quiet=True)
     cores = os.cpu_count()
     print(f"CPU stand-in costs; {cores} cores, {platform.machine()}, torch {torch.__version__}\n")
@@ -117,8 +120,8 @@ def main(argv=None):
     for threads in sorted({1, cores}):
         ns = syncthreads_ns(costs, threads, iters=barriers, reps=sync_reps)
         print(f"| one __syncthreads arrival, {threads} thread(s) | {ns:.1f} ns | | | at most 15 ns |")
-    for at_once, how in ((False, "one at a time (the size reused)"), (True, "1000 at once (new mappings)")):
-        ours, plain = guarded_alloc[at_once], plain_alloc[at_once]
+    for n, how in alive.items():
+        ours, plain = guarded_alloc[n], plain_alloc[n]
         print(
             f"| allocate and free 1024 floats, {how}, with guards | {ours:.2f} µs | torch's allocator "
             f"{plain:.2f} µs | {ours / plain:.2f}x | |"
