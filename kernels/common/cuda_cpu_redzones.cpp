@@ -19,7 +19,7 @@
 //   a page before the data) is redzone too. Virtual space is cheap (no page of a guard is ever committed), but
 //   each mapping costs the kernel two entries of vm.max_map_count (65530 by default), three at worst: at most a
 //   sixth of that many mappings are made (more tensors get redzones alone). Freed mappings are kept for reuse
-//   (kCacheEntries, kCacheBytes), so that allocating a size freed recently costs no system call.
+//   (kCacheEntries, kCacheBytes), so that allocating a size freed before costs no system call.
 //
 // How: torch's CPU allocator is replaced (c10::SetCPUAllocator, once per process, when Python loads the runtime:
 // kp.build.cpu_runtime). A tensor that cannot have a mapping (the budget spent, mmap failing) gets today's
@@ -59,7 +59,7 @@ constexpr size_t kMaxNamed = 32;  // tensors one op call names; the oldest are d
 // Unmapped bytes on each side of a tensor at least (or its own size, if larger): a row past the end of any
 // matrix of under 64 MiB, an index off by up to 16 M floats, faults in the tensor's own guard.
 constexpr size_t kGap = size_t(64) << 20;
-constexpr size_t kMaxGuarded = size_t(1) << 40;  // a larger tensor gets redzones alone (guards of 3 TiB)
+constexpr size_t kMaxGuarded = size_t(1) << 40;  // a larger tensor gets redzones alone
 // Freed mappings kept for reuse, at most (a step of a training loop frees hundreds of tensors, and a new mapping
 // costs mmap, mprotect, munmap and the first touch of its pages: 80 µs on the 2-core development VM).
 constexpr size_t kCacheEntries = 1024;
@@ -118,28 +118,42 @@ struct Region {
 
 std::mutex g_lock;  // guards all of the below but g_torch and g_page, which are set once
 std::map<uintptr_t, Region>* g_regions = new std::map<uintptr_t, Region>;  // by data start; never destroyed
-std::vector<Mapping>* g_cache = new std::vector<Mapping>;                  // freed mappings, oldest first
-size_t g_cache_bytes;                                                      // their read-write bytes
-size_t g_mappings, g_budget;  // mappings live or cached; at most this many (a sixth of vm.max_map_count)
-c10::Allocator* g_torch;      // torch's own CPU allocator: tensors without a mapping come from it
+std::map<size_t, std::vector<Mapping>>* g_cache = new std::map<size_t, std::vector<Mapping>>;  // freed, by rw
+size_t g_cached, g_cache_bytes;  // mappings in the cache, and their read-write bytes
+size_t g_mappings, g_budget;     // mappings live or cached; at most this many (a sixth of vm.max_map_count)
+c10::Allocator* g_torch;         // torch's own CPU allocator: tensors without a mapping come from it
 size_t g_page;
 
 inline size_t gap_for(size_t rw) { return std::max(kGap, rw); }
 
 // A mapping with `rw` read-write bytes between guards, freed earlier or new; false if none can be had.
 bool map_guarded(size_t rw, Mapping* m) {
+  Mapping spare = {0, 0, 0};
   {
     std::lock_guard<std::mutex> lock(g_lock);
-    for (size_t k = g_cache->size(); k-- > 0;)  // the newest first: its pages are likelier in the CPU's caches
-      if ((*g_cache)[k].rw == rw) {
-        *m = (*g_cache)[k];
-        g_cache->erase(g_cache->begin() + k);
-        g_cache_bytes -= rw;
-        return true;
-      }
-    if (g_mappings >= g_budget) return false;
-    ++g_mappings;
+    auto same = g_cache->find(rw);
+    if (same != g_cache->end()) {  // the last freed first: its pages are likelier in the CPU's caches
+      *m = same->second.back();
+      same->second.pop_back();
+      if (same->second.empty()) g_cache->erase(same);
+      --g_cached;
+      g_cache_bytes -= rw;
+      return true;
+    }
+    if (g_mappings < g_budget) {
+      ++g_mappings;
+    } else if (g_cached) {  // the budget spent: a cached mapping of another size makes room
+      auto largest = std::prev(g_cache->end());
+      spare = largest->second.back();
+      largest->second.pop_back();
+      if (largest->second.empty()) g_cache->erase(largest);
+      --g_cached;
+      g_cache_bytes -= spare.rw;
+    } else {
+      return false;
+    }
   }
+  if (spare.lo) munmap(reinterpret_cast<void*>(spare.lo), spare.span());
   *m = {0, gap_for(rw), rw};
   void* p = mmap(nullptr, m->span(), PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p != MAP_FAILED && mprotect(static_cast<char*>(p) + m->gap, rw, PROT_READ | PROT_WRITE) == 0) {
@@ -152,26 +166,31 @@ bool map_guarded(size_t rw, Mapping* m) {
   return false;
 }
 
-// A freed tensor's mapping goes to the cache, whose oldest entries are unmapped past its limits.
-void unmap_guarded(const Mapping& m) {
-  Mapping evicted[kCacheEntries + 1];
-  size_t n = 0;
-  {
-    std::lock_guard<std::mutex> lock(g_lock);
-    if (m.rw <= kCacheBytes / 4) {
-      g_cache->push_back(m);
-      g_cache_bytes += m.rw;
-    } else {
-      evicted[n++] = m;
+// A freed tensor's mapping goes to the cache; past the cache's limits, its largest mappings are unmapped (they
+// hold the most memory; the small ones are the many that a loop allocates again).
+void unmap_guarded(Mapping m) {
+  for (bool cached = false;; cached = true) {
+    {
+      std::lock_guard<std::mutex> lock(g_lock);
+      if (!cached && m.rw <= kCacheBytes / 4) {
+        (*g_cache)[m.rw].push_back(m);
+        ++g_cached;
+        g_cache_bytes += m.rw;
+        cached = true;
+      }
+      if (cached) {
+        if (g_cached <= kCacheEntries && g_cache_bytes <= kCacheBytes) return;
+        auto largest = std::prev(g_cache->end());
+        m = largest->second.back();
+        largest->second.pop_back();
+        if (largest->second.empty()) g_cache->erase(largest);
+        --g_cached;
+        g_cache_bytes -= m.rw;
+      }
+      --g_mappings;
     }
-    while (g_cache->size() > kCacheEntries || g_cache_bytes > kCacheBytes) {
-      evicted[n++] = g_cache->front();
-      g_cache_bytes -= g_cache->front().rw;
-      g_cache->erase(g_cache->begin());
-    }
-    g_mappings -= n;
+    munmap(reinterpret_cast<void*>(m.lo), m.span());
   }
-  for (size_t k = 0; k < n; ++k) munmap(reinterpret_cast<void*>(evicted[k].lo), evicted[k].span());
 }
 
 void release(void* data) {
