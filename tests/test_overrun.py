@@ -178,3 +178,22 @@ def test_the_guards_spend_at_most_half_the_map_entries_and_more_tensors_still_al
     )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0 and run.stdout == "True\nTrue\n", (run.returncode, run.stdout, run.stderr[-3000:])
+
+
+def test_a_large_tensor_freed_and_allocated_again_reuses_its_mapping_when_the_cache_is_full_of_small_ones():
+    """The cache keeps 1024 freed mappings and unmaps the oldest past that: a loop that frees a 16 MiB output and
+    allocates it again keeps its pages (a new mapping would touch 4096 pages afresh, which tripled add2's time on
+    2^22 floats when the largest was unmapped first)."""
+    code = (
+        "import torch, helpers\n"
+        f"k = helpers.load_kernel({str(OVERRUN)!r}, target='cpu', quiet=True)\n"
+        "small = [torch.empty(1024) for _ in range(2000)]\n"
+        "del small\n"  # the cache is full: 1024 mappings of 1024 floats
+        "x = torch.empty(2**22)\n"
+        "at = x.data_ptr()\n"
+        "del x\n"
+        "other = torch.empty(3 * 2**20)\n"  # a size not cached: a new mapping, in x's place if x's were unmapped
+        "print(torch.empty(2**22).data_ptr() == at)\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0 and run.stdout == "True\n", (run.returncode, run.stdout, run.stderr[-3000:])

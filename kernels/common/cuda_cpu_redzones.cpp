@@ -44,9 +44,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <list>
 #include <map>
 #include <mutex>
-#include <vector>
 
 #pragma GCC visibility push(hidden)
 
@@ -130,37 +131,48 @@ struct Region {
 
 std::mutex g_lock;  // guards all of the below but g_torch and g_page, which are set once
 std::map<uintptr_t, Region>* g_regions = new std::map<uintptr_t, Region>;  // by data start; never destroyed
-std::map<size_t, std::vector<Mapping>>* g_cache = new std::map<size_t, std::vector<Mapping>>;  // freed, by rw
-size_t g_cached, g_cache_bytes;  // mappings in the cache, and their read-write bytes
-size_t g_mappings, g_budget;     // mappings live or cached; at most this many (a sixth of vm.max_map_count)
-c10::Allocator* g_torch;         // torch's own CPU allocator: tensors without a mapping come from it
+// The cache: freed mappings, oldest first, and the same by read-write bytes (each size's oldest first).
+using Cached = std::list<Mapping>;
+Cached* g_cache = new Cached;
+std::map<size_t, std::deque<Cached::iterator>>* g_cache_by_rw = new std::map<size_t, std::deque<Cached::iterator>>;
+size_t g_cache_bytes;         // their read-write bytes
+size_t g_mappings, g_budget;  // mappings live or cached; at most this many (a sixth of vm.max_map_count)
+c10::Allocator* g_torch;      // torch's own CPU allocator: tensors without a mapping come from it
 size_t g_page;
 
 inline size_t gap_for(size_t rw) { return std::max(kGap, rw); }
+
+// The oldest cached mapping, out of the cache (under g_lock; the cache is not empty), for the caller to unmap.
+// Not the largest: a loop that frees a large tensor and allocates it again would get a new mapping every time,
+// and the first touch of each of its pages.
+Mapping evict_oldest() {
+  const Mapping m = g_cache->front();
+  auto same = g_cache_by_rw->find(m.rw);
+  same->second.pop_front();  // the oldest of its size
+  if (same->second.empty()) g_cache_by_rw->erase(same);
+  g_cache->pop_front();
+  g_cache_bytes -= m.rw;
+  return m;
+}
 
 // A mapping with `rw` read-write bytes between guards, freed earlier or new; false if none can be had.
 bool map_guarded(size_t rw, Mapping* m) {
   Mapping spare = {0, 0, 0};
   {
     std::lock_guard<std::mutex> lock(g_lock);
-    auto same = g_cache->find(rw);
-    if (same != g_cache->end()) {  // the last freed first: its pages are likelier in the CPU's caches
-      *m = same->second.back();
+    auto same = g_cache_by_rw->find(rw);
+    if (same != g_cache_by_rw->end()) {  // the last freed first: its pages are likelier in the CPU's caches
+      *m = *same->second.back();
+      g_cache->erase(same->second.back());
       same->second.pop_back();
-      if (same->second.empty()) g_cache->erase(same);
-      --g_cached;
+      if (same->second.empty()) g_cache_by_rw->erase(same);
       g_cache_bytes -= rw;
       return true;
     }
     if (g_mappings < g_budget) {
       ++g_mappings;
-    } else if (g_cached) {  // the budget spent: a cached mapping of another size makes room
-      auto largest = std::prev(g_cache->end());
-      spare = largest->second.back();
-      largest->second.pop_back();
-      if (largest->second.empty()) g_cache->erase(largest);
-      --g_cached;
-      g_cache_bytes -= spare.rw;
+    } else if (!g_cache->empty()) {  // the budget spent: the oldest cached mapping makes room
+      spare = evict_oldest();
     } else {
       return false;
     }
@@ -178,26 +190,19 @@ bool map_guarded(size_t rw, Mapping* m) {
   return false;
 }
 
-// A freed tensor's mapping goes to the cache; past the cache's limits, its largest mappings are unmapped (they
-// hold the most memory; the small ones are the many that a loop allocates again).
+// A freed tensor's mapping goes to the cache; past the cache's limits, its oldest mappings are unmapped.
 void unmap_guarded(Mapping m) {
   for (bool cached = false;; cached = true) {
     {
       std::lock_guard<std::mutex> lock(g_lock);
       if (!cached && m.rw <= kCacheBytes / 4) {
-        (*g_cache)[m.rw].push_back(m);
-        ++g_cached;
+        (*g_cache_by_rw)[m.rw].push_back(g_cache->insert(g_cache->end(), m));
         g_cache_bytes += m.rw;
         cached = true;
       }
       if (cached) {
-        if (g_cached <= kCacheEntries && g_cache_bytes <= kCacheBytes) return;
-        auto largest = std::prev(g_cache->end());
-        m = largest->second.back();
-        largest->second.pop_back();
-        if (largest->second.empty()) g_cache->erase(largest);
-        --g_cached;
-        g_cache_bytes -= m.rw;
+        if (g_cache->size() <= kCacheEntries && g_cache_bytes <= kCacheBytes) return;
+        m = evict_oldest();
       }
       --g_mappings;
     }
