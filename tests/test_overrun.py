@@ -197,3 +197,21 @@ def test_a_large_tensor_freed_and_allocated_again_reuses_its_mapping_when_the_ca
     )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0 and run.stdout == "True\n", (run.returncode, run.stdout, run.stderr[-3000:])
+
+
+def test_a_launch_that_writes_on_both_sides_fails_once_and_leaves_both_redzones_whole():
+    """x[-1] and x[n] in one launch: the message names the first side; both redzones are refilled, so the next,
+    correct launch on the same tensor does not fail for the other."""
+    code = (
+        "import torch, helpers\n"
+        f"k = helpers.load_kernel({str(OVERRUN)!r}, target='cpu', quiet=True)\n"
+        "x = torch.zeros(1000)\n"
+        "try:\n"
+        "    k.both_ends(x)\n"
+        "except RuntimeError as e:\n"
+        "    print(\"wrote before the start of 'x' (1000 elements of 4 bytes): element [-1].\" in str(e))\n"
+        "k.shift_write(x, 0)\n"
+        "print((x == 1).all().item())\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0 and run.stdout == "True\nTrue\n", (run.returncode, run.stdout, run.stderr[-3000:])

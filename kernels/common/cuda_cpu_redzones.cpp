@@ -302,21 +302,15 @@ bool damaged(const Named& t, const char* kernel, char* out, size_t size) {
   char* front = reinterpret_cast<char*>(r.front);
   char* end = data + r.bytes + rear_bytes(r.bytes);
   const long long elem = t.elem ? (long long)t.elem : 1;
-  size_t first, last;
-  const char *side, *lo, *hi;  // the bytes written
-  if (changed(front, front, data, &first, &last)) {
-    side = "before the start of";
-    lo = front + first;
-    hi = front + last;
-    fill(front, data);
-  } else if (changed(data + r.bytes / 8 * 8, data + r.bytes, end, &first, &last)) {
-    side = "past the end of";
-    lo = data + r.bytes + first;
-    hi = data + r.bytes + last;
-    fill(data + r.bytes / 8 * 8, end);
-  } else {
-    return false;
-  }
+  size_t first[2], last[2];  // before the start, past the end: both are made whole, the first side is named
+  const bool before = changed(front, front, data, &first[0], &last[0]);
+  const bool past = changed(data + r.bytes / 8 * 8, data + r.bytes, end, &first[1], &last[1]);
+  if (!before && !past) return false;
+  if (before) fill(front, data);
+  if (past) fill(data + r.bytes / 8 * 8, end);
+  const char* side = before ? "before the start of" : "past the end of";
+  const char* lo = before ? front + first[0] : data + r.bytes + first[1];  // the bytes written
+  const char* hi = before ? front + last[0] : data + r.bytes + last[1];
   // As indices of the named tensor, which may be a view that starts inside its storage.
   const long long from = floor_div(lo - static_cast<const char*>(t.data), elem);
   const long long to = floor_div(hi - static_cast<const char*>(t.data), elem);
