@@ -182,7 +182,9 @@ def test_the_guards_spend_at_most_half_the_map_entries_and_more_tensors_still_al
     counts, message = run.stdout.splitlines()
     limit, spent = map(int, counts.split())
     assert limit // 6 <= spent <= limit // 2, (limit, spent)
-    assert "read past the end of 'x' (1000 elements of 4 bytes): element [100000]" in message, message
+    # Whichever block faults first is named: its first thread's element.
+    found = re.search(r"read past the end of 'x' \(1000 elements of 4 bytes\): element \[(\d+)\]", message)
+    assert found and int(found[1]) in (100_000, 100_256, 100_512, 100_768), message
 
 
 def test_a_large_tensor_freed_and_allocated_again_reuses_its_mapping_when_the_cache_is_full_of_small_ones():
