@@ -7,8 +7,12 @@
   at the same thread count;
 - one __syncthreads arrival: a 256-thread block doing nothing but barriers, per thread per barrier;
 - compiling one kernel file with the header at -O2: ninja rebuilding add2's kernel object alone;
-- the redzones around CPU tensors (kernels/common/cuda_cpu_redzones.cpp): allocating and freeing a tensor of
-  1024 floats with torch's allocator (measured before the runtime is loaded) and with the redzones' (after).
+- the guards around CPU tensors (kernels/common/cuda_cpu_redzones.cpp: redzones, and a mapping of its own between
+  unmapped guard regions), against torch's allocator (measured before the runtime is loaded): allocating and
+  freeing a tensor of 1024 floats one at a time, 1000 alive at once (the guards reuse freed mappings: they keep
+  1024) and 5000 at once (most need a new mapping: mmap, mprotect, the first touch of its pages, munmap); and one
+  add2 call on 1024 floats (the op call, the output's allocation, the launch and the check of the three tensors'
+  redzones) against torch.add.
 """
 
 import argparse
@@ -62,9 +66,30 @@ def kernel_compile_seconds(add2, reps=3):
     return statistics.median(times)
 
 
-def allocation_us(reps):
-    """Allocating and freeing a tensor of 1024 floats, in µs (1000 of them per run)."""
-    return median_seconds(lambda: [torch.empty(1024) for _ in range(1000)], reps) * 1e3
+def allocation_us(reps, alive):
+    """Allocating and freeing a tensor of 1024 floats, in µs: `alive` of them at once (1: each freed before the next
+    is made), 5000 per run."""
+
+    def run():
+        for _ in range(5000 // alive):
+            [torch.empty(1024) for _ in range(alive)]
+
+    return median_seconds(run, reps) * 1e6 / 5000
+
+
+def small_call_us(add2, reps):
+    """One add2 call on 1024 floats, against torch.add, in µs (1000 calls per run), on one thread."""
+    torch.set_num_threads(1)
+    a, b = torch.randn(1024), torch.randn(1024)
+
+    def calls(fn):
+        def run():
+            for _ in range(1000):
+                fn(a, b)
+
+        return run
+
+    return median_seconds(calls(add2.add2), reps) * 1e3, median_seconds(calls(torch.add), reps) * 1e3
 
 
 def main(argv=None):
@@ -74,9 +99,11 @@ def main(argv=None):
     # runs per elementwise measure, per barrier measure, kernel compiles; barriers per thread
     elementwise_reps, sync_reps, compile_reps, barriers = (3, 3, 1, 200) if args.quick else (21, 7, 3, 2000)
     torch.set_num_threads(1)
-    plain_alloc = allocation_us(elementwise_reps)  # before the runtime is loaded: torch's own allocator
+    # Before the runtime is loaded: torch's own allocator; after: the guards'.
+    alive = {1: "one at a time", 1000: "1000 alive at once", 5000: "5000 alive at once (new mappings)"}
+    plain_alloc = {n: allocation_us(elementwise_reps, n) for n in alive}
     add2 = helpers.load_kernel("add2", target="cpu", quiet=True)
-    redzone_alloc = allocation_us(elementwise_reps)
+    guarded_alloc = {n: allocation_us(elementwise_reps, n) for n in alive}
     costs = helpers.load_kernel(kp.files.ROOT / "bench" / "kernels" / "standin_costs.cu", target="cpu", quiet=True)
     cores = os.cpu_count()
     print(f"CPU stand-in costs; {cores} cores, {platform.machine()}, torch {torch.__version__}\n")
@@ -93,9 +120,16 @@ def main(argv=None):
     for threads in sorted({1, cores}):
         ns = syncthreads_ns(costs, threads, iters=barriers, reps=sync_reps)
         print(f"| one __syncthreads arrival, {threads} thread(s) | {ns:.1f} ns | | | at most 15 ns |")
+    for n, how in alive.items():
+        ours, plain = guarded_alloc[n], plain_alloc[n]
+        print(
+            f"| allocate and free 1024 floats, {how}, with guards | {ours:.2f} µs | torch's allocator "
+            f"{plain:.2f} µs | {ours / plain:.2f}x | |"
+        )
+    ours, native = small_call_us(add2, elementwise_reps)
     print(
-        f"| allocate and free 1024 floats, with redzones | {redzone_alloc:.2f} µs | torch's allocator "
-        f"{plain_alloc:.2f} µs | {redzone_alloc / plain_alloc:.2f}x | |"
+        f"| add2 on 1024 floats, one call (allocation, launch, redzone checks) | {ours:.2f} µs | torch.add "
+        f"{native:.2f} µs | {ours / native:.2f}x | |"
     )
     seconds = kernel_compile_seconds(add2, compile_reps)
     print(f"| compile add2.cu with the header, -O2 | {seconds:.2f} s | | | at most 1.5 s |")

@@ -4,7 +4,8 @@ launch works (tests/cuda_cpu/faults.cu). Per-thread stacks are CUDA's 512 KiB of
 
 A write just outside a tensor (the off-by-one) lands in the tensor's redzone, which the stand-in checks after every
 launch (kernels/common/cuda_cpu_redzones.cpp): the launch fails naming the op, the kernel, the tensor and the side,
-and nothing outside the tensors is touched; before the redzones, glibc aborted the process later.
+and nothing outside the tensors is touched; before the redzones, glibc aborted the process later. Farther accesses
+fault in the unmapped guard regions around every tensor and are named the same way (tests/test_overrun.py).
 
 CPU only: on a GPU, a fault leaves the CUDA context unusable for the rest of the process."""
 
@@ -46,12 +47,19 @@ def still_works(k):
 
 
 def test_a_wild_pointer_is_an_illegal_memory_access_at_its_line(k):
+    """4 TiB below the tensor: unmapped, and in no tensor's guard. 128 TiB above it: beyond user space, where the
+    CPU raises a general protection fault, with no address."""
     x = torch.zeros(64)
-    message = fails(lambda: k.wild_write(x, 1 << 40))
+    message = fails(lambda: k.wild_write(x, -(1 << 40)))
     n, at = line_of("x[offset] = 1.0f;")
     assert message.startswith("tests/cuda_cpu/faults.cu:"), message
-    assert "kernel launch failed: an illegal memory access was encountered: a read or write of address 0x" in message
+    assert "kernel launch failed: an illegal memory access was encountered: a write of address 0x" in message
     assert f"in kernel 'wild_write_kernel' thread (5,0,0) block (1,0,0), at {at}\n{n:5d} | {LINES[n - 1]}" in message
+    message = fails(lambda: k.wild_write(x, 1 << 45))
+    assert (
+        "an illegal memory access was encountered: a general protection fault (an address beyond the 128 TiB of user "
+        f"space, or a misaligned vector access) in kernel 'wild_write_kernel' thread (5,0,0) block (1,0,0), at {at}"
+    ) in message, message
     assert (x == 0).all()
     still_works(k)
 
@@ -104,7 +112,7 @@ def test_integer_division_by_zero_is_named_where_a_gpu_would_go_on_silently(k):
 @pytest.mark.parametrize(
     "bug, said",
     [
-        ("c[i + (1ll << 40)]", "a read or write of address 0x"),  # a wild write, far out of c
+        ("c[i - (1ll << 40)]", "a write of address 0x"),  # a wild write, far out of c and of its guards
         ("c[i + 1]", "op 'add2_v1': kernel 'add2_fwd_kernel<T>' wrote past the end of 'c' (3 elements of 4 bytes)"),
     ],
     ids=["wild", "off-by-one"],

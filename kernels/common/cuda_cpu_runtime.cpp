@@ -26,6 +26,8 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdarg>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -646,7 +648,9 @@ unsigned active_mask(Worker* w) {
 // to the handler installed before ours (Python's faulthandler, or the default: the process dies).
 // Device-side assert and __trap() abandon the block the same way, without a signal. The message
 // names the kernel, thread and block, and the code's address as `library+0xOFFSET` for kp.load to
-// turn into a .cu line.
+// turn into a .cu line. A read or write that faults in the guard region around a tensor
+// (cuda_cpu_redzones.cpp) is named after the launch by the tensor, the side, the element and the
+// distance (fault_in_guard), from the address and the access this handler records in the message.
 
 namespace {
 
@@ -700,7 +704,7 @@ void on_fault(int sig, siginfo_t* info, void* context) {
   (void)uc;
 #endif
   const uintptr_t addr = reinterpret_cast<uintptr_t>(info->si_addr);
-  char where[512], what[64], detail[640];
+  char where[512], what[160], detail[640];
   code_address(pc, where, sizeof where);
   bool on_fiber = false;
   if (sig == SIGSEGV && stack_overflow(*w, addr, sp, &on_fiber)) {
@@ -720,9 +724,22 @@ void on_fault(int sig, siginfo_t* info, void* context) {
       abandon_block(*w, "integer division by zero", detail, true);
     case SIGILL:
       abandon_block(*w, "an illegal instruction", where, true, cudaErrorIllegalInstruction);
-    default:  // SIGSEGV, SIGBUS: memory that is not mapped (or not as the access needs it)
-      snprintf(what, sizeof what, "a read or write of address %p", info->si_addr);
+    default: {  // SIGSEGV, SIGBUS: memory that is not mapped (or not as the access needs it)
+      // fault_in_guard reads the address and the access back from this message, after the launch.
+      const char* access = "a read or write";
+#if defined(__x86_64__)
+      const greg_t trap = uc->uc_mcontext.gregs[REG_TRAPNO];
+      if (trap == 14)  // a page fault: bit 1 of its error code is set for a write
+        access = uc->uc_mcontext.gregs[REG_ERR] & 2 ? "a write" : "a read";
+      if (trap == 13 && !info->si_addr) {  // no address to report: say why (tensors lie high, near 2^47)
+        snprintf(what, sizeof what, "a general protection fault (an address beyond the 128 TiB of user space, "
+                                    "or a misaligned vector access)");
+        abandon_block(*w, what, where, true, cudaErrorIllegalAddress);
+      }
+#endif
+      snprintf(what, sizeof what, "%s of address %p", access, info->si_addr);
       abandon_block(*w, what, where, true, cudaErrorIllegalAddress);
+    }
   }
 }
 
@@ -749,6 +766,32 @@ void ensure_signal_stack() {
 }
 
 }  // namespace
+
+bool redzones_fault(uintptr_t address, int write, const char* who, size_t who_size, const char* where, char* out,
+                    size_t size);  // cuda_cpu_redzones.cpp
+
+// After a launch: a fault's message from on_fault ("a write of address 0x... in kernel 'k' thread (x,y,z) block
+// (x,y,z), at ...") as the tensor whose guard holds the address names it (its side, the element, how far); false
+// if the address is in no tensor's guard, and the message stays as it is.
+bool fault_in_guard(const char* message, char* out, size_t size) {
+  static const struct {
+    const char* prefix;
+    int write;
+  } kAccesses[] = {{"a write of address 0x", 1}, {"a read of address 0x", 0}, {"a read or write of address 0x", -1}};
+  for (const auto& access : kAccesses) {
+    const size_t n = strlen(access.prefix);
+    if (strncmp(message, access.prefix, n)) continue;
+    char* after;
+    const uintptr_t address = strtoull(message + n, &after, 16);
+    if (strncmp(after, " in ", 4)) return false;
+    const char* who = after + 4;  // "kernel 'k' thread (x,y,z) block (x,y,z)", then the code's address
+    const char* block = nullptr;
+    for (const char* p = strstr(who, " block ("); p; p = strstr(p + 1, " block (")) block = p;
+    const char* end = block ? strchr(block, ')') : nullptr;
+    return end && redzones_fault(address, access.write, who, size_t(end + 1 - who), end + 1, out, size);
+  }
+  return false;
+}
 
 void device_fault(cudaError_t code, const char* what, const char* file, int line) {
   Worker* w = tls.worker;
@@ -983,11 +1026,13 @@ bool valid_configuration(const Kernel& kernel, dim3 g, dim3 b, size_t shmem) {
 }  // namespace
 
 // After a launch: a write just outside a tensor its op call named (cuda_cpu_redzones.cpp) fails it, unless it
-// failed already; either way the redzones are whole again.
+// failed already; either way the redzones are whole again. A fault in a tensor's guard is named by the tensor.
 void finish(Launch& launch) {
-  char outside[640];
+  char outside[640], guard[1024];
   const bool damaged = redzones_damaged(launch.kernel.name, outside, sizeof outside);
-  if (launch.failed)
+  if (launch.failed && launch.code == cudaErrorIllegalAddress && fault_in_guard(launch.message, guard, sizeof guard))
+    record_error(launch.code, "%s", guard);
+  else if (launch.failed)
     record_error(launch.code, "%s", launch.message);
   else if (damaged)
     record_error(cudaErrorIllegalAddress, "%s", outside);
