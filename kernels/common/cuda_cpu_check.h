@@ -96,6 +96,7 @@ size_t record_budget() {
 }
 
 void* recycled_take(size_t bytes, int pool);
+bool guard_owner(uintptr_t address, uintptr_t* begin, uintptr_t* end);  // cuda_cpu_redzones.cpp
 void recycled_give(void* p, size_t bytes, int pool);
 
 struct CheckedTensor {
@@ -671,11 +672,18 @@ void on_access(uintptr_t a, size_t n, bool write, bool atomic, uintptr_t pc, boo
   }
   if (!c.tensors_known || on_own_stack(*w, c, a)) return;
   const CheckedTensor* near = nullptr;
-  uintptr_t distance = UINTPTR_MAX;
+  uintptr_t distance = UINTPTR_MAX, owner_begin = 0, owner_end = 0;
+  const bool guarded = guard_owner(a, &owner_begin, &owner_end);  // in a tensor's guard: that tensor, whatever is nearer
   for (const CheckedTensor* t : c.tensors) {
+    if (guarded && (t->begin < owner_begin || t->end > owner_end)) continue;
     const uintptr_t d = a >= t->end ? a - t->end : t->begin - a;
     if (d < distance) near = t, distance = d;
   }
+  if (guarded && !near)  // the guard of a tensor this op call did not name: the nearest of those it named
+    for (const CheckedTensor* t : c.tensors) {
+      const uintptr_t d = a >= t->end ? a - t->end : t->begin - a;
+      if (d < distance) near = t, distance = d;
+    }
   if (!near || in_library_data(c, a) || in_thread_local_data(c, a)) return;
   if (distance < kNear) out_of_bounds_global(*w, *near, a, n, write, pc);
   out_of_bounds_far(*w, *near, a, n, write, pc);  // an index that overflowed, a pointer that was never set

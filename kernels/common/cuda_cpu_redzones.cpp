@@ -332,6 +332,16 @@ bool damaged(const Named& t, const char* kernel, char* out, size_t size) {
 
 }  // namespace
 
+// For check mode (cuda_cpu_check.h): the storage ([*begin, *end), its data) whose own mapping, guards included, holds
+// `address`: an access far outside every tensor (an index that overflowed) is named against the tensor whose guard it
+// lands in, not against whichever tensor lies nearest. False where no guarded mapping holds it.
+bool guard_owner(uintptr_t address, uintptr_t* begin, uintptr_t* end) {
+  Region r;
+  if (!mapping_holding(address, begin, &r)) return false;
+  *end = *begin + r.bytes;
+  return true;
+}
+
 // After a launch (cuda_cpu_runtime.cpp): whether a tensor its op call named has a changed redzone.
 bool redzones_damaged(const char* kernel, char* out, size_t size) {
   t_damage = {};
