@@ -34,7 +34,7 @@ import dataclasses
 import math
 
 from kp.gpus import WARP, Occupancy, gpu, occupancy
-from kp.table import Table
+from kp.table import Quantity, Table, quantity
 
 # Global memory is moved in 32-byte sectors (CUDA C++ Best Practices Guide, "Coalesced Access to Global Memory").
 SECTOR_BYTES = 32
@@ -111,18 +111,20 @@ class Estimate:
         return f"{_time(self.seconds)} on the {self.gpu}, modelled ({bounds})"
 
     def table(self):
+        """A row per launch: the modelled time and its bound first, then occupancy and waves, then each term of the
+        time (the largest is the bound); times as Quantities (5.73 ms, 42.1 µs), short headers: it fits Lab's output."""
         rows = [
             {
                 "kernel": f"`{e.kernel}`",
-                "µs": e.seconds * 1e6,
+                "modelled": Quantity(e.seconds * 1e6, "µs"),
                 "bound": e.bound,
-                "TB/s": e.achieved_bandwidth / 1e12,
+                "DRAM": Quantity(e.achieved_bandwidth / 1e12, "TB/s"),
                 "occupancy": f"{e.occupancy.occupancy:.0%} ({e.occupancy.limited_by})",
                 "waves": e.waves,
-                "bandwidth term (µs)": e.bandwidth_s * 1e6,
-                "latency term (µs)": e.latency_s * 1e6,
-                "compute term (µs)": e.compute_s * 1e6,
-                "shared memory term (µs)": e.shared_s * 1e6,
+                "DRAM term": Quantity(e.bandwidth_s * 1e6, "µs"),
+                "latency term": Quantity(e.latency_s * 1e6, "µs"),
+                "FLOP term": Quantity(e.compute_s * 1e6, "µs"),
+                "shared term": Quantity(e.shared_s * 1e6, "µs"),
             }
             for e in self.launches
         ]
@@ -130,7 +132,7 @@ class Estimate:
 
 
 def _time(seconds):
-    return f"{seconds * 1e6:.3g} µs" if seconds < 1e-3 else f"{seconds * 1e3:.3g} ms"
+    return quantity(seconds, "s")
 
 
 def estimate_launch(gpu_or_name, work):

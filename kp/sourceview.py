@@ -21,9 +21,8 @@ STYLE = (
 )
 CONTEXT = 2  # source lines shown around the counted ones
 # A row in characters of Lab's 13 px monospace (7.8 px each: 109 in 850 px): the figures take at most ~45 with their
-# padding (a cell's 12 px is ~1.5 characters), which leaves the source this many, and a margin.
+# padding (a cell's 12 px is ~1.5 characters), which leaves the source this many, and a margin (kp.table.html_chars).
 CODE_WIDTH = 52
-ROW_CHARS = 108  # the widest row row_chars() allows (it counts 2 characters of padding per cell, more than Lab's 12 px)
 HEADERS = ("line", "access", "requests", "per request (ideal)", "lanes", "source")
 LEGEND = (
     "per request: 32-byte sectors (global memory) or wavefronts (shared memory) a warp's request moves, the least "
@@ -131,17 +130,3 @@ def profile_html(profile):
     parts.append(f"<p><small>{html.escape(LEGEND)}</small></p>")
     return "".join(parts)
 
-
-def row_chars(page):
-    """The widest row of the source view `page`, in characters: per cell its longest line (a header, its longest
-    word: headers wrap) plus 2 for the cell's padding. The width tests' measure, without a browser."""
-    widest = 0
-    for row in re.findall(r"<tr[^>]*>(.*?)</tr>", page, re.S):
-        cells = re.findall(r"<t([dh])[^>]*>(.*?)</t[dh]>", row, re.S)
-        chars = 0
-        for kind, cell in cells:
-            text = html.unescape(re.sub(r"<[^>]+>", "", cell))
-            pieces = text.split() if kind == "h" else text.split("\n")
-            chars += 2 + max((len(p) for p in pieces), default=0)
-        widest = max(widest, chars)
-    return widest

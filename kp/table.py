@@ -19,9 +19,10 @@ UNITS = {
     "bytes": {"B": 1.0, "KiB": 1024.0, "MiB": 1024.0**2, "GiB": 1024.0**3},
 }
 FAMILY = {unit: family for family, units in UNITS.items() for unit in units}
-# In Lab a cell's padding (0.5em each side) is about 2 characters; the output area at 1280x800 with the file browser
-# open is ~850 px, about 120 characters of Lab's 13 px sans-serif: WIDTH leaves room for bold headers and wide glyphs.
-CELL_PADDING, WIDTH = 2, 110
+# In Lab a cell's padding (0.5em each side at 13 px) is about 2 characters; the output area at 1280x800 with the file
+# browser open is ~850 px: 109 characters of Lab's 13 px monospace (7.8 px each), ~120 of its sans-serif. WIDTH, the
+# most html_chars() allows, leaves room for bold headers and wide glyphs.
+CELL_PADDING, WIDTH = 2, 108
 
 
 def number(value):
@@ -127,6 +128,23 @@ class Table:
 
     def __getitem__(self, i):
         return self.rows[i]
+
+
+def html_chars(page):
+    """The widest table of an HTML output, in characters, as Lab lays it out at its narrowest: a cell wraps at spaces
+    (Lab's tables do), so per column its longest word, but a cell of a table whose class names `kp-src` (the source
+    view, `white-space: pre`) its longest line; plus CELL_PADDING per cell. 0 without a table. The width tests'
+    measure, without a browser."""
+    widest = 0
+    for attrs, body in re.findall(r"<table([^>]*)>(.*?)</table>", page, re.S):
+        columns = {}
+        for row in re.findall(r"<tr[^>]*>(.*?)</tr>", body, re.S):
+            for i, (kind, cell) in enumerate(re.findall(r"<t([dh])[^>]*>(.*?)</t[dh]>", row, re.S)):
+                text = html.unescape(re.sub(r"<[^>]+>", "", cell))
+                pieces = text.split("\n") if kind == "d" and "kp-src" in attrs else text.split()
+                columns[i] = max(columns.get(i, 0), max((len(p) for p in pieces), default=0))
+        widest = max(widest, sum(CELL_PADDING + w for w in columns.values()))
+    return widest
 
 
 def _longest_word(text):

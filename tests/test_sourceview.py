@@ -95,9 +95,9 @@ def test_long_lines_wrap_at_a_space_with_a_hanging_indent():
 
 def test_every_kernels_source_view_fits_labs_output_area():
     """Every line of every .cu and .cuh a notebook profiles, counted with the widest figures the view shows: no row
-    wider than ROW_CHARS characters (about 850 px of Lab's monospace)."""
+    wider than kp.table.WIDTH characters (about 850 px of Lab's monospace)."""
     from kp.files import ROOT
-    from kp.sourceview import ROW_CHARS, row_chars
+    from kp.table import WIDTH, html_chars
 
     files = sorted((ROOT / "kernels").glob("*.cu")) + sorted((ROOT / "kernels" / "common").glob("*.cuh"))
     files = [f for f in files if not f.name.startswith("cuda_cpu")]  # the stand-in itself: never profiled
@@ -110,6 +110,4 @@ def test_every_kernels_source_view_fits_labs_output_area():
         for k in wide:
             k.file = str(path.relative_to(ROOT))
         page = profile_html(SimpleNamespace(lines=wide, advice=lambda: []))
-        assert row_chars(page) <= ROW_CHARS, (path.name, row_chars(page))
-    # The measure sees a row that is too wide.
-    assert row_chars("<tr><td>" + "x" * 200 + "</td></tr>") == 202
+        assert html_chars(page) <= WIDTH, (path.name, html_chars(page))

@@ -58,3 +58,13 @@ def test_width_counts_the_longest_word_of_each_column_and_its_padding():
     table = Table([{"kernel name": "`add2_fwd_kernel<T>`", "ms": 0.5}, {"kernel name": "a b", "ms": 12345.0}])
     assert table.width() == (2 + len("add2_fwd_kernel<T>")) + (2 + len("12345"))
     assert Table([]).width() == 0
+
+
+def test_html_chars_measures_the_widest_table_as_lab_wraps_it():
+    from kp.table import html_chars
+
+    assert html_chars(Table(ROWS, "title")._repr_html_()) == Table(ROWS).width() == 2 + 12 + 2 + 6 + 2 + 4
+    pre = "<table class='kp-src'><tr><th>a long header</th></tr><tr><td>x = a + b;\nreturn x;</td></tr></table>"
+    assert html_chars(pre) == 2 + len("x = a + b;")  # the source view's cells do not wrap: their longest line
+    assert html_chars("<p>no table</p>") == 0
+    assert html_chars("<table><tr><td>" + "x" * 200 + "</td></tr></table>" + pre) == 202  # the widest of them
