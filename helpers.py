@@ -29,7 +29,7 @@ from kp.newop import new_op
 from kp.profile import modelled, profile
 from kp.puzzle import puzzle, scoreboard, show_puzzle
 from kp.report import record
-from kp.table import Table
+from kp.table import Quantity, Table
 from kp.toolchain import ToolchainError
 from kp.verify import OpsRun, check_against_reference, check_compiled, gradcheck
 
@@ -56,6 +56,7 @@ __all__ = [
     "scoreboard",
     "record",
     "Table",
+    "Quantity",
     "KERNELS",
     "kernel_variant",
     "new_op",
