@@ -112,7 +112,7 @@ class Estimate:
 
     def table(self):
         """A row per launch: the modelled time and its bound first, then occupancy and waves, then each term of the
-        time (the largest is the bound); times as Quantities (5.73 ms, 42.1 µs), short headers: it fits Lab's output."""
+        time (the largest is the bound); times as Quantities (5.73 ms, 42.1 µs); short headers, to fit Lab's output."""
         rows = [
             {
                 "kernel": f"`{e.kernel}`",

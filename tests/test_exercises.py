@@ -22,6 +22,10 @@ class Exercise:
     done: str  # what the exercise's cell prints once it is done
 
 
+POLY2_FWD = (  # the forward's launcher, to its `threads` (the backward's says the same)
+    "void poly2_fwd(const T* x, T* y, int64_t n, cudaStream_t stream) {\n"
+    "  if (n == 0) return;  // a grid of zero blocks is an invalid configuration"
+)
 EXERCISES = {
     "01_add2_sum_of_squares": Exercise(
         [
@@ -43,15 +47,7 @@ EXERCISES = {
         [("kernels/mul_add.cu", "(w, x, out, n, bc, packed);", "(w, x, out, n, bc, false);")], "one element per lane"
     ),
     "03_poly2_tan_fit": Exercise(
-        [
-            (
-                "kernels/poly2.cu",
-                "void poly2_fwd(const T* x, T* y, int64_t n, cudaStream_t stream) {\n"
-                "  if (n == 0) return;  // a grid of zero blocks is an invalid configuration\n  const int threads = 256;",
-                "void poly2_fwd(const T* x, T* y, int64_t n, cudaStream_t stream) {\n"
-                "  if (n == 0) return;  // a grid of zero blocks is an invalid configuration\n  const int threads = 128;",
-            )
-        ],
+        [("kernels/poly2.cu", f"{POLY2_FWD}\n  const int threads = 256;", f"{POLY2_FWD}\n  const int threads = 128;")],
         "blocks of 128 threads",
     ),
     "04_exp_activation": Exercise(
@@ -116,7 +112,7 @@ def test_an_exercise_done_leaves_its_notebook_runnable_top_to_bottom(stem, tmp_p
     monkeypatch.delenv("KP_BUILD_DIR", raising=False)
     monkeypatch.delenv("KP_REPORT", raising=False)
     run = execute(path)
-    assert run.error is None, f"{stem} with its exercise done failed in code cell {run.failed_cell}:\n{run.error[-4000:]}"
+    assert run.error is None, f"{stem}, exercise done: code cell {run.failed_cell} failed:\n{run.error[-4000:]}"
     ran = next(c for c in run.notebook.cells[heading:] if c.cell_type == "code")
     printed = "".join(o.get("text", "") for o in ran.outputs)
     assert exercise.done in printed, printed

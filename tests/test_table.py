@@ -34,7 +34,8 @@ def test_numbers_read_without_e_notation_and_quantities_in_the_unit_that_reads_b
 
     assert [number(v) for v in (2934.6, 1.5, 0.012345, 0.000012, 0.0)] == ["2935", "1.5", "0.0123", "0.000012", "0"]
     assert quantity(2970, "GB/s") == "2.97 TB/s" and quantity(12.3, "GB/s") == "12.3 GB/s"
-    assert quantity(5730, "µs") == "5.73 ms" and quantity(0.5, "µs") == "500 ns" and quantity(42.1, "µs") == "42.1 µs"
+    assert quantity(5730, "µs") == "5.73 ms" and quantity(0.5, "µs") == "500 ns"
+    assert quantity(42.1, "µs") == "42.1 µs" and quantity(0.0, "ms") == "0 ms"
     assert quantity(51_200, "GFLOP/s") == "51.2 TFLOP/s" and quantity(3, "waves") == "3 waves"
     assert quantity(999.7, "GB/s") == "1 TB/s"  # not "1e+03 GB/s" nor "1000 GB/s"
 
