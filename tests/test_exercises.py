@@ -3,8 +3,9 @@ its notebook run top to bottom in a fresh kernel: no error, and the exercise's c
 who has done an exercise re-runs the notebook's earlier cells (a demo of a bug made from a copy of the kernel file, a
 check of what the kernel does): those cells must hold for the edited file too.
 
-Each runs on a copy of the project (notebooks/, kernels/, kp/, helpers.py), so the real files are never edited; its
-builds are cold (a copy's kernels are other paths), so each takes minutes on a small machine."""
+They run on one copy of the project (notebooks/, kernels/, kp/, helpers.py), so the real files are never edited; its
+builds are cold (a copy's kernels are other paths), so the first exercise takes minutes on a small machine, and each
+notebook takes as long as it does in tests/test_notebooks.py."""
 
 import shutil
 from dataclasses import dataclass
@@ -88,30 +89,43 @@ def test_every_notebook_with_an_exercise_has_one_here():
     assert with_exercise == set(EXERCISES)
 
 
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    """One copy of the project for every exercise (each puts back what it edited), so that the builds no exercise
+    edits (the stand-in's runtime, the other ops) are made once."""
+    root = tmp_path_factory.mktemp("project")
+    for folder in ("notebooks", "kernels", "kp"):
+        shutil.copytree(kp.files.ROOT / folder, root / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(kp.files.ROOT / "helpers.py", root / "helpers.py")
+    return root
+
+
 @pytest.mark.skipif(shutil.which("dot") is None, reason="graphviz's `dot` is missing: every notebook draws a graph")
 @pytest.mark.parametrize("stem", EXERCISES)
-def test_an_exercise_done_leaves_its_notebook_runnable_top_to_bottom(stem, tmp_path, monkeypatch):
-    project = tmp_path / "project"
-    for folder in ("notebooks", "kernels", "kp"):
-        shutil.copytree(kp.files.ROOT / folder, project / folder, ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copy(kp.files.ROOT / "helpers.py", project / "helpers.py")
+def test_an_exercise_done_leaves_its_notebook_runnable_top_to_bottom(stem, project, monkeypatch):
     path = project / "notebooks" / f"{stem}.ipynb"
-    nb = nbformat.read(path, as_version=4)
     exercise = EXERCISES[stem]
-    # The exercise's cell: the first code cell after the markdown cell that names the exercise.
-    heading = next(i for i, c in enumerate(nb.cells) if c.cell_type == "markdown" and "Exercise" in c.source)
-    cell = next(c for c in nb.cells[heading:] if c.cell_type == "code")
-    for file, old, new in exercise.edits:
-        if file == "cell":
-            cell.source = edit_once(cell.source, old, new, f"{stem}'s exercise cell")
-        else:
-            (project / file).write_text(edit_once((project / file).read_text(), old, new, file))
-    nbformat.write(nb, path)
-    # The kernel imports kp and helpers from the copy; builds go to the copy's build/ext.
-    monkeypatch.setenv("PYTHONPATH", str(project))
-    monkeypatch.delenv("KP_BUILD_DIR", raising=False)
-    monkeypatch.delenv("KP_REPORT", raising=False)
-    run = execute(path)
+    edited = {path} | {project / file for file, _, _ in exercise.edits if file != "cell"}
+    originals = {p: p.read_text() for p in edited}
+    try:
+        nb = nbformat.read(path, as_version=4)
+        # The exercise's cell: the first code cell after the markdown cell that names the exercise.
+        heading = next(i for i, c in enumerate(nb.cells) if c.cell_type == "markdown" and "Exercise" in c.source)
+        cell = next(c for c in nb.cells[heading:] if c.cell_type == "code")
+        for file, old, new in exercise.edits:
+            if file == "cell":
+                cell.source = edit_once(cell.source, old, new, f"{stem}'s exercise cell")
+            else:
+                (project / file).write_text(edit_once((project / file).read_text(), old, new, file))
+        nbformat.write(nb, path)
+        # The kernel imports kp and helpers from the copy; builds go to the copy's build/ext.
+        monkeypatch.setenv("PYTHONPATH", str(project))
+        monkeypatch.delenv("KP_BUILD_DIR", raising=False)
+        monkeypatch.delenv("KP_REPORT", raising=False)
+        run = execute(path)
+    finally:
+        for p, text in originals.items():
+            p.write_text(text)
     assert run.error is None, f"{stem}, exercise done: code cell {run.failed_cell} failed:\n{run.error[-4000:]}"
     ran = next(c for c in run.notebook.cells[heading:] if c.cell_type == "code")
     printed = "".join(o.get("text", "") for o in ran.outputs)
