@@ -31,7 +31,7 @@ from kp.profile import modelled, profile
 from kp.program import install_cuda_magic, run_program
 from kp.puzzle import puzzle, scoreboard, show_puzzle
 from kp.report import record
-from kp.table import Table
+from kp.table import Quantity, Table
 from kp.toolchain import ToolchainError
 from kp.verify import OpsRun, check_against_reference, check_compiled, gradcheck
 
@@ -59,6 +59,7 @@ __all__ = [
     "scoreboard",
     "record",
     "Table",
+    "Quantity",
     "KERNELS",
     "kernel_variant",
     "new_op",

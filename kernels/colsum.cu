@@ -8,7 +8,7 @@
 //              loads coalesce); C threads in all, so a short, wide matrix keeps a GPU busy and a tall, narrow one
 //              does not.
 //           v2 colsum_v2: blocks of 32 columns x 8 row-threads; each thread sums every 8th row of its column, the
-//              8 partial sums meet in shared memory and add up in a tree (linear's bias kernel).
+//              8 partial sums meet in shared memory and add up in a tree.
 //           v3 colsum_v3: 32 x 32 threads; 32 partial sums per column in a padded shared tile; warp w adds column w's
 //              32 with __shfl_down_sync, no shared memory and no barrier between the steps.
 //           v4 colsum_v4: v3 on a chunk of 256 rows per block, the rows spread over the grid (parallel for any R),

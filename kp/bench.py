@@ -3,6 +3,7 @@ over sizes and returns a BenchResult (a table with throughput and the custom-ove
 plot). Never builds or loads a kernel.
 """
 
+import html
 import statistics
 import time
 
@@ -10,7 +11,7 @@ import torch
 
 from kp.gpus import H100_MEASURED, H100_MEASURED_ON
 from kp.report import record
-from kp.table import Table
+from kp.table import Quantity, Table, number
 
 
 def median_ms(fn, args=(), warmup=3, min_reps=25, min_seconds=0.0, max_reps=None):
@@ -78,19 +79,34 @@ class BenchResult(Table):
             f"{self.label(self.custom)} {self.ratio():.3g}x {self.baseline} at size {size} ({self.unit}, {self.where})"
         )
 
-    def markdown(self):
-        providers = list(dict.fromkeys(r["provider"] for r in self.rows))
-        sizes = list(dict.fromkeys(r["size"] for r in self.rows))
-        head = ["size", *(f"{self.label(p)}, {self.unit}" for p in providers)]
-        head.append(f"{self.label(self.custom)} ÷ {self.label(self.baseline)}")
-        lines = [f"| {' | '.join(head)} |", "|" + "---|" * len(head)]
-        for size in sizes:
-            cells = [f"{self.throughput(p, size):.3g}" for p in providers]
-            lines.append(f"| {size} | {' | '.join(cells)} | {self.ratio(size):.3g}x |")
-        note = " ".join([f"{self.unit} = {self.formula} ÷ median time; {self.where}.", *self.notes])
-        return (f"{self.title}\n\n" if self.title else "") + "\n".join(lines) + f"\n\n{note}"
+    def header(self, provider):
+        """A provider's column: its label, which says "emulated" or "modelled" where it is, else ", measured"."""
+        label = self.label(provider)
+        return label if provider in self.emulated or label.endswith("modelled") else f"{label}, measured"
 
-    _repr_markdown_ = markdown
+    def pivot(self):
+        """The table people read: a row per size, a column per provider (its throughput in the unit that reads best:
+        2.97 TB/s, 512 GB/s), and the custom op's ratio to the baseline."""
+        providers = list(dict.fromkeys(r["provider"] for r in self.rows))
+        ratio = f"{self.label(self.custom)} ÷ {self.label(self.baseline)}"
+        rows = [
+            {
+                "size": size,
+                **{self.header(p): Quantity(self.throughput(p, size), self.unit) for p in providers},
+                ratio: f"{number(self.ratio(size))}x",
+            }
+            for size in dict.fromkeys(r["size"] for r in self.rows)
+        ]
+        return Table(rows, self.title)
+
+    def note(self):
+        return " ".join([f"{self.unit} = {self.formula} ÷ median time; {self.where}.", *self.notes])
+
+    def markdown(self):
+        return f"{self.pivot().markdown()}\n\n{self.note()}"
+
+    def _repr_html_(self):
+        return f"{self.pivot()._repr_html_()}<p>{html.escape(self.note())}</p>"
 
 
 def bench(

@@ -38,7 +38,7 @@ import math
 
 from kp.caches import SECTOR_BYTES, traffic
 from kp.gpus import WARP, Occupancy, gpu, occupancy
-from kp.table import Table
+from kp.table import Quantity, Table, quantity
 
 
 @dataclasses.dataclass(frozen=True)
@@ -124,20 +124,22 @@ class Estimate:
         return f"{_time(self.seconds)} on the {self.gpu}, modelled ({bounds})"
 
     def table(self):
+        """A row per launch: the modelled time and its bound first, then occupancy and waves, then each term of the
+        time (the largest is the bound); times as Quantities (5.73 ms, 42.1 µs); short headers, to fit Lab's output."""
         rows = [
             {
                 "kernel": f"`{e.kernel}`",
-                "µs": e.seconds * 1e6,
+                "modelled": Quantity(e.seconds * 1e6, "µs"),
                 "bound": e.bound,
-                "TB/s": e.achieved_bandwidth / 1e12,
+                "DRAM": Quantity(e.achieved_bandwidth / 1e12, "TB/s"),
                 "occupancy": f"{e.occupancy.occupancy:.0%} ({e.occupancy.limited_by})",
                 "waves": e.waves,
-                "bandwidth term (µs)": e.bandwidth_s * 1e6,
-                "latency term (µs)": e.latency_s * 1e6,
-                "compute term (µs)": e.compute_s * 1e6,
-                "shared memory term (µs)": e.shared_s * 1e6,
-                "L1 pipe term (µs)": e.l1_s * 1e6,
-                "L1 / L2 / DRAM hits": "{:.0%} / {:.0%} / {:.0%}".format(*e.hit_shares),
+                "DRAM term": Quantity(e.bandwidth_s * 1e6, "µs"),
+                "latency term": Quantity(e.latency_s * 1e6, "µs"),
+                "FLOP term": Quantity(e.compute_s * 1e6, "µs"),
+                "shared term": Quantity(e.shared_s * 1e6, "µs"),
+                "L1 pipe term": Quantity(e.l1_s * 1e6, "µs"),
+                "L1 / L2 / DRAM": "{:.0%} / {:.0%} / {:.0%}".format(*e.hit_shares),
             }
             for e in self.launches
         ]
@@ -145,7 +147,7 @@ class Estimate:
 
 
 def _time(seconds):
-    return f"{seconds * 1e6:.3g} µs" if seconds < 1e-3 else f"{seconds * 1e3:.3g} ms"
+    return quantity(seconds, "s")
 
 
 def _dram_sectors(g, work, resident_blocks):

@@ -180,34 +180,33 @@ class Profile(CompiledCounts):
         return estimate(gpu, self.work(flops, gpu))
 
     def table(self):
+        """One row per counted line: the figures a learner reads first (where, what, how many requests and how much
+        each moved against the ideal, active lanes), the kernel last; short enough to fit Lab's output area."""
         rows = [
             {
-                "line": f"{ln.file}:{ln.line}",
-                "kernel": ln.kernel,
+                "line": f"{ln.file.rsplit('/', 1)[-1]}:{ln.line}",
                 "access": f"{ln.space} {ln.kind}",
                 "requests": ln.requests,
-                "per request": f"{ln.per_request:.3g} {'sectors' if ln.space == 'global' else 'wavefronts'}",
-                "ideal": f"{ln.ideal / ln.requests:.3g}" if ln.requests else "",
-                "active lanes": f"{ln.active_lanes:.3g}",
+                "per request (ideal)": f"{ln.per_request:.3g} ({ln.ideal / ln.requests:.3g})" if ln.requests else "",
+                "unit": "sectors" if ln.space == "global" else "wavefronts",
+                "lanes": f"{ln.active_lanes:.3g}",
+                "kernel": ln.kernel,
             }
             for ln in self.lines
         ] + [
             {
-                "line": f"{b.file}:{b.line}",
-                "kernel": b.kernel,
+                "line": f"{b.file.rsplit('/', 1)[-1]}:{b.line}",
                 "access": "branch",
                 "requests": b.executions,
-                "per request": f"{b.divergent} divergent",
-                "ideal": "0 divergent",
-                "active lanes": f"{b.active_lanes:.3g}",
+                "per request (ideal)": f"{b.divergent} (0)",
+                "unit": "diverged",
+                "lanes": f"{b.active_lanes:.3g}",
+                "kernel": b.kernel,
             }
             for b in self.branches
         ]
-        return Table(
-            rows,
-            "the GPU model's counters (a model, counted on the CPU stand-in; Nsight Compute's rules; "
-            f"{self.counted_as})",
-        )
+        title = "the GPU model's counters per line (a model, counted on the CPU stand-in; Nsight Compute's rules; "
+        return Table(rows, title + f"{self.counted_as})")
 
     def advice(self):
         """The lines worth a look, worst first, in plain words: an Advice (a list; printed, a sentence per line, or

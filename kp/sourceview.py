@@ -4,9 +4,14 @@ lines highlighted, the advice in plain words on top, labelled as a model. HTML f
 kp.profile (duck-typed: `.lines`, `.advice()`, and `.branches` where there are any). Also the SASS nvcc made of one
 line as a Table (sass_listing, for Profile.sass) and what the SASS says in words (instruction_advice, for
 Profile.advice). Never counts or runs anything.
+
+Laid out to fit Lab's output area (~850 px at 1280x800 with the file browser open): the figures first, as a
+profiler's annotated listing puts them, then the source, its continuation lines indented one step from their
+statement (not aligned under a parenthesis far to the right) and long lines wrapped at CODE_WIDTH characters.
 """
 
 import html
+import re
 from collections import defaultdict
 
 from kp.files import ROOT
@@ -15,9 +20,22 @@ from kp.table import Table
 STYLE = (
     "<style>.kp-src td{font-family:monospace;padding:0 6px;white-space:pre;text-align:right}"
     ".kp-src td.code{text-align:left}.kp-src tr.bad{background:#fde2e1}.kp-src tr.warn{background:#fff4cc}"
-    ".kp-src th{text-align:right;padding:0 6px}</style>"
+    ".kp-src th{text-align:right;padding:0 6px;white-space:normal;vertical-align:bottom}</style>"
 )
 CONTEXT = 2  # source lines shown around the counted ones
+# A row in characters of Lab's 13 px monospace (7.8 px each: 109 in 850 px): the figures take at most ~45 with their
+# padding (a cell's 12 px is ~1.5 characters), which leaves the source this many, and a margin (kp.table.html_chars).
+CODE_WIDTH = 52
+HEADERS = ("line", "access", "requests", "per request (ideal)", "lanes", "source")
+LEGEND = (
+    "per request: 32-byte sectors (global memory) or wavefronts (shared memory) a warp's request moves, the least "
+    "that would do in brackets; lanes: the active lanes of 32 per request; a branch's line gives its warp executions "
+    "and how many of them diverged"
+)
+# A line continues the statement before it when that one left a bracket open or ended on an operator, or when it
+# starts with one (`<<<` of a launch, `?`, `:` of a conditional, `&&`, ...).
+_OPEN_END = re.compile(r"(,|\(|\[|=|\+|-|\*|/|%|&&|\|\||\?|<<)$")
+_OPERATOR_START = re.compile(r"^(<<<|\?|:(?!:)|\+|-(?!-)|\*|/(?!/)|&&|\|\||\.|->)")
 
 
 def _severity(line):
@@ -31,16 +49,48 @@ def _severity(line):
 
 
 def _figures(line):
+    """(access, requests, per request (ideal), lanes): the columns after the line number."""
     if not hasattr(line, "space"):  # a Branch
-        return ("branch", f"{line.executions:,}", f"{line.divergent:,} divergent", f"{line.active_lanes:.3g}")
-    unit = "sectors" if line.space == "global" else "wavefronts"
+        return ("branch", f"{line.executions:,}", f"{line.divergent:,} diverged", f"{line.active_lanes:.3g}")
     ideal = line.ideal / line.requests if line.requests else 0
     return (
         f"{line.space} {line.kind}",
         f"{line.requests:,}",
-        f"{line.per_request:.3g} {unit} (ideal {ideal:.3g})",
+        f"{line.per_request:.3g} ({ideal:.3g})",
         f"{line.active_lanes:.3g}",
     )
+
+
+def shown_source(source):
+    """Each line of `source` as the view shows it: a continuation line indented one step (4 spaces) from the line
+    that began its statement, whatever its own indentation; the other lines as they are."""
+    shown, start, depth, continues = [], 0, 0, False
+    for text in source:
+        stripped = text.strip()
+        code = re.sub(r"//.*", "", stripped).rstrip()
+        if stripped and (continues or depth > 0 or _OPERATOR_START.match(code)) and not stripped.startswith("#"):
+            shown.append(" " * (start + 4) + stripped)
+        else:
+            shown.append(text.rstrip())
+            if stripped:
+                start, depth = len(text) - len(text.lstrip()), 0
+        if code:
+            depth = max(0, depth + code.count("(") - code.count(")") + code.count("[") - code.count("]"))
+            continues = bool(_OPEN_END.search(code)) and not code.startswith("#")
+    return shown
+
+
+def wrap_code(text, width=CODE_WIDTH):
+    """`text` in lines of at most `width` characters, broken at a space where there is one; the later lines
+    indented 4 more than the first."""
+    indent = " " * (len(text) - len(text.lstrip()) + 4)
+    lines = []
+    while len(text) > width:
+        cut = text.rfind(" ", len(indent), width + 1)
+        cut = cut if cut > len(text) - len(text.lstrip()) else width
+        lines.append(text[:cut].rstrip())
+        text = indent + text[cut:].lstrip()
+    return lines + [text]
 
 
 def profile_html(profile):
@@ -58,7 +108,7 @@ def profile_html(profile):
     for file, counted in by_file.items():
         path = ROOT / file if not file.startswith("/") else file
         try:
-            source = path.read_text().splitlines()
+            source = shown_source(path.read_text().splitlines())
         except OSError:
             source = []
         shown = sorted({n for c in counted for n in range(c - CONTEXT, c + CONTEXT + 1) if 1 <= n <= len(source)})
@@ -66,21 +116,21 @@ def profile_html(profile):
         previous = None
         for n in shown:
             if previous is not None and n != previous + 1:
-                rows.append("<tr><td></td><td class='code'>...</td></tr>")
+                rows.append("<tr><td></td><td></td><td></td><td></td><td></td><td class='code'>...</td></tr>")
             previous = n
-            code = html.escape(source[n - 1])
+            code = html.escape("\n".join(wrap_code(source[n - 1])))
             records = counted.get(n) or [None]
             for k, ln in enumerate(records):
                 figures = _figures(ln) if ln else ("", "", "", "")
                 cls = _severity(ln) if ln else ""
                 cells = "".join(f"<td>{html.escape(f)}</td>" for f in figures)
                 rows.append(
-                    f"<tr class='{cls}'><td>{n if k == 0 else ''}</td><td class='code'>{code if k == 0 else ''}</td>"
-                    f"{cells}</tr>"
+                    f"<tr class='{cls}'><td>{n if k == 0 else ''}</td>{cells}"
+                    f"<td class='code'>{code if k == 0 else ''}</td></tr>"
                 )
-        head = "".join(f"<th>{h}</th>" for h in ("line", "source", "access", "requests", "per request", "active lanes"))
-        head = f"<tr>{head}</tr>"
+        head = "<tr>" + "".join(f"<th>{h}</th>" for h in HEADERS) + "</tr>"
         parts.append(f"<p><code>{html.escape(file)}</code></p><table class='kp-src'>{head}{''.join(rows)}</table>")
+    parts.append(f"<p><small>{html.escape(LEGEND)}</small></p>")
     return "".join(parts)
 
 

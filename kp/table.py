@@ -1,41 +1,121 @@
-"""Table: rows of dicts with the same keys, shown as a markdown table (in Jupyter too) or an HTML one.
+"""Table: rows of dicts with the same keys, shown as an HTML table in Jupyter, `.markdown()` in text; and the one
+number format of the project: `quantity(value, unit)` (2.97 TB/s, not 2.97e+03 GB/s; 5.73 ms, not 5.73e+03 µs),
+`Quantity` a float that keeps its unit for a table cell.
 
-Formats numbers to 3 significant digits; a value in backticks is code (in HTML, <code>, escaped); never
-computes what it shows.
+Formats numbers to 3 significant digits, never in e-notation; a value in backticks is code (in HTML, <code>,
+escaped); `width()` is the characters the table needs at the least in Lab, where cells wrap at spaces (the width
+tests' measure). Never computes what it shows.
 """
 
 import html
 import re
 
+# Each unit's family and its factor to the family's base unit, smallest first: quantity() picks the largest unit in
+# which the value is at least 1.
+UNITS = {
+    "time": {"ns": 1e-9, "µs": 1e-6, "ms": 1e-3, "s": 1.0},
+    "bandwidth": {"B/s": 1.0, "kB/s": 1e3, "MB/s": 1e6, "GB/s": 1e9, "TB/s": 1e12},
+    "rate": {"FLOP/s": 1.0, "kFLOP/s": 1e3, "MFLOP/s": 1e6, "GFLOP/s": 1e9, "TFLOP/s": 1e12, "PFLOP/s": 1e15},
+    "bytes": {"B": 1.0, "KiB": 1024.0, "MiB": 1024.0**2, "GiB": 1024.0**3},
+}
+FAMILY = {unit: family for family, units in UNITS.items() for unit in units}
+# In Lab a cell's padding (0.5em each side at 13 px) is about 2 characters; the output area at 1280x800 with the file
+# browser open is ~850 px: 109 characters of Lab's 13 px monospace (7.8 px each), ~120 of its sans-serif. WIDTH, the
+# most html_chars() allows, leaves room for bold headers and wide glyphs.
+CELL_PADDING, WIDTH = 2, 108
+
+
+def number(value):
+    """A float to 3 significant digits, never in e-notation: 2935, 1.5, 0.0123, 0.000012."""
+    if value != value or value in (float("inf"), float("-inf")):
+        return str(value)
+    if abs(value) >= 100:
+        return f"{value:.0f}"
+    if value == 0 or abs(value) >= 1e-4:
+        return f"{value:.3g}"
+    return f"{value:.{2 - _floor_log10(abs(value))}f}".rstrip("0")
+
+
+def _floor_log10(x):
+    exponent = 0
+    while x < 1:
+        x, exponent = x * 10, exponent - 1
+    return exponent
+
+
+def quantity(value, unit):
+    """`value` in `unit`, in the unit of the same family that reads best: quantity(2970, "GB/s") = "2.97 TB/s",
+    quantity(5730, "µs") = "5.73 ms", quantity(0.5, "µs") = "500 ns". A unit of no known family stays as it is."""
+    family = FAMILY.get(unit)
+    if family is None or value == 0 or value != value or abs(value) == float("inf"):
+        return f"{number(value)} {unit}"
+    base = value * UNITS[family][unit]
+    units = list(UNITS[family].items())
+    name, factor = units[0]
+    for candidate, f in units:
+        if abs(base) >= f * 0.9995:  # 999.6 GB/s reads 1 TB/s, as 3 digits round it
+            name, factor = candidate, f
+    return f"{number(base / factor)} {name}"
+
+
+class Quantity(float):
+    """A float with its unit: arithmetic sees the number, a Table cell shows `quantity(value, unit)`."""
+
+    def __new__(cls, value, unit):
+        self = super().__new__(cls, value)
+        self.unit = unit
+        return self
+
+    def __str__(self):
+        return quantity(float(self), self.unit)
+
+    def __format__(self, spec):
+        return str(self) if not spec else format(float(self), spec)
+
 
 class Table:
-    """Rows of dicts with the same keys: shown as a markdown table in Jupyter, `.markdown()` elsewhere."""
+    """Rows of dicts with the same keys: shown as an HTML table in Jupyter, `.markdown()` elsewhere."""
 
     def __init__(self, rows, title=""):
         self.rows, self.title = list(rows), title
 
+    def columns(self):
+        return list(self.rows[0]) if self.rows else []
+
     def markdown(self):
         if not self.rows:
             return f"{self.title}\n\n(no rows)" if self.title else "(no rows)"
-        columns = list(self.rows[0])
+        columns = self.columns()
         lines = [f"| {' | '.join(columns)} |", "|" + "---|" * len(columns)]
         lines += [f"| {' | '.join(_cell(r[c]) for c in columns)} |" for r in self.rows]
         return (f"{self.title}\n\n" if self.title else "") + "\n".join(lines)
 
-    _repr_markdown_ = markdown
-
-    def html(self, row_class=lambda row: ""):
-        """The rows as an HTML <table>, its title a heading; `row_class(row)` names a CSS class for a row."""
+    def html(self, row_class=lambda row: "", heading=True):
+        """The rows as an HTML <table>, its title a heading (or, `heading=False`, a bold line: what Jupyter shows, so
+        that a table's title does not enter the notebook's table of contents); `row_class(row)` names a row's CSS
+        class."""
         if not self.rows:
             return f"<p>{html.escape(self.title)}: (no rows)</p>"
-        columns = list(self.rows[0])
+        columns = self.columns()
         head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
         body = "".join(
             f"<tr class='{row_class(r)}'>" + "".join(f"<td>{_html_cell(r[c])}</td>" for c in columns) + "</tr>"
             for r in self.rows
         )
-        title = f"<h3>{html.escape(self.title)}</h3>" if self.title else ""
+        title = html.escape(self.title)
+        title = (f"<h3>{title}</h3>" if heading else f"<p><b>{title}</b></p>") if self.title else ""
         return f"{title}<table><tr>{head}</tr>{body}</table>"
+
+    def _repr_html_(self):
+        return self.html(heading=False)
+
+    def width(self):
+        """The characters the table needs at the least where its cells wrap at spaces (Lab's tables do): per column
+        the longest word of its header and cells, plus the cell's padding. The title wraps; it does not count."""
+        return sum(
+            CELL_PADDING + max(_longest_word(c), *(_longest_word(_cell(r[c])) for r in self.rows))
+            for c in self.columns()
+        )
 
     def __str__(self):
         return self.markdown()
@@ -50,9 +130,30 @@ class Table:
         return self.rows[i]
 
 
+def html_chars(page):
+    """The widest table of an HTML output, in characters, as Lab lays it out at its narrowest: a cell wraps at spaces
+    (Lab's tables do), so per column its longest word, but a cell of a table whose class names `kp-src` (the source
+    view, `white-space: pre`) its longest line; plus CELL_PADDING per cell. 0 without a table. The width tests'
+    measure, without a browser."""
+    widest = 0
+    for attrs, body in re.findall(r"<table([^>]*)>(.*?)</table>", page, re.S):
+        columns = {}
+        for row in re.findall(r"<tr[^>]*>(.*?)</tr>", body, re.S):
+            for i, (kind, cell) in enumerate(re.findall(r"<t([dh])[^>]*>(.*?)</t[dh]>", row, re.S)):
+                text = html.unescape(re.sub(r"<[^>]+>", "", cell))
+                pieces = text.split("\n") if kind == "d" and "kp-src" in attrs else text.split()
+                columns[i] = max(columns.get(i, 0), max((len(p) for p in pieces), default=0))
+        widest = max(widest, sum(CELL_PADDING + w for w in columns.values()))
+    return widest
+
+
+def _longest_word(text):
+    return max((len(word) for word in str(text).replace("`", "").split()), default=0)
+
+
 def _cell(value):
     if isinstance(value, float):
-        return f"{value:.3g}" if abs(value) < 100 else f"{value:.0f}"
+        return str(value) if isinstance(value, Quantity) else number(value)
     return str(value)
 
 

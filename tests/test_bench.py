@@ -7,6 +7,7 @@ import pytest
 import torch
 
 import helpers
+from kp.table import number
 
 
 def test_bench_reports_throughput_from_the_formula_and_the_ratio(tmp_path, monkeypatch):
@@ -35,9 +36,9 @@ def test_bench_reports_throughput_from_the_formula_and_the_ratio(tmp_path, monke
     ratio = result.throughput("custom", 4000) / result.throughput("native", 4000)
     assert result.ratio() == pytest.approx(ratio)
     table = result.markdown()
-    assert "| size | custom, GB/s | native, GB/s | reference, GB/s | custom ÷ native |" in table
+    assert "| size | custom, measured | native, measured | reference, measured | custom ÷ native |" in table
     assert (
-        f"| {ratio:.3g}x |" in table.splitlines()[3]
+        f"| {number(ratio)}x |" in table.splitlines()[3]
         and "GB/s = 2 × 4n bytes: read x, write y ÷ median time; CPU, 1 thread" in table
     )
     assert json.loads((tmp_path / "r.json").read_text())["bench"] == [result.summary()]
@@ -72,8 +73,8 @@ def test_on_the_cpu_the_gpu_models_time_stands_beside_the_emulation_and_the_h100
     assert modelled["GB/s"] == pytest.approx(12 * 1000 / 1e-6 / 1e6)
     table = result.markdown()
     assert (
-        "| size | custom (emulated), GB/s | native, GB/s | custom on the H100, modelled, GB/s "
-        "| custom (emulated) ÷ native |" in table
+        "| size | custom (emulated) | native, measured | custom on the H100, modelled | custom (emulated) ÷ native |"
+        in table
     )
     assert result.summary().startswith("custom (emulated) ") and result.label("native") == "native"
     assert "custom on the CPU stand-in: its time is the emulation's cost, not a GPU's." in table
@@ -107,8 +108,20 @@ def test_more_providers_can_be_named_as_emulated_and_a_name_that_is_none_is_refu
     args = dict(sizes=[100], **QUICK)
     providers = {"v2": torch.add, "v1 (plain)": torch.add, "torch": torch.add}
     result = helpers.bench(providers, emulated=("v2", "v1 (plain)"), baseline="torch", **args)
-    head = "| size | v2 (emulated), GB/s | v1 (plain, emulated), GB/s | torch, GB/s | v2 (emulated) ÷ torch |"
+    head = "| size | v2 (emulated) | v1 (plain, emulated) | torch, measured | v2 (emulated) ÷ torch |"
     assert head in result.markdown()
     assert "v2, v1 (plain) on the CPU stand-in: their times are the emulation's cost, not a GPU's." in result.markdown()
     with pytest.raises(ValueError, match=r"emulated names \['v3'\]"):
         helpers.bench(providers, emulated=("v3",), **args)
+
+
+def test_the_table_shows_each_throughput_in_the_unit_that_reads_best_and_renders_as_html():
+    def model(x, y):
+        return x.numel() * 1e-12  # seconds: 1 ps an element, 12 bytes each: 12 TB/s
+
+    model.gpu = "H100"
+    result = helpers.bench({"custom": torch.add, "native": torch.add}, sizes=[1000], **QUICK, model=model)
+    row = result.pivot().rows[0]
+    assert str(row["custom on the H100, modelled"]) == "12 TB/s" and "e+" not in result.markdown()
+    page = result._repr_html_()
+    assert page.startswith("<table>") and "<td>12 TB/s</td>" in page and "÷ median time" in page

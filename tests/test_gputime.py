@@ -131,7 +131,7 @@ def test_describe_and_table_show_the_time_and_its_bound():
         ("`add2`", "memory", 63, "100% (threads)"),
         ("`tiny`", "launch", 1, "50% (blocks)"),  # 32 one-warp blocks: 32 of 64 warps
     ]
-    assert rows[0]["µs"] == pytest.approx(271.58, rel=1e-4)
+    assert rows[0]["modelled"] == pytest.approx(271.58, rel=1e-4) and str(rows[0]["modelled"]) == "272 µs"
 
 
 def test_impossible_launches_are_errors():

@@ -447,3 +447,56 @@ def test_an_edit_not_saved_is_saved_before_the_cell_runs_and_a_puzzle_profiles_i
     assert source_view.count() >= 1, "profile=True showed no source view"
     score = page.locator(".jp-OutputArea-output table").filter(has_text="most by one thread").last.inner_text()
     assert "most by one thread\t2\t1\t0\t0" in score, score
+
+
+# Lab at 1280x800 with the file browser open: an output area of about 850 px (issue 32). The notebooks this test can
+# afford to run in a browser on a small machine; tests/test_notebooks.py measures every notebook's tables without one
+# (kp.table.html_chars), and tests/test_table.py and tests/test_sourceview.py the renderers themselves.
+WIDTH_NOTEBOOKS = ["notebooks/01_add2_sum_of_squares.ipynb", "notebooks/07_linear_ladder.ipynb"]
+
+
+def widest_outputs(page, path):
+    """Scroll each code cell of the notebook at `path` into view (Lab renders only the cells in view) and measure
+    its outputs: [(cell index, the output's content width in px, the output area's width in px)], one per output."""
+    return notebook_js(
+        page,
+        """const found = [];
+        const cells = Array.from(nb.content.widgets);
+        for (let i = 0; i < cells.length; i++) {
+            if (cells[i].model.type !== 'code' || !cells[i].model.outputs.length) continue;
+            await nb.content.scrollToItem(i, 'start');
+            await new Promise(r => setTimeout(r, 50));
+            for (const out of cells[i].node.querySelectorAll('.jp-OutputArea-output')) {
+                let right = out.getBoundingClientRect().left + out.scrollWidth;
+                for (const el of out.querySelectorAll('table, pre, img, svg')) {
+                    right = Math.max(right, el.getBoundingClientRect().right);
+                }
+                found.push([i, Math.round(right - out.getBoundingClientRect().left), out.clientWidth]);
+            }
+        }
+        return found;""",
+        path=path,
+    )
+
+
+@browser_test
+def test_every_output_of_the_notebooks_run_here_fits_labs_output_area(lab, page):
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.evaluate("window.jupyterapp.shell.activateById('filebrowser')")  # the left side bar open, as a learner has it
+    for path in WIDTH_NOTEBOOKS:
+        notebook_js(page, "await app.commands.execute('docmanager:open', {path: arg});", path)
+        page.wait_for_function(
+            f"() => {{ const nb = {find_notebook(path)}; return nb && nb.sessionContext.session; }}", timeout=60_000
+        )
+        run_all = "app.shell.activateById(nb.id); await app.commands.execute('notebook:run-all-cells');"
+        notebook_js(page, run_all, path=path)
+        wait_idle(page, timeout=1800, path=path)  # 07 takes ~10 minutes on 2 busy cores
+        outputs = notebook_js(page, f"return {CODE_OUTPUTS};", path=path)
+        assert not [o for cell in outputs for o in cell if o["output_type"] == "error"], path
+        measured = widest_outputs(page, path)
+        page.screenshot(path=SHOTS / f"width-{Path(path).stem}.png")
+        assert measured, f"{path}: no output measured"
+        area = max(width for _, _, width in measured)
+        assert 700 <= area <= 950, f"{path}: the output area is {area} px, not Lab's ~850 at 1280x800"
+        wide = [(i, w) for i, w, width in measured if w > width + 1]
+        assert not wide, f"{path}: outputs wider than the {area} px output area (cell index, px): {wide}"

@@ -9,6 +9,7 @@ import pytest
 from conftest import run_python
 
 from kp.notebooks import all_notebooks, execute
+from kp.table import WIDTH, html_chars
 
 NOTEBOOKS = all_notebooks()
 # What a notebook records for `make run`'s report: a lesson on an op builds it, gradchecks it, measures and benchmarks;
@@ -62,6 +63,15 @@ def test_runs_top_to_bottom_and_records_what_the_report_shows(path, tmp_path, mo
     # Progress as text, not a widget nothing draws here: the bar's last state, not each redraw.
     outputs = [o for cell in run.notebook.cells if cell.cell_type == "code" for o in cell.outputs]
     assert not any("application/vnd.jupyter.widget-view+json" in o.get("data", {}) for o in outputs)
+    # Every table fits Lab's output area at 1280x800 with the file browser open (kp.table.html_chars; text and
+    # listings wrap there, pictures shrink to it): a wider one hides its last columns behind a scroll bar.
+    wide = [
+        (i, html_chars(o["data"]["text/html"]))
+        for i, cell in enumerate(c for c in run.notebook.cells if c.cell_type == "code")
+        for o in cell.outputs
+        if html_chars(o.get("data", {}).get("text/html", "")) > WIDTH
+    ]
+    assert not wide, f"code cells of {path.name} with a table wider than {WIDTH} characters: {wide}"
     if path.stem in RECORDS:
         return  # no training loop, no autograd graph
     stdout = "".join(o["text"] for o in outputs if o.get("name") == "stdout")

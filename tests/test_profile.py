@@ -127,7 +127,7 @@ def test_a_transpose_through_an_unpadded_tile_is_a_32_way_bank_conflict(k, padde
 def test_the_source_view_shows_the_lines_with_their_figures_labelled_as_a_model(k):
     page = run(k, "transpose", 0, x=torch.randn(1024))._repr_html_()
     assert "a model, not a measurement" in page and "32-way bank conflict" in page
-    assert "out[r * 32 + c] = tile[c][r];" in page and "32 wavefronts (ideal 1)" in page
+    assert "out[r * 32 + c] = tile[c][r];" in page and "<td>32 (1)</td>" in page
     assert "class='bad'" in page
 
 

@@ -30,8 +30,8 @@ def test_counted_lines_show_their_figures_with_the_source_and_the_worst_are_high
     )
     page = profile_html(source)
     assert "a model, not a measurement" in page and "<li>a 32-way bank conflict: ...</li>" in page
-    assert "out[i] = x[(int64_t)i * k];" in page and "4 sectors (ideal 4)" in page  # line 18, as it is
-    assert "<tr class='bad'><td>55</td>" in page and "32 wavefronts (ideal 1)" in page
+    assert "out[i] = x[(int64_t)i * k];" in page and "<td>4 (4)</td>" in page  # line 18, as it is
+    assert "<tr class='bad'><td>55</td>" in page and "<td>32 (1)</td>" in page
     assert "<tr class=''><td>18</td>" in page  # coalesced, all lanes: not highlighted
     assert "<td>16</td>" in page and "<td>57</td>" in page  # two lines of context either side
     assert "<td>15</td>" not in page and "<td>58</td>" not in page
@@ -39,7 +39,7 @@ def test_counted_lines_show_their_figures_with_the_source_and_the_worst_are_high
 
 def test_a_line_with_inactive_lanes_is_marked():
     page = profile_html(SimpleNamespace(lines=[line(33, lanes=160)], advice=lambda: []))
-    assert "<tr class='warn'><td>33</td>" in page and "<td>16</td></tr>" in page  # 16 active lanes
+    assert "<tr class='warn'><td>33</td>" in page and "<td>16</td><td class='code'>" in page  # 16 active lanes
 
 
 def test_a_divergent_branch_shows_its_executions_and_is_marked():
@@ -47,4 +47,67 @@ def test_a_divergent_branch_shows_its_executions_and_is_marked():
         file="tests/cuda_cpu/patterns.cu", line=34, kernel="even_lanes", executions=32, divergent=32, active_lanes=32.0
     )
     page = profile_html(SimpleNamespace(lines=[], branches=[branch], advice=lambda: []))
-    assert "<tr class='warn'><td>34</td>" in page and "<td>branch</td><td>32</td><td>32 divergent</td>" in page
+    assert "<tr class='warn'><td>34</td>" in page and "<td>branch</td><td>32</td><td>32 diverged</td>" in page
+
+
+def test_a_continuation_line_is_indented_one_step_from_its_statement_not_under_its_parenthesis():
+    from kp.sourceview import shown_source
+
+    source = [
+        "template <typename T>",
+        "__global__ void k(const T* __restrict__ a, int64_t n,",
+        "                               bool packed) {",
+        "  k2<T>",
+        "      <<<ceil_div<int64_t>(n, 256), 256, 0, stream>>>(a, n);",
+        "  if (i < n) {",
+        "    c[i] = a[i];",
+        "  }",
+        "#pragma unroll",
+        "  x = cond",
+        "             ? 1",
+        "             : 2;",
+    ]
+    assert shown_source(source) == [
+        "template <typename T>",
+        "__global__ void k(const T* __restrict__ a, int64_t n,",
+        "    bool packed) {",
+        "  k2<T>",
+        "      <<<ceil_div<int64_t>(n, 256), 256, 0, stream>>>(a, n);",
+        "  if (i < n) {",
+        "    c[i] = a[i];",
+        "  }",
+        "#pragma unroll",
+        "  x = cond",
+        "      ? 1",
+        "      : 2;",
+    ]
+
+
+def test_long_lines_wrap_at_a_space_with_a_hanging_indent():
+    from kp.sourceview import CODE_WIDTH, wrap_code
+
+    text = "    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x)"
+    wrapped = wrap_code(text)
+    assert len(wrapped) == 3 and all(len(w) <= CODE_WIDTH for w in wrapped)
+    assert all(w.startswith(" " * 8) for w in wrapped[1:]) and " ".join(w.strip() for w in wrapped) == text.strip()
+    assert wrap_code("x" * (CODE_WIDTH + 3)) == ["x" * CODE_WIDTH, "    xxx"]  # no space: cut
+
+
+def test_every_kernels_source_view_fits_labs_output_area():
+    """Every line of every .cu and .cuh a notebook profiles, counted with the widest figures the view shows: no row
+    wider than kp.table.WIDTH characters (about 850 px of Lab's monospace)."""
+    from kp.files import ROOT
+    from kp.table import WIDTH, html_chars
+
+    files = sorted((ROOT / "kernels").glob("*.cu")) + sorted((ROOT / "kernels" / "common").glob("*.cuh"))
+    files = [f for f in files if not f.name.startswith("cuda_cpu")]  # the stand-in itself: never profiled
+    for path in files:
+        n = len(path.read_text().splitlines())
+        wide = [
+            line(k, "shared", "atomic", 16_777_216, 16_777_216 * 2.05, 17_280_000, lanes=16_777_216 * 31.5)
+            for k in range(1, n + 1)
+        ]
+        for k in wide:
+            k.file = str(path.relative_to(ROOT))
+        page = profile_html(SimpleNamespace(lines=wide, advice=lambda: []))
+        assert html_chars(page) <= WIDTH, (path.name, html_chars(page))

@@ -27,3 +27,45 @@ def test_html_escapes_every_cell_and_shows_backticks_as_code():
     assert "<tr class='bad'><td><code>add2&lt;double&gt;</code></td>" in page
     assert "<td>&lt;script&gt;</td>" in page and "<script>" not in page
     assert Table([], "t").html() == "<p>t: (no rows)</p>"
+
+
+def test_numbers_read_without_e_notation_and_quantities_in_the_unit_that_reads_best():
+    from kp.table import number, quantity
+
+    assert [number(v) for v in (2934.6, 1.5, 0.012345, 0.000012, 0.0)] == ["2935", "1.5", "0.0123", "0.000012", "0"]
+    assert quantity(2970, "GB/s") == "2.97 TB/s" and quantity(12.3, "GB/s") == "12.3 GB/s"
+    assert quantity(5730, "µs") == "5.73 ms" and quantity(0.5, "µs") == "500 ns"
+    assert quantity(42.1, "µs") == "42.1 µs" and quantity(0.0, "ms") == "0 ms"
+    assert quantity(51_200, "GFLOP/s") == "51.2 TFLOP/s" and quantity(3, "waves") == "3 waves"
+    assert quantity(999.7, "GB/s") == "1 TB/s"  # not "1e+03 GB/s" nor "1000 GB/s"
+
+
+def test_a_quantity_is_a_number_that_shows_its_unit_in_a_table():
+    from kp.table import Quantity
+
+    ms = Quantity(5730, "µs")
+    assert ms * 2 == 11460 and f"{ms:.0f}" == "5730" and str(ms) == "5.73 ms"
+    table = Table([{"kernel": "v1", "time": ms}])
+    assert "| v1 | 5.73 ms |" in table.markdown() and "<td>5.73 ms</td>" in table.html()
+
+
+def test_jupyter_shows_the_html_table_with_its_title_in_bold_not_as_a_heading():
+    shown = Table(ROWS, "a title")._repr_html_()
+    assert shown.startswith("<p><b>a title</b></p><table>") and "<h3>" not in shown
+    assert not hasattr(Table, "_repr_markdown_")  # else Lab would choose between two renderings
+
+
+def test_width_counts_the_longest_word_of_each_column_and_its_padding():
+    table = Table([{"kernel name": "`add2_fwd_kernel<T>`", "ms": 0.5}, {"kernel name": "a b", "ms": 12345.0}])
+    assert table.width() == (2 + len("add2_fwd_kernel<T>")) + (2 + len("12345"))
+    assert Table([]).width() == 0
+
+
+def test_html_chars_measures_the_widest_table_as_lab_wraps_it():
+    from kp.table import html_chars
+
+    assert html_chars(Table(ROWS, "title")._repr_html_()) == Table(ROWS).width() == 2 + 12 + 2 + 6 + 2 + 4
+    pre = "<table class='kp-src'><tr><th>a long header</th></tr><tr><td>x = a + b;\nreturn x;</td></tr></table>"
+    assert html_chars(pre) == 2 + len("x = a + b;")  # the source view's cells do not wrap: their longest line
+    assert html_chars("<p>no table</p>") == 0
+    assert html_chars("<table><tr><td>" + "x" * 200 + "</td></tr></table>" + pre) == 202  # the widest of them
