@@ -35,7 +35,7 @@ def register(ops):
     ops.register_fake("softmax_backward", fake_backward)
 
     def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(output if ctx.needs_input_grad[0] else None)
+        ctx.save_for_backward(output)  # y alone: the gradient needs neither x nor the version
 
     def backward(ctx, grad):
         (y,) = ctx.saved_tensors
