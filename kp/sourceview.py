@@ -25,7 +25,7 @@ STYLE = (
 CONTEXT = 2  # source lines shown around the counted ones
 # A row in characters of Lab's 13 px monospace (7.8 px each: 109 in 850 px): the figures take at most ~45 with their
 # padding (a cell's 12 px is ~1.5 characters), which leaves the source this many, and a margin (kp.table.html_chars).
-CODE_WIDTH = 52
+CODE_WIDTH = 50
 HEADERS = ("line", "access", "requests", "per request (ideal)", "lanes", "source")
 LEGEND = (
     "per request: 32-byte sectors (global memory) or wavefronts (shared memory) a warp's request moves, the least "
