@@ -9,16 +9,21 @@ them their gradients add to dL/dx in torch's own ops (rare: a short formula, not
 
 import torch
 
-from kp.binding import require_floating, require_like, require_same_kind
+from kp.binding import dtype_name, require_floating, require_like, require_same_kind
+
+
+def stat_dtype(x):
+    """mean's and rstd's dtype: the kernels' accumulation type (float32, or float64 for float64)."""
+    return torch.float64 if x.dtype == torch.float64 else torch.float32
 
 
 def require_rows(op, x, weight):
-    require_floating(op, "x", x)
+    require_floating(op, "x", x, half=True)
     if x.dim() != 2:
         raise RuntimeError(f"{op}: x must be a matrix (rows, columns), got shape {list(x.shape)}")
     if x.shape[1] < 1:
         raise RuntimeError(f"{op}: x must have at least one column, got shape {list(x.shape)}")
-    require_floating(op, "weight", weight)
+    require_floating(op, "weight", weight, half=True)
     require_same_kind(op, "weight", weight, "x", x)
     if weight.dim() != 1 or weight.shape[0] != x.shape[1]:
         raise RuntimeError(
@@ -28,21 +33,26 @@ def require_rows(op, x, weight):
 
 def fake(x, weight, bias, eps=1e-5):
     require_rows("layernorm", x, weight)
-    require_like("layernorm", "bias", bias, "weight", weight)
+    require_like("layernorm", "bias", bias, "weight", weight, half=True)
     if eps < 0:
         raise RuntimeError(f"layernorm: eps must be at least 0, got {eps:f}")
-    return x.new_empty(x.shape), x.new_empty(x.shape[0]), x.new_empty(x.shape[0])
+    stats = x.new_empty(x.shape[0], dtype=stat_dtype(x))
+    return x.new_empty(x.shape), stats, torch.empty_like(stats)
 
 
 def fake_backward(grad_y, x, weight, mean, rstd):
     op = "layernorm_backward"
     require_rows(op, x, weight)
-    require_like(op, "grad_y", grad_y, "x", x)
-    require_floating(op, "mean", mean)
-    require_same_kind(op, "mean", mean, "x", x)
+    require_like(op, "grad_y", grad_y, "x", x, half=True)
+    torch._check(
+        mean.dtype == stat_dtype(x),
+        lambda: f"{op}: mean has dtype {dtype_name(mean.dtype)} but x has {dtype_name(x.dtype)}: mean and rstd are "
+        f"{dtype_name(stat_dtype(x))}, as layernorm returns them",
+    )
+    torch._check(mean.device == x.device, lambda: f"{op}: mean is on {mean.device} but x is on {x.device}")
     if mean.dim() != 1 or mean.shape[0] != x.shape[0]:
         raise RuntimeError(f"{op}: mean has shape {list(mean.shape)} but x has {list(x.shape)}: one mean per row")
-    require_like(op, "rstd", rstd, "mean", mean)
+    require_like(op, "rstd", rstd, "mean", mean, half=True)
     return x.new_empty(x.shape), x.new_empty(x.shape[1]), x.new_empty(x.shape[1])
 
 
@@ -69,6 +79,7 @@ def register(ops):
                 extra = extra + grad_mean[:, None] / x.shape[1]
             if grad_rstd is not None:
                 extra = extra - (grad_rstd * rstd**3)[:, None] * (x - mean[:, None]) / x.shape[1]
+            extra = extra.to(x.dtype)  # the statistics are float32 for a 16-bit x
             dx = extra if dx is None else dx + extra
         return dx if need_x else None, dw if need_weight else None, db if need_bias else None, None
 

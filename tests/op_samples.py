@@ -67,14 +67,23 @@ def involution_grad_out(dtype):
 HYPER = (STRIDE, PADDING, DILATION)
 
 # The ops whose kernels take float16 and bfloat16 as well as float32 and float64.
-HALF = {"poly2.poly2", "poly2.poly2_backward", "softmax.softmax", "softmax.softmax_backward"}
+HALF = {
+    "poly2.poly2",
+    "poly2.poly2_backward",
+    "softmax.softmax",
+    "softmax.softmax_backward",
+    "layernorm.layernorm",
+    "layernorm.layernorm_backward",
+}
 
 
 def layernorm_backward_args(R, C, dtype):
-    """(grad_y, x, weight, mean, rstd): the statistics torch saves for x."""
+    """(grad_y, x, weight, mean, rstd): the statistics torch saves for x, in the dtype layernorm saves them (float32
+    for a 16-bit x, as torch's CUDA layer norm)."""
     x, w, b = randn(R, C, dtype=dtype), randn(C, dtype=dtype), randn(C, dtype=dtype)
-    _, mean, rstd = torch.ops.aten.native_layer_norm(x, [C], w, b, 1e-5)
-    return randn(R, C, dtype=dtype), x, w, mean.view(R), rstd.view(R)
+    _, mean, rstd = torch.ops.aten.native_layer_norm(x.double(), [C], w.double(), b.double(), 1e-5)
+    stats = torch.float64 if dtype == torch.float64 else torch.float32
+    return randn(R, C, dtype=dtype), x, w, mean.view(R).to(stats), rstd.view(R).to(stats)
 
 
 SAMPLES = {

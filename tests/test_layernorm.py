@@ -1,6 +1,6 @@
 """layernorm (kernels/layernorm.cu), notebook 09: the forward (Welford, one warp per row) and the backward (dx per
 row, dweight and dbias as notebook 08's column sums) against torch's layer_norm on ragged shapes in float32 and
-float64, on every target; rows of a large offset keep their variance (one pass, no E[x²] - E[x]²); the saved mean and
+float64 (and float16 and bfloat16, summed in float), on every target; rows of a large offset keep their variance (one pass, no E[x²] - E[x]²); the saved mean and
 rstd are torch's; eps reaches the kernel; check mode finds nothing; gradcheck in float64; the argument errors name
 what is wrong."""
 
@@ -88,6 +88,46 @@ def test_a_large_offset_keeps_the_variance(layernorm, target_device, dtype):
     assert ((y.double() - exact).abs() <= bound).all()
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
+def test_half_inputs_accumulate_in_float(layernorm, target_device, dtype):
+    """16-bit x, weight and bias: every sum in float, mean and rstd saved in float32 (as torch's CUDA layer norm saves
+    them), one rounding to the 16-bit type per output. Against the float64 layer norm of the same inputs, y, dx, dw
+    and db are within an ulp of the type (eps |exact|, plus the smallest subnormal) plus float32's own rounding of
+    the sums (as assert_gradients bounds it, at float32's eps); and y within an ulp of torch's float32 layer norm
+    rounded to the type, plus both float32 roundings. Rows of 100 + N(0, 1): a mean rounded to 16 bits would lose xhat's every digit."""
+    gen = torch.Generator().manual_seed(0)
+    R, C = 261, 131  # past 256 rows: the column sums' second stage adds float partial sums
+    x = (torch.randn(R, C, generator=gen) + torch.tensor([0.0, 100.0]).repeat(R // 2 + 1)[:R, None]).to(dtype)
+    w, b = (torch.randn(C, generator=gen).to(dtype) for _ in range(2))
+    x, w, b = (on(target_device, t).requires_grad_() for t in (x, w, b))
+    y, mean, rstd = layernorm.layernorm(x, w, b, 1e-5)
+    assert y.dtype == dtype and mean.dtype == rstd.dtype == torch.float32
+    finfo, f32 = torch.finfo(dtype), torch.finfo(torch.float32).eps
+    smallest = finfo.smallest_normal * finfo.eps
+    x64, w64, b64 = (t.detach().double() for t in (x, w, b))
+    exact_rstd = (x64.var(1, unbiased=False) + 1e-5).rsqrt()
+    assert ((mean.double() - x64.mean(1)).abs() <= (C + 8) * f32 * x64.abs().mean(1)).all()
+    assert ((rstd.double() - exact_rstd).abs() <= 2 * (C + 8) * f32 * exact_rstd).all()
+    exact = F.layer_norm(x64, (C,), w64, b64, 1e-5)
+    xhat = (x64 - x64.mean(1, keepdim=True)) * exact_rstd[:, None]
+    size = (C + 8) * f32 * (x64.abs() * exact_rstd[:, None] * w64.abs() + b64.abs())
+    assert ((y.double() - exact).abs() <= finfo.eps * exact.abs() + size + smallest).all()
+    reference = F.layer_norm(x.detach().float(), (C,), w.detach().float(), b.detach().float(), 1e-5).to(dtype)
+    # Where xhat w + b cancels to near 0, torch's float32 sums are as far off as ours: both within `size`.
+    assert ((y.double() - reference.double()).abs() <= finfo.eps * reference.double().abs() + 2 * size + smallest).all()
+    g = torch.randn(R, C, generator=gen).to(dtype)
+    dx, dw, db = torch.autograd.grad(y, (x, w, b), on(target_device, g))
+    assert dx.dtype == dw.dtype == db.dtype == dtype
+    g64 = g.double()
+    d = g64 * w64
+    exact_dx = exact_rstd[:, None] * (d - d.mean(1, keepdim=True) - xhat * (d * xhat).mean(1, keepdim=True))
+    dx_size = exact_rstd[:, None] * (d.abs() + d.abs().mean(1, keepdim=True) + xhat.abs() * (d * xhat).abs().mean(1, keepdim=True))
+    assert ((dx.double() - exact_dx).abs() <= finfo.eps * exact_dx.abs() + 2 * (C + 8) * f32 * dx_size + smallest).all()
+    for got, terms in ((dw, g64 * xhat), (db, g64)):
+        bound = finfo.eps * terms.sum(0).abs() + 2 * (R + C + 8) * f32 * terms.abs().sum(0) + smallest
+        assert ((got.double() - terms.sum(0)).abs() <= bound).all()
+
+
 def test_eps_reaches_the_kernel(layernorm, target_device):
     """A constant row has variance 0: its rstd is 1 / sqrt(eps) exactly eps's."""
     x = on(target_device, torch.full((3, 7), 2.0, dtype=torch.float64))
@@ -107,10 +147,12 @@ def test_no_rows_give_zero_gradients_of_weight_and_bias(layernorm, target_device
 
 def test_check_mode_finds_nothing():
     checked = helpers.load_kernel("layernorm", target="cpu", check=True, quiet=True)
-    for shape in [(3, 5), (9, 1), (260, 33)]:
-        x, w, b = inputs("cpu", shape, torch.float64)
+    for shape, dtype in [((3, 5), torch.float64), ((9, 1), torch.float64), ((260, 33), torch.float64),
+                         ((260, 33), torch.bfloat16)]:
+        x, w, b = inputs("cpu", shape, dtype)
         y, _, _ = checked.layernorm(x, w, b, 1e-5)
-        torch.testing.assert_close(y, F.layer_norm(x, shape[1:], w, b, 1e-5))
+        reference = F.layer_norm(x.float(), shape[1:], w.float(), b.float(), 1e-5).to(dtype)
+        torch.testing.assert_close(y, reference, rtol=torch.finfo(dtype).eps, atol=1e-6)
         torch.autograd.grad(y.sum(), (x, w, b))
 
 

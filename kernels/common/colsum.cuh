@@ -38,15 +38,17 @@ inline int64_t chunk_rows(int64_t R, int64_t rows = 256, int64_t max_chunks = 65
 // blockIdx.x * 32 + threadIdx.y. `partial` is the block's `__shared__ T partial[32][33]`, declared in the calling
 // kernel (so that check mode sees it); the extra column keeps the transposed reads free of bank conflicts. Every
 // thread of the block must call it: it holds a barrier.
-template <typename T>
-__device__ T column_sums(const T* __restrict__ x, int64_t begin, int64_t end, int64_t C, T (*partial)[33]) {
+// The sums are of partial's type A (by default x's): a kernel summing 16-bit values passes a float partial, and
+// adds in float (layernorm.cu).
+template <typename T, typename A>
+__device__ A column_sums(const T* __restrict__ x, int64_t begin, int64_t end, int64_t C, A (*partial)[33]) {
   int64_t c = (int64_t)blockIdx.x * 32 + threadIdx.x;
-  T sum = 0;
+  A sum = 0;
   if (c < C)
-    for (int64_t r = begin + threadIdx.y; r < end; r += 32) sum += x[r * C + c];  // neighbouring x: neighbouring c
+    for (int64_t r = begin + threadIdx.y; r < end; r += 32) sum += A(x[r * C + c]);  // neighbouring x: neighbouring c
   partial[threadIdx.y][threadIdx.x] = sum;
   __syncthreads();
-  T v = partial[threadIdx.x][threadIdx.y];  // lane l of warp w: row-thread l's sum of column w
+  A v = partial[threadIdx.x][threadIdx.y];  // lane l of warp w: row-thread l's sum of column w
   for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffff, v, offset);
   return v;
 }
