@@ -321,5 +321,6 @@ def test_a_compile_error_in_a_header_that_launches_is_named_at_its_line_in_the_h
         helpers.load_kernel(ops["header_launch"], target="cpu", quiet=True)
     line = 1 + SCALE_HEADER.splitlines().index("  tile[threadIdx.x] = i < n ? x[i] : 0.f;") + 1
     message = str(err.value)
-    assert message.startswith(f"{tmp_path / 'ops' / 'scale.cuh'}:{line}:") and re.search("[‘']m[’'] was not declared", message)
+    assert message.startswith(f"{tmp_path / 'ops' / 'scale.cuh'}:{line}:"), message
+    assert re.search("[‘']m[’'] was not declared", message), message
     assert f"{line} |   tile[threadIdx.x] = i < m ? x[i] : 0.f;" in message, message
