@@ -228,7 +228,7 @@ CLEAN = {
     "shared_histogram": lambda x: torch.tensor([(x < 0).sum(), (x >= 0).sum()], dtype=x.dtype),
     "stencil_with_halo": lambda x: x + torch.nn.functional.pad(x[1:], (0, 1)) + torch.nn.functional.pad(x[:-1], (1, 0)),
     "dynamic_reverse": None,  # checked against the plain build
-    "reverse_in_header": None,  # its __shared__ array is in a header the source step does not translate
+    "reverse_in_header": None,  # its __shared__ array is in a header, which the source step translates too
     "return_before_barrier": lambda x: x,  # exited threads do not count at a barrier (since Volta)
     "lanes_store_the_same_value": lambda x: torch.cat([x[:32].sum().expand(64), x[64:96].sum().expand(36)]),
     "cas_loop_max": lambda x: x.max().clamp(min=0).reshape(1),  # out starts at 0

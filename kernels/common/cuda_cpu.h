@@ -43,8 +43,8 @@
 //   - Launches are synchronous; streams are accepted and ignored. Device memory (cudaMalloc) is host
 //     memory, and a kernel may read a host pointer, as on a GPU it may not.
 //   - cudaFuncSetAttribute's opt-in to more than 48 KiB of dynamic shared memory holds per kernel name:
-//     all instantiations of a template share it (on a GPU each has its own). Called from a header the
-//     source step does not translate, it is checked and then forgotten.
+//     all instantiations of a template share it (on a GPU each has its own). Called from code the source
+//     step did not translate (a header included with <...>), it is checked and then forgotten.
 //   - The device answers as an H100 SXM (cudaGetDeviceProperties, cudaDeviceGetAttribute), whatever the
 //     GPU the model is asked about.
 //   - Faults fail the launch, and the process goes on: a read or write of unmapped memory

@@ -14,12 +14,14 @@ The `.cu` on disk stays ordinary CUDA. `translate()` returns a copy that
     `dim3 gridDim(...)`), renames that variable, so that the stand-in's built-in variables do not break it;
   * passes the kernel's name to `cudaFuncSetAttribute` (the runtime keeps an opted-in dynamic shared memory
     size per kernel name);
+  * points each `#include "header"` where `include` says (kp.standin.translate_tree: to the header's own
+    translation, so that project and user headers are translated like the `.cu`);
   * drops the CUDA runtime includes that `cuda_cpu.h` stands in for, and spells `__noinline__`
     and `#pragma unroll` the way g++ understands them (and, for check mode, `__forceinline__` as `inline`: -O1
     cannot force the inlining of a function passed by pointer);
   * for check mode (`check=True`), surrounds every `__shared__` declaration with two guard arrays and
     registers its variables with the runtime (`::kp::check_shared`): as the declaration runs, or, for
-    file-scope ones, as each kernel starts; and wraps the condition of every `if`, `while` and `for` of device
+    file-scope ones, on the library's list that every kernel runs as it starts; and wraps the condition of every `if`, `while` and `for` of device
     code in `KP_BRANCH(...)`, for the GPU model's branch counts (not an `if constexpr`, a declaration as the
     condition, or a range-for).
 Constructs the stand-in cannot honour are rejected here, before g++ runs, with
