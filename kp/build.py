@@ -25,7 +25,8 @@ from kp.standin import (
     prepare,
     project_headers,
     torch_link_stubs,
-    translate,
+    translate,  # noqa: F401  (kp.package and tests import it from here)
+    translate_tree,
     with_precompiled_header,
 )
 from kp.toolchain import DEFAULT_CUDA_ARCH, TARGETS, ToolchainError, default_target, linker_flags, probe_linker
@@ -192,12 +193,12 @@ def build_kernel(name_or_path, target=None, verbose=False, check=False):
             return log_success(Build(name, target, cu, library, key, "cached", seconds, rebuilt, objects, at, check))
         start = time.perf_counter()
         if target == "cpu":
-            try:
-                text = translate(cu.read_text(), str(cu), display_path(cu), check=check)
-            except UnsupportedConstruct as e:
-                raise log_failure(build_dir, KernelBuildError(f"{e}\n{source_excerpt(cu, e.line)}")) from None
-            text = with_precompiled_header(text, cflags)  # its first line: the stand-in's headers, precompiled
             (build_dir / "src").mkdir(parents=True, exist_ok=True)
+            try:  # and the headers it includes, into src/h/
+                text = translate_tree(cu, includes, build_dir / "src", check, display_path)
+            except UnsupportedConstruct as e:
+                raise log_failure(build_dir, KernelBuildError(f"{e}\n{source_excerpt(e.file, e.line)}")) from None
+            text = with_precompiled_header(text, cflags)  # its first line: the stand-in's headers, precompiled
             sources = [build_dir / "src" / f"{cu.name}.cpp", binding]
             write_if_changed(sources[0], text)
         else:

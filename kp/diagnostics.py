@@ -212,9 +212,9 @@ def code_line(library, offset):
 
 
 def _original(path):
-    """The `.cu` file a stand-in build's translation (<build>/src/x.cu.cpp) was made from, named by its `#line 1`
-    header: g++'s line tables give some of its code the translation's name with the `.cu`'s line numbers."""
-    if not path.endswith(".cu.cpp"):
+    """The `.cu` file (or header) a stand-in build's translation (<build>/src/x.cu.cpp, src/h/*/x.cuh.cpp) was made
+    from, named by its `#line 1`: g++'s line tables give some of its code the translation's name with its lines."""
+    if not re.search(r"\.cuh?\.cpp$", path):
         return path
     with contextlib.suppress(OSError, StopIteration):
         with open(path) as f:

@@ -30,7 +30,7 @@ from kp.standin import (
     cpu_runtime,
     project_headers,
     torch_cxx_flags,
-    translate,
+    translate_tree,
     with_precompiled_header,
 )
 from kp.toolchain import DEFAULT_CUDA_ARCH, default_target, linker_flags, require_nvcc
@@ -198,9 +198,9 @@ def build_program(path, target=None, check=False):
             code, log = _run(cmd)
         else:
             try:
-                text = translate(cu.read_text(), str(cu), display_path(cu), check=check)
+                text = translate_tree(cu, includes, folder, check, display_path)  # its headers into folder/h/
             except UnsupportedConstruct as e:
-                raise KernelBuildError(f"{e}\n{source_excerpt(cu, e.line)}") from None
+                raise KernelBuildError(f"{e}\n{source_excerpt(e.file, e.line)}") from None
             source = folder / f"{cu.name}.cpp"
             write_if_changed(source, with_precompiled_header(text, kernel_cflags) + EXIT_REPORT)
             cxx = os.environ.get("CXX", "c++")

@@ -51,6 +51,36 @@ def project_headers(path, include_dirs):
     return seen
 
 
+def translate_tree(cu, include_dirs, folder, check=False, shown=None):
+    """The translation of `cu`, whose project and user headers (every `#include "..."` that g++ compiles and that
+    resolves beside the including file or in `include_dirs`, transitively) are translated the same way into
+    `folder`/h/<hash of their path>/<name>.cpp (each names its own file and lines: `#line`) and included from
+    there; the stand-in's own headers (kernels/common/cuda_cpu*) are included as they are. An UnsupportedConstruct
+    (in `cu` or in a header) has `.file`, the file whose line it names. `shown(path)`: how errors name a file."""
+    shown = shown or str
+    copies = {}  # a header's path -> its copy's, made before its translation: an include cycle ends there
+
+    def convert(path, header, tag):
+        try:
+            return translate(path.read_text(), str(path), shown(path), check, lambda n: include(n, path), header, tag)
+        except UnsupportedConstruct as e:
+            e.file = getattr(e, "file", path)  # the innermost file's, as the exception passes its includers
+            raise
+
+    def include(name, includer):
+        found = next((p for b in (includer.parent, *include_dirs) if (p := (Path(b) / name).resolve()).is_file()), None)
+        if found is None or (found.is_relative_to(COMMON) and found.name.startswith("cuda_cpu")):
+            return None if found is None else str(found)
+        if found not in copies:
+            digest = hashlib.sha256(str(found).encode()).hexdigest()[:8]
+            copies[found] = Path(folder) / "h" / digest / f"{found.name}.cpp"
+            copies[found].parent.mkdir(parents=True, exist_ok=True)
+            write_if_changed(copies[found], convert(found, True, f"h{len(copies)}_"))
+        return str(copies[found])
+
+    return convert(Path(cu), False, "")
+
+
 _runtime = None
 
 

@@ -228,7 +228,7 @@ CLEAN = {
     "shared_histogram": lambda x: torch.tensor([(x < 0).sum(), (x >= 0).sum()], dtype=x.dtype),
     "stencil_with_halo": lambda x: x + torch.nn.functional.pad(x[1:], (0, 1)) + torch.nn.functional.pad(x[:-1], (1, 0)),
     "dynamic_reverse": None,  # checked against the plain build
-    "reverse_in_header": None,  # its __shared__ array is in a header the source step does not translate
+    "reverse_in_header": None,  # its __shared__ array is in a header, which the source step translates too
     "return_before_barrier": lambda x: x,  # exited threads do not count at a barrier (since Volta)
     "lanes_store_the_same_value": lambda x: torch.cat([x[:32].sum().expand(64), x[64:96].sum().expand(36)]),
     "cas_loop_max": lambda x: x.max().clamp(min=0).reshape(1),  # out starts at 0
@@ -436,3 +436,90 @@ def test_the_compute_sanitizer_comparison_covers_every_bug_check_mode_names():
         case: kind for case, (kind, _) in SANITIZED.items() if case != "read_before_write"
     }
     assert SANITIZED["read_before_write"][1] == "initcheck" and set(SANITIZED) <= set(CASES)
+
+
+# A header's __shared__ arrays (issue 33 item 1: headers are translated like the .cu, their arrays registered): a
+# kernel of the header whose block sum lacks its barrier, and a file-scope array of the header that a kernel of the
+# .cu reads before any thread wrote it.
+SUMS_HEADER = """#pragma once
+#include "kp.cuh"
+
+__shared__ float carry[64];  // file scope: the .cu's kernel reads it
+
+// one sum per block of 64, without the barrier between the stores and thread 0's reads
+__global__ void racy_sum(const float* x, float* out, int64_t n) {
+  __shared__ float tile[64];
+  int t = threadIdx.x;
+  int64_t i = (int64_t)blockIdx.x * 64 + t;
+  tile[t] = i < n ? x[i] : 0.f;  // (the write)
+  if (t == 0) {
+    float s = 0;
+    for (int k = 0; k < 64; ++k) s += tile[k];  // (the read)
+    out[blockIdx.x] = s;
+  }
+}
+"""
+SUMS_CU = """// header_shared: the kernels of tests/test_check.py's header tests
+#include "sums.cuh"
+__global__ void carry_read(float* out) {
+  if (threadIdx.x == 0) out[0] = carry[5];  // (carry read)
+}
+void racy_sum_fwd(const float* x, float* out, int64_t n) {
+  racy_sum<<<ceil_div<int64_t>(n, 64), 64>>>(x, out, n);
+  KP_CHECK_LAUNCH();
+}
+void carry_read_fwd(float* out) {
+  carry_read<<<1, 64>>>(out);
+  KP_CHECK_LAUNCH();
+}
+"""
+SUMS_BINDING = """#include "binding.h"
+void racy_sum_fwd(const float* x, float* out, int64_t n);
+void carry_read_fwd(float* out);
+kp::Tensor racy_sum(kp::Tensor x) {
+  kp::Tensor out = torch::stable::new_zeros(x, {(x.numel() + 63) / 64});
+  racy_sum_fwd(kp::data<const float>(x, "x"), kp::data<float>(out, "out"), x.numel());
+  return out;
+}
+kp::Tensor carry_read(kp::Tensor x) {
+  kp::Tensor out = torch::stable::new_zeros(x, {1});
+  carry_read_fwd(kp::data<float>(out, "out"));
+  return out;
+}
+KP_OPS(m) {
+  m.def("racy_sum(Tensor x) -> Tensor", TORCH_BOX(&racy_sum));
+  m.def("carry_read(Tensor x) -> Tensor", TORCH_BOX(&carry_read));
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def header_shared(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("header_shared")
+    (folder / "sums.cuh").write_text(SUMS_HEADER)
+    (folder / "header_shared.cu").write_text(SUMS_CU)
+    (folder / "header_shared_binding.cpp").write_text(SUMS_BINDING)
+    (folder / "header_shared_ops.py").write_text("def register(ops):\n    pass  # a test op: no fake, no formula\n")
+    return folder, helpers.load_kernel(folder / "header_shared.cu", check=True, quiet=True)
+
+
+def test_a_race_on_a_headers_shared_array_is_named_at_the_headers_lines(header_shared):
+    folder, k = header_shared
+    header = str(folder / "sums.cuh")
+    write, read = (1 + SUMS_HEADER.splitlines().index(n) for n in SUMS_HEADER.splitlines() if "(the " in n)
+    with pytest.raises(KernelCheckError) as raised, warnings.catch_warnings(record=True):
+        k.racy_sum(torch.randn(100))
+    first = raised.value.findings[0]
+    assert (first.kind, first.kernel, first.thread) == ("race", "racy_sum", (1, 0, 0))
+    assert (first.file, first.line) == (header, write)
+    assert (first.other_file, first.other_line, first.other_thread) == (header, read, (0, 0, 0))
+    assert "shared-memory race on 'tile[1]'" in str(raised.value) and f"{read:5d} | " in str(raised.value)
+
+
+def test_an_uninitialised_read_of_a_headers_file_scope_shared_array_is_named_at_the_reading_line(header_shared):
+    folder, k = header_shared
+    with pytest.warns(KernelCheckWarning) as caught:
+        k.carry_read(torch.zeros(1))
+    n = 1 + SUMS_CU.splitlines().index(next(ln for ln in SUMS_CU.splitlines() if "(carry read)" in ln))
+    text = str(caught[0].message)
+    assert f"reads 'carry[5]' at {folder / 'header_shared.cu'}:{n} before any thread of block (0,0,0) wrote it" in text

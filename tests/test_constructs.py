@@ -6,9 +6,11 @@ half and bfloat16 pair API and its atomics; the host runtime (memory, copies, pr
 PTX in a preprocessor branch the stand-in does not compile. The same tests run the nvcc build where there is a
 GPU."""
 
+import re
+
 import pytest
 import torch
-from conftest import DEVICE, TARGETS
+from conftest import DEVICE, TARGETS, edit
 
 import helpers
 import kp.files
@@ -228,3 +230,97 @@ def test_check_mode_names_an_overrun_of_a_launchers_cudamalloc_buffer(k):
         assert "if (i <= n) y[i] = 1.0f;" in str(err.value)
     else:
         assert ext.malloc_overrun(torch.zeros(1, device=device), N).cpu().tolist() == [1.0] * N
+
+
+# A kernel, its shared tile and a launcher in a header that two ops' .cu files include (issue 33 item 1: headers
+# are translated like the .cu): one .cu launches the header's kernel itself, the other calls the header's launcher.
+SCALE_HEADER = """#pragma once
+#include "kp.cuh"
+
+// out[i] = FACTOR * x[i], through a shared tile of the block's 64 elements
+__global__ void scale_kernel(const float* x, float* out, int64_t n) {
+  __shared__ float tile[64];
+  int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  tile[threadIdx.x] = i < n ? x[i] : 0.f;
+  __syncthreads();
+  if (i < n) out[i] = FACTOR * tile[63 - threadIdx.x];
+}
+
+inline void scale(const float* x, float* out, int64_t n) {
+  if (n == 0) return;
+  scale_kernel<<<ceil_div<int64_t>(n, 64),
+                 64>>>(x, out, n);
+  KP_CHECK_LAUNCH();
+}
+"""
+SCALE_OPS = {
+    "own_launch": "scale_kernel<<<ceil_div<int64_t>(n, 64), 64>>>(x, out, n);\n  KP_CHECK_LAUNCH();",
+    "header_launch": "scale(x, out, n);",
+}
+
+
+def write_header_ops(folder, factor=2):
+    """scale.cuh with FACTOR `factor`, and one op per SCALE_OPS entry (.cu, binding, an _ops.py without formulas)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "scale.cuh").write_text(f"#define FACTOR {factor}\n" + SCALE_HEADER)
+    for op, launch in SCALE_OPS.items():
+        (folder / f"{op}.cu").write_text(
+            f'// {op}: scale.cuh\'s kernel, launched {op.replace("_", " ")}\n#include "scale.cuh"\n'
+            f"void {op}_fwd(const float* x, float* out, int64_t n) {{\n  if (n == 0) return;\n  {launch}\n}}\n"
+        )
+        (folder / f"{op}_binding.cpp").write_text(
+            f'#include "binding.h"\nvoid {op}_fwd(const float* x, float* out, int64_t n);\n'
+            f'kp::Tensor {op}(kp::Tensor x) {{\n  kp::check_floating("{op}", "x", x);\n  x = kp::contiguous(x);\n'
+            f'  kp::Tensor out = kp::empty_like(x);\n  {op}_fwd(kp::data<const float>(x, "x"), '
+            f'kp::data<float>(out, "out"), x.numel());\n  return out;\n}}\n'
+            f'KP_OPS(m) {{ m.def("{op}(Tensor x) -> Tensor", TORCH_BOX(&{op})); }}\n'
+        )
+        (folder / f"{op}_ops.py").write_text("def register(ops):\n    pass  # a test op: no fake, no formula\n")
+    return {op: folder / f"{op}.cu" for op in SCALE_OPS}
+
+
+def scaled(x, factor):
+    """What scale_kernel computes: each block's 64 elements reversed (0 past the end), times `factor`."""
+    blocks = torch.zeros((x.numel() + 63) // 64 * 64)
+    blocks[: x.numel()] = x
+    return factor * blocks.view(-1, 64).flip(1).reshape(-1)[: x.numel()]
+
+
+@pytest.fixture(scope="module")
+def header_ops(tmp_path_factory):
+    return write_header_ops(tmp_path_factory.mktemp("header_ops"))
+
+
+@pytest.mark.parametrize("check", [False, True], ids=["normal", "check"])
+def test_one_kernel_in_a_header_serves_two_ops_one_launching_it_from_its_cu_one_through_the_headers_launcher(
+    header_ops, check
+):
+    x = torch.randn(N, generator=torch.Generator().manual_seed(2))
+    for op, cu in header_ops.items():
+        ext = helpers.load_kernel(cu, target="cpu", check=check, quiet=True)
+        torch.testing.assert_close(getattr(ext, op)(x), scaled(x, 2), rtol=0, atol=0)
+
+
+def test_an_edit_of_a_header_with_a_kernel_and_its_launcher_reloads_both_ops_with_it(tmp_path):
+    ops = write_header_ops(tmp_path / "ops", factor=2)
+    x = torch.randn(N, generator=torch.Generator().manual_seed(3))
+    for op, cu in ops.items():
+        torch.testing.assert_close(getattr(helpers.load_kernel(cu, target="cpu", quiet=True), op)(x), scaled(x, 2))
+    write_header_ops(tmp_path / "ops", factor=3)  # the header only: the .cu files are as they were
+    for op, cu in ops.items():
+        ext = helpers.load_kernel(cu, target="cpu", quiet=True)
+        torch.testing.assert_close(getattr(ext, op)(x), scaled(x, 3), rtol=0, atol=0)
+
+
+def test_a_compile_error_in_a_header_that_launches_is_named_at_its_line_in_the_header(tmp_path):
+    """Before the header was translated, g++ stopped at its `<<<` (`expected primary-expression`), whatever the
+    real mistake was; now the mistake is named at its line of scale.cuh, and the line is shown."""
+    ops = write_header_ops(tmp_path / "ops")
+    edit(ops["header_launch"].with_name("scale.cuh"), "tile[threadIdx.x] = i < n", "tile[threadIdx.x] = i < m")
+    with pytest.raises(helpers.KernelBuildError) as err:
+        helpers.load_kernel(ops["header_launch"], target="cpu", quiet=True)
+    line = 1 + SCALE_HEADER.splitlines().index("  tile[threadIdx.x] = i < n ? x[i] : 0.f;") + 1
+    message = str(err.value)
+    assert message.startswith(f"{tmp_path / 'ops' / 'scale.cuh'}:{line}:"), message
+    assert re.search("[‘']m[’'] was not declared", message), message
+    assert f"{line} |   tile[threadIdx.x] = i < m ? x[i] : 0.f;" in message, message

@@ -139,3 +139,29 @@ def test_the_cuda_cell_magic_runs_a_cell_as_a_program():
         assert shell.run_cell_magic("cuda", "7", cell).stdout.startswith("n = 7, wrong = 0")
     finally:
         InteractiveShell.clear_instance()
+
+
+def test_a_programs_header_with_a_kernel_and_its_launch_is_translated_and_checked_at_its_lines(tmp_path):
+    """The kernel and its `<<<...>>>` live in a header the program includes (issue 33 item 1): it runs, and check
+    mode names the header's off-by-one at the header's line."""
+    header = (
+        "#pragma once\n"
+        "__global__ void fill(float* x, int n) {\n"
+        "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+        "  if (i < n) x[i] = 2.0f * i;\n"
+        "}\n"
+        "inline void fill_all(float* x, int n) { fill<<<(n + 127) / 128, 128>>>(x, n); }\n"
+    )
+    main = (
+        '#include <cstdio>\n#include "fill.cuh"\n'
+        "int main() {\n  float* x;\n  cudaMallocManaged(&x, 1000 * sizeof(float));\n  fill_all(x, 1000);\n"
+        '  cudaDeviceSynchronize();\n  printf("%g\\n", x[999]);\n  cudaFree(x);\n  return 0;\n}\n'
+    )
+    (tmp_path / "fill.cuh").write_text(header)
+    run = run_program(program(tmp_path, "filled", main))
+    assert run.ok and run.stdout == "1998\n", run
+    (tmp_path / "fill.cuh").write_text(header.replace("if (i < n)", "if (i <= n)"))
+    run = run_program(tmp_path / "filled.cu", check=True)
+    errors = [f for f in run.findings if f.severity == "error"]
+    assert errors and errors[0].kind == "global-bounds", run
+    assert (errors[0].file, errors[0].line) == (str(tmp_path / "fill.cuh"), 4), errors[0]

@@ -66,8 +66,9 @@ def test_extern_shared_in_function_and_at_file_scope():
 
 def test_check_mode_guards_and_registers_every_shared_variable_on_the_same_lines():
     """Check mode (kp.check): a guard array before and after each `__shared__` declaration, and its variables
-    registered as it runs; a file-scope one as each kernel starts. Every line keeps its number; the plain
-    translation has none of it."""
+    registered as it runs; a file-scope one put on the library's list (a header's too, which the `.cu`'s kernels
+    cannot see), which each kernel runs as it starts. Every line keeps its number; the plain translation has none
+    of it."""
     src = (
         "__shared__ int counter;\n"
         "__global__ void k(float* out) {\n"
@@ -80,9 +81,10 @@ def test_check_mode_guards_and_registers_every_shared_variable_on_the_same_lines
     assert len(out) == len(src.splitlines())
     assert out[0] == (
         "static thread_local char kp_guard_0_lo[256]; __shared__ int counter; "
-        "static thread_local char kp_guard_0_hi[256];"
+        "static thread_local char kp_guard_0_hi[256]; static ::kp::detail::file_shared kp_file_shared_0([] {"
+        ' ::kp::check_shared(counter, "counter", kp_guard_0_lo, kp_guard_0_hi); });'
     )
-    assert out[1].endswith('{ ::kp::check_shared(counter, "counter", kp_guard_0_lo, kp_guard_0_hi);')
+    assert out[1].endswith("{ ::kp::detail::check_file_shared();")
     assert out[2] == (
         "  static thread_local char kp_guard_1_lo[256]; __shared__ __align__(16) float tile[32][33], row[8]; "
         'static thread_local char kp_guard_1_hi[256]; ::kp::check_shared(tile, "tile", kp_guard_1_lo, kp_guard_1_hi);'
@@ -109,8 +111,9 @@ def test_check_mode_wraps_the_branch_conditions_of_device_code_for_the_gpu_model
         "void host(int n) { if (n) return; }\n"
     )
     out = body(translate(src, "/k.cu", check=True)).splitlines()
+    # each kernel starts by registering the file-scope __shared__ variables (none here)
     assert out == [
-        src.splitlines()[0],
+        src.splitlines()[0] + " ::kp::detail::check_file_shared();",
         "  if (KP_BRANCH(n > 0)) c[0] = 1;",
         "  for (int j = 0;KP_BRANCH( j < n); ++j) { while (KP_BRANCH(n > 3 && (j == 1))) --n; }",
         "  do { n--; } while (KP_BRANCH(n >= 0));",
@@ -287,3 +290,89 @@ def test_a_cuda_library_header_is_named_at_its_include():
 def test_an_include_in_a_branch_the_stand_in_does_not_compile_is_not_refused():
     src = "#ifdef __CUDACC__\n#include <cuda_fp8.h>\n#include <cublas_v2.h>\n#endif\n__global__ void k() {}\n"
     assert "#include <cuda_fp8.h>" in translate(src, "/k.cu")
+
+
+def test_quoted_includes_g_plus_plus_compiles_are_pointed_where_include_says():
+    """`include(name)` is asked of each `#include "name"` that g++ compiles, and where it answers, the copy includes
+    that file instead (a header's translation); <system> headers, CUDA's runtime headers (dropped or forwarded),
+    commented-out lines and includes in a branch the stand-in does not compile are left alone, as are the lines."""
+    src = (
+        '#include "rows.cuh"\n'
+        "#include <cmath>\n"
+        '#include "cuda_runtime.h"\n'
+        '// #include "commented.cuh"\n'
+        "#ifdef __CUDACC__\n"
+        '#include "nvcc_only.cuh"\n'
+        "#endif\n"
+        '  #  include "sub/deep.h"\n'
+        '#include "unknown.h"\n'
+    )
+    asked = []
+
+    def include(name):
+        asked.append(name)
+        return None if name == "unknown.h" else f"/build/{name}.cpp"
+
+    out = body(translate(src, "/k.cu", include=include))
+    assert asked == ["rows.cuh", "sub/deep.h", "unknown.h"]
+    lines = out.splitlines()
+    assert lines[0] == '#include "/build/rows.cuh.cpp"' and lines[7] == '  #  include "/build/sub/deep.h.cpp"'
+    assert lines[1] == "#include <cmath>" and lines[5] == '#include "nvcc_only.cuh"' and lines[8] == src.splitlines()[8]
+    assert len(lines) == len(src.splitlines())
+
+
+def test_a_header_is_translated_without_the_stand_ins_include_and_with_names_of_its_own():
+    """A header's copy starts at its own `#line 1` (the `.cu`'s copy included cuda_cpu.h already); its launches
+    are rewritten as a `.cu`'s; in check mode its guard arrays and file-scope registrations carry its tag, so that
+    two files of one translation unit never declare the same name."""
+    src = (
+        "__shared__ float scratch[4];\n"
+        "__global__ void k(float* x) { __shared__ int t[2]; x[0] = t[0] + scratch[0]; }\n"
+        "inline void go(float* x) { k<<<1, 2>>>(x); }\n"
+    )
+    out = translate(src, "/abs/rows.cuh", "kernels/common/rows.cuh", check=True, header=True, tag="h1_")
+    assert out.startswith('#line 1 "/abs/rows.cuh"\n') and "cuda_cpu.h" not in out
+    assert "kp_guard_h1_0_lo" in out and "kp_guard_h1_1_hi" in out and "kp_file_shared_h1_0(" in out
+    assert "kp_guard_0" not in out and '::kp::launch("k", (1), ( 2), (0), (nullptr)' in out
+    assert len(out.splitlines()) == len(src.splitlines()) + 1
+
+
+def test_translate_tree_translates_the_headers_a_cu_includes_into_the_build_folder(tmp_path):
+    """kp.standin.translate_tree: each quoted include that resolves (beside the including file, then in the include
+    dirs) is translated into folder/h/<hash>/<name>.cpp and included from there, transitively, once per header even
+    in a cycle; the stand-in's own headers and what does not resolve are left to g++."""
+    from kp.files import COMMON
+    from kp.standin import translate_tree
+
+    src, inc, out = tmp_path / "src", tmp_path / "inc", tmp_path / "out"
+    (src / "sub").mkdir(parents=True)
+    inc.mkdir()
+    (src / "k.cu").write_text(
+        '#include "sub/a.cuh"\n#include "b.cuh"\n#include "cuda_cpu_fp16.h"\n#include "missing.h"\n'
+        "void f(float* x) { launch_a(x); }\n"
+    )
+    (src / "sub" / "a.cuh").write_text(
+        '#pragma once\n#include "b.cuh"\n__global__ void a_kernel(float* x) {}\n'
+        "inline void launch_a(float* x) { a_kernel<<<1, 32>>>(x); }\n"
+    )
+    (inc / "b.cuh").write_text('#pragma once\n#include "../src/sub/a.cuh"\n')  # a cycle, as pragma once allows
+    text = translate_tree(src / "k.cu", [inc, COMMON], out)
+    copies = {p.name: p for p in out.glob("h/*/*.cpp")}
+    assert set(copies) == {"a.cuh.cpp", "b.cuh.cpp"}
+    assert f'#include "{copies["a.cuh.cpp"]}"' in text and f'#include "{copies["b.cuh.cpp"]}"' in text
+    assert f'#include "{COMMON / "cuda_cpu_fp16.h"}"' in text and '#include "missing.h"' in text
+    a = copies["a.cuh.cpp"].read_text()
+    assert a.startswith(f'#line 1 "{(src / "sub" / "a.cuh").resolve()}"\n')
+    assert f'#include "{copies["b.cuh.cpp"]}"' in a and '::kp::launch("a_kernel"' in a
+    assert f'#include "{copies["a.cuh.cpp"]}"' in copies["b.cuh.cpp"].read_text()
+
+
+def test_an_unsupported_construct_in_a_header_is_named_at_the_headers_line(tmp_path):
+    from kp.standin import translate_tree
+
+    (tmp_path / "my.cuh").write_text('#pragma once\n__device__ float f(float x) {\n  asm("rcp");\n  return x;\n}\n')
+    (tmp_path / "k.cu").write_text('#include "my.cuh"\n')
+    with pytest.raises(UnsupportedConstruct) as err:
+        translate_tree(tmp_path / "k.cu", [], tmp_path / "out", shown=lambda p: f"shown/{p.name}")
+    assert str(err.value) == "shown/my.cuh:3: inline asm/PTX is not supported on the CPU stand-in"
+    assert err.value.file == (tmp_path / "my.cuh").resolve()

@@ -4,9 +4,9 @@
 // tests/test_colsum.py holds the two to the same bits (mul_add's sum_to against colsum version 5).
 //
 // To sum the rows of a matrix x (R, C) into out (C) with it, as version 5 does (two launches, no atomics, the same
-// bits every run), a kernel file needs a kernel and a launcher of its own: the CPU stand-in translates launches and
-// registers `__shared__` arrays for check mode in the `.cu` file only, never in a header. mul_add.cu's
-// sum_rows_kernel and sum_rows are the ones to copy (rename them):
+// bits every run), a kernel file needs a kernel and a launcher (the CPU stand-in translates headers like the `.cu`:
+// they could live in a header too; notebook 08 varies them in the `.cu`). mul_add.cu's sum_rows_kernel and sum_rows
+// are the ones to copy (rename them):
 //
 //   #include "common/colsum.cuh"
 //   template <typename T>  // rows [blockIdx.y * rows_per_block, +rows_per_block) of 32 columns into sums[blockIdx.y]

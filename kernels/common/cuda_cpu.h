@@ -43,8 +43,8 @@
 //   - Launches are synchronous; streams are accepted and ignored. Device memory (cudaMalloc) is host
 //     memory, and a kernel may read a host pointer, as on a GPU it may not.
 //   - cudaFuncSetAttribute's opt-in to more than 48 KiB of dynamic shared memory holds per kernel name:
-//     all instantiations of a template share it (on a GPU each has its own). Called from a header the
-//     source step does not translate, it is checked and then forgotten.
+//     all instantiations of a template share it (on a GPU each has its own). Called from code the source
+//     step did not translate (a header included with <...>), it is checked and then forgotten.
 //   - The device answers as an H100 SXM (cudaGetDeviceProperties, cudaDeviceGetAttribute), whatever the
 //     GPU the model is asked about.
 //   - Faults fail the launch, and the process goes on: a read or write of unmapped memory
@@ -480,6 +480,26 @@ inline void check_shared(T& var, const char* name, const char (&guard_lo)[256], 
   if constexpr (std::rank_v<T> > 3) dims[rank++] = std::extent_v<T, 3>;
   detail::check_shared(&var, sizeof(T), sizeof(std::remove_all_extents_t<T>), dims, rank, name, guard_lo, guard_hi);
 }
+
+namespace detail {
+// A file-scope __shared__ variable, of the .cu or of a header it includes (a header is translated apart from the
+// .cu, so no kernel's source step knows of it): the source step follows its declaration with one of these, which
+// adds its registration to the library's list as the library loads, and starts every kernel with
+// check_file_shared(), which runs the list for the running thread's copy of each variable. The list is per
+// library: these are hidden symbols (kernel files are built with -fvisibility=hidden).
+struct file_shared {
+  void (*add)();
+  file_shared* next;
+  explicit file_shared(void (*registration)()) : add(registration), next(first()) { first() = this; }
+  static file_shared*& first() {
+    static file_shared* head = nullptr;
+    return head;
+  }
+};
+inline void check_file_shared() {
+  for (file_shared* s = file_shared::first(); s; s = s->next) s->add();
+}
+}  // namespace detail
 #endif
 
 }  // namespace kp

@@ -476,8 +476,8 @@ namespace detail {
 namespace {
 
 // True if `a` lies in this OS thread's block of a loaded library's thread_local data (a __shared__ array the
-// source step did not register, as one declared in a header: static thread_local on the stand-in). Only asked of an
-// access that would otherwise be reported; the blocks found are kept for the launch.
+// source step did not register, as one in a header included with <...>: static thread_local on the stand-in). Only
+// asked of an access that would otherwise be reported; the blocks found are kept for the launch.
 bool in_thread_local_data(CheckState& c, uintptr_t a) {
   for (const auto& r : c.tls_blocks)
     if (a >= r.first && a < r.second) return true;

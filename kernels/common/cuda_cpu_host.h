@@ -449,7 +449,8 @@ inline cudaError_t cudaEventDestroy(cudaEvent_t event) {
 }
 
 // cudaFuncSetAttribute(kernel, attr, value): the source step passes the kernel's name first (the runtime keeps
-// the attribute per name); called without one (in a header the source step did not see), it checks and forgets.
+// the attribute per name); called without one (in a header included with <...>, which the source step does not
+// translate), it checks and forgets.
 namespace kp {
 template <class F>
 inline cudaError_t func_set_attribute(const char* name, F* func, cudaFuncAttribute attr, int value) {

@@ -14,12 +14,14 @@ The `.cu` on disk stays ordinary CUDA. `translate()` returns a copy that
     `dim3 gridDim(...)`), renames that variable, so that the stand-in's built-in variables do not break it;
   * passes the kernel's name to `cudaFuncSetAttribute` (the runtime keeps an opted-in dynamic shared memory
     size per kernel name);
+  * points each `#include "header"` where `include` says (kp.standin.translate_tree: to the header's own
+    translation, so that project and user headers are translated like the `.cu`);
   * drops the CUDA runtime includes that `cuda_cpu.h` stands in for, and spells `__noinline__`
     and `#pragma unroll` the way g++ understands them (and, for check mode, `__forceinline__` as `inline`: -O1
     cannot force the inlining of a function passed by pointer);
   * for check mode (`check=True`), surrounds every `__shared__` declaration with two guard arrays and
     registers its variables with the runtime (`::kp::check_shared`): as the declaration runs, or, for
-    file-scope ones, as each kernel starts; and wraps the condition of every `if`, `while` and `for` of device
+    file-scope ones, on the library's list that every kernel runs as it starts; and wraps the condition of every `if`, `while` and `for` of device
     code in `KP_BRANCH(...)`, for the GPU model's branch counts (not an `if constexpr`, a declaration as the
     condition, or a range-for).
 Constructs the stand-in cannot honour are rejected here, before g++ runs, with
@@ -144,6 +146,7 @@ def defined_names(code):
 
 
 INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"]+)[>"]', re.M)
+QUOTED_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.M)
 
 
 def refuse_missing_cuda_names(src, code, shown):
@@ -270,24 +273,25 @@ def shared_declarations(code):
     return found
 
 
-def check_mode_edits(code, bodies):
+def check_mode_edits(code, bodies, tag=""):
     """The edits that register `__shared__` variables with check mode's runtime (see the module's docstring).
-    Each declaration gets guards before and after it, on its own lines, so line numbers do not change."""
-    edits, file_scope = [], []
+    Each declaration gets guards before and after it, on its own lines, so line numbers do not change. A file-scope
+    one is followed by a `::kp::detail::file_shared` object that lists its registration for every kernel of the
+    library to run as it starts: a header's variable is then registered by the kernels of the `.cu` that includes it
+    as by its own. `tag` keeps the names apart between the files of one translation unit (a `.cu`, its headers)."""
+    edits = []
     for k, (start, end, names) in enumerate(shared_declarations(code)):
-        lo, hi = f"kp_guard_{k}_lo", f"kp_guard_{k}_hi"
+        lo, hi = f"kp_guard_{tag}{k}_lo", f"kp_guard_{tag}{k}_hi"
         register = "".join(f' ::kp::check_shared({n}, "{n}", {lo}, {hi});' for n in names)
         inside = any(b_start < start < b_end for b_start, b_end, _ in bodies)
-        edits.append((start, start, f"static thread_local char {lo}[256]; "))
-        edits.append((end, end, f" static thread_local char {hi}[256];" + (register if inside else "")))
         if not inside:
-            file_scope.append((end, register))
+            register = f" static ::kp::detail::file_shared kp_file_shared_{tag}{k}([] {{{register} }});"
+        edits.append((start, start, f"static thread_local char {lo}[256]; "))
+        edits.append((end, end, f" static thread_local char {hi}[256];" + register))
     for b_start, _, _ in bodies:
         decl = code[code.rfind(";", 0, b_start) + 1 : b_start]
         if "__global__" in decl:
-            register = "".join(r for end, r in file_scope if end < b_start)
-            if register:
-                edits.append((b_start + 1, b_start + 1, register))
+            edits.append((b_start + 1, b_start + 1, " ::kp::detail::check_file_shared();"))
     return edits
 
 
@@ -517,21 +521,26 @@ def func_attribute_edits(code, bodies):
     return edits
 
 
-def translate(src, path, display_path=None, check=False):
+def translate(src, path, display_path=None, check=False, include=None, header=False, tag=""):
     """Return the g++-ready copy of the CUDA source `src` read from `path`.
 
     `display_path` is how errors name the file (defaults to `path`); `check`: for a check-mode build.
+    `include(name)`: where the copy includes the header that `src` includes as `#include "name"` from (its own
+    translation, say), or None to leave that line as it is; asked only of includes that g++ compiles.
+    `header`: `src` is a header, whose copy does not include cuda_cpu.h first (the `.cu`'s copy did);
+    `tag`: what keeps the names check mode adds apart between the files of one translation unit.
     """
     shown = display_path or path
     code = blank_comments_and_strings(src)
     preprocessor_free = re.sub(r"(?m)^[ \t]*#.*$", lambda m: " " * len(m.group()), code)
 
-    compiled = blank_regions(code, inactive_branches(code))  # what g++ compiles, for the refusals
+    inactive = inactive_branches(code)
+    compiled = blank_regions(code, inactive)  # what g++ compiles, for the refusals
     for pattern, what in UNSUPPORTED:
         m = re.search(pattern, compiled)
         if m:
             raise UnsupportedConstruct(shown, line_of(src, m.start()), what)
-    refuse_missing_cuda_names(blank_regions(src, inactive_branches(code)), compiled, shown)
+    refuse_missing_cuda_names(blank_regions(src, inactive), compiled, shown)
 
     bodies = function_bodies(preprocessor_free)
 
@@ -601,7 +610,7 @@ def translate(src, path, display_path=None, check=False):
         edits.append((m.start(), m.end(), replacement))
 
     if check:
-        edits += check_mode_edits(preprocessor_free, bodies) + branch_edits(preprocessor_free, bodies)
+        edits += check_mode_edits(preprocessor_free, bodies, tag) + branch_edits(preprocessor_free, bodies)
 
     # g++ ignores nvcc's `#pragma unroll [N]`; its own spelling takes a count (8 when none is given).
     for m in re.finditer(r"(?m)^[ \t]*#[ \t]*pragma[ \t]+unroll\b[ \t]*\(?[ \t]*(\d*)[ \t]*\)?", code):
@@ -620,6 +629,11 @@ def translate(src, path, display_path=None, check=False):
         edits.append((m.start(), m.end(), f"/* {m.group(1)}: provided by cuda_cpu.h */"))
     for m in FP16_INCLUDES.finditer(src):
         edits.append((m.start(), m.end(), f'#include "cuda_cpu_fp16.h" /* for {m.group(1)} */'))
+    rewritten = {m.start() for m in (*CUDA_RUNTIME_INCLUDES.finditer(src), *FP16_INCLUDES.finditer(src))}
+    for m in QUOTED_INCLUDE.finditer(src) if include else ():
+        live = re.match(r"[ \t]*#", code[m.start() :]) and not any(a <= m.start() < b for a, b in inactive)
+        if live and m.start() not in rewritten and (target := include(m[1])) is not None:
+            edits.append((m.start(1), m.end(1), target))
 
     out = src
     for start, end, replacement in sorted(edits, reverse=True):
@@ -628,4 +642,4 @@ def translate(src, path, display_path=None, check=False):
             replacement += f'#line {line_of(src, end)} "{path}"\n'
             replacement = replacement[1:] if start == 0 or out[start - 1] == "\n" else replacement
         out = out[:start] + replacement + out[end:]
-    return f'#include "cuda_cpu.h"\n#line 1 "{path}"\n' + out
+    return ("" if header else '#include "cuda_cpu.h"\n') + f'#line 1 "{path}"\n' + out

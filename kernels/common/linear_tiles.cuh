@@ -1,8 +1,8 @@
 // Register tiling of a matrix product C = A·B, shared by linear_ladder.cu (version 7) and linear.cu (its products
 // past a size): per step along k, a block stages a BK-deep tile of each operand in shared memory, and each of its
 // threads multiplies a TM x TN fragment of C in registers. Only __device__ functions: the `__shared__` tiles are
-// declared by the calling kernel in its `.cu` file (check mode registers `__shared__` arrays in the `.cu` file it
-// translates, never in a header) and handed in as pointers to rows of BD + TILE_PAD elements.
+// declared by the calling kernel in its `.cu` file (each kernel sizes its own) and handed in as pointers to rows of
+// BD + TILE_PAD elements.
 //
 // P = Pack<T>::N, the elements of one 16-byte Pack (4 floats, 2 doubles).
 // - A tile is tile[k][d]: BK rows along k, each of BD values along C's rows (A's tile) or columns (B's tile), so
@@ -21,8 +21,8 @@
 
 constexpr int TILE_PAD = 4;
 
-// A loop of a fixed count, unrolled (nvcc does so anyway): on the CPU stand-in too (this header is not translated, so
-// `#pragma unroll` is spelled g++'s way here), so that the GPU model sees a load per Pack as the GPU runs it, not
+// A loop of a fixed count, unrolled (nvcc does so anyway): on the CPU stand-in too (a macro, spelled per compiler:
+// the source step rewrites `#pragma unroll` lines, not `_Pragma` in a macro), so that the GPU model sees a load per Pack as the GPU runs it, not
 // one load instruction run several times (which it would count as DRAM round trips one after another).
 #ifdef KP_CPU_STANDIN
 #define TILES_UNROLL _Pragma("GCC unroll 16")

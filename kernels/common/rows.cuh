@@ -1,6 +1,6 @@
 // Row reductions, shared by softmax.cu and layernorm.cu (notebook 09): the accumulation type of each scalar type,
-// exp in that type, and a warp's reduction by butterfly shuffles. Device code only: the CPU stand-in registers
-// `__shared__` arrays and translates launches in the `.cu` file, never in a header (common/colsum.cuh says why).
+// exp in that type, and a warp's reduction by butterfly shuffles. Device code only (the stand-in translates headers
+// like the `.cu`, so a kernel, its `__shared__` arrays and its launch could live here too; these ops keep theirs).
 #pragma once
 
 #include <math.h>

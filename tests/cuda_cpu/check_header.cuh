@@ -1,5 +1,5 @@
-// A kernel with its own __shared__ array, in a header that check.cu includes: the source step translates the .cu,
-// not this file, so its array reaches check mode unregistered (tests/test_check.py: it must stay silent).
+// A kernel with its own __shared__ array, in a header that check.cu includes: the source step translates it like the
+// .cu, so its array is registered and checked (tests/test_check.py: a correct kernel, it must stay silent).
 #pragma once
 
 __global__ void reverse_in_header(const float* x, float* out, int n) {
