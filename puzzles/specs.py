@@ -49,6 +49,9 @@ def _blocks(n, per):
     return -(-n // per)
 
 
+NO_CONFLICTS = Goal("bank-conflict ways", 1)  # a warp's shared accesses served in one pass each: no two lanes, one bank
+
+
 PUZZLES = [
     Puzzle(
         1, "map", "one thread per element", ("const float* a", "float* out", "int size"), ((4,), (33,), (100,)),
@@ -77,6 +80,7 @@ PUZZLES = [
         ((3, 5), (7, 9), (20, 13)), lambda r, c: ((1, 1), (_blocks(c, 8) * 8, _blocks(r, 8) * 8)),
         lambda r, c, g: [_f(r, g=g), _f(c, g=g)], lambda r, c, a, b: _nan(r, c),
         lambda a, b, *_: a[:, None] + b[None, :], {"global reads": 2, "global writes": 1},
+        goals=(Goal("sectors per request", 4),),  # as map2d: x along a row
     ),
     Puzzle(
         6, "blocks", "more elements than a block has threads", ("const float* a", "float* out", "int size"),
@@ -93,29 +97,31 @@ PUZZLES = [
         8, "shared", "shared memory and a barrier", ("const float* a", "float* out", "int size"),
         ((5,), (100,), (1000,)), lambda n: ((_blocks(n, 32), 1), (32, 1)), lambda n, g: [_f(n, g=g)],
         lambda n, a: _nan(n), lambda a, *_: a + 10,
-        {"global reads": 1, "global writes": 1, "shared reads": 1, "shared writes": 1},
+        {"global reads": 1, "global writes": 1, "shared reads": 1, "shared writes": 1}, goals=(NO_CONFLICTS,),
     ),
     Puzzle(
         9, "pooling", "a 1-D stencil through shared memory", ("const float* a", "float* out", "int size"),
         ((5,), (100,), (1000,)), lambda n: ((_blocks(n, 32), 1), (32, 1)), lambda n, g: [_f(n, g=g)],
         lambda n, a: _nan(n), lambda a, *_: a + F.pad(a, (1, 0))[:-1] + F.pad(a, (2, 0))[:-2],
-        {"global reads": 2, "global writes": 1}, rtol=1e-6, atol=1e-6,
+        {"global reads": 2, "global writes": 1}, rtol=1e-6, atol=1e-6, goals=(NO_CONFLICTS,),
     ),
     Puzzle(
         10, "dot", "a block reduction", ("const float* a", "const float* b", "float* out", "int size"),
         ((1,), (33,), (256,)), lambda n: ((1, 1), (256, 1)), lambda n, g: [_f(n, g=g), _f(n, g=g)],
         lambda n, a, b: _nan(1), lambda a, b, *_: (a * b).sum().reshape(1),
-        {"global reads": 2, "global writes": 1}, rtol=1e-5, atol=1e-5,
+        {"global reads": 2, "global writes": 1}, rtol=1e-5, atol=1e-5, goals=(NO_CONFLICTS,),
     ),
     Puzzle(
         11, "prefix_sum", "an inclusive scan in one block", ("const float* a", "float* out", "int size"),
         ((1,), (33,), (256,)), lambda n: ((1, 1), (256, 1)), lambda n, g: [_f(n, g=g)], lambda n, a: _nan(n),
         lambda a, *_: a.cumsum(0), {"global reads": 1, "global writes": 1}, rtol=1e-5, atol=1e-5,
+        goals=(NO_CONFLICTS,),
     ),
     Puzzle(
         12, "axis_sum", "a sum along rows, a block per row", ("const float* a", "float* out", "int rows", "int cols"),
         ((4, 7), (3, 256), (5, 100)), lambda r, c: ((r, 1), (256, 1)), lambda r, c, g: [_f(r, c, g=g)],
         lambda r, c, a: _nan(r), lambda a, *_: a.sum(1), {"global reads": 1, "global writes": 1}, rtol=1e-5, atol=1e-5,
+        goals=(NO_CONFLICTS,),
     ),
     Puzzle(
         13, "histogram", "atomics", ("const int* x", "int* counts", "int size", "int bins"),
@@ -137,5 +143,7 @@ PUZZLES = [
         ((1, 1, 1), (17, 33, 9), (40, 20, 35)), lambda n, m, k: ((_blocks(k, 16), _blocks(n, 16)), (16, 16)),
         lambda n, m, k, g: [_f(n, m, g=g), _f(m, k, g=g)], lambda n, m, k, a, b: _nan(n, k), lambda a, b, *_: a @ b,
         {"global reads": lambda n, m, k: 2 * _blocks(m, 16), "global writes": 1}, rtol=1e-5, atol=1e-5,
+        # Each element loaded serves 16 multiply-adds: 2/16 a thread, 0.16 with the edge tiles at 40 x 20 x 35
+        goals=(NO_CONFLICTS, Goal("global loads per FMA", 0.25, fmas=lambda n, m, k: n * m * k)),
     ),
 ]  # fmt: skip

@@ -47,6 +47,25 @@ def test_the_map2d_solution_meets_its_goal_and_grade_takes_any_file(tmp_path):
     assert puzzle("map2d", solution=True, target="cpu", quiet=True).passed
 
 
+def test_a_dot_by_interleaved_addressing_is_right_but_fails_on_bank_conflicts_at_its_line(tmp_path):
+    """Harris's reduction #2: thread t adds at 2 s t, so a warp's lanes hit every other bank, then every fourth..."""
+    strided = "    int s = 128 / half, at = 2 * s * t;\n    if (at < 256) partial[at] += partial[at + s];"
+    path, line = variant(tmp_path, "dot", "    if (t < half) partial[t] += partial[t + half];", strided)
+    result = grade(BY_NAME["dot"], path, target="cpu", quiet=True)
+    assert not result.passed and {m.goal.counter for m in result.missed} == {"bank-conflict ways"}, result.message
+    assert f"bank-conflict ways: 8 at 10_dot.cu:{line + 1}, the goal is at most 1" in result.message, result.message
+
+
+def test_a_matmul_without_tiles_is_right_but_fails_on_global_loads_per_fma_at_its_line(tmp_path):
+    naive = "acc += row < n && m0 + j < m && col < k ? a[row * m + m0 + j] * b[(m0 + j) * k + col] : 0.0f;"
+    path, line = variant(tmp_path, "matmul", "acc += ta[y][j] * tb[j][x];", naive)
+    result = grade(BY_NAME["matmul"], path, target="cpu", quiet=True)
+    said = f"global loads per FMA: 2.16 at 15_matmul.cu:{line} (60500 loads for 28000 FMAs, 56000 of the loads at"
+    assert not result.passed and said in result.message, result.message  # 2 per FMA, and the tiles it still loads
+    solved = puzzle("matmul", solution=True, target="cpu", quiet=True)
+    assert solved.passed and not solved.missed, solved.message
+
+
 def test_a_goal_names_a_counter_the_model_has_and_the_arguments_it_needs():
     with pytest.raises(RuntimeError, match=r"Goal: counter 'sectors' is not one of 'sectors per request'"):
         Goal("sectors", 4)
@@ -54,6 +73,8 @@ def test_a_goal_names_a_counter_the_model_has_and_the_arguments_it_needs():
         Goal("modelled time", 2)
     with pytest.raises(RuntimeError, match=r"Goal: kind 'load' is for \"sectors per request\" only"):
         Goal("bank-conflict ways", 1, kind="load")
+    with pytest.raises(RuntimeError, match=r'Goal: fmas is what a "global loads per FMA" goal needs'):
+        Goal("global loads per FMA", 0.25)
     with pytest.raises(RuntimeError, match=r"Goal: most must be a number at or above 0"):
         Goal("divergent branches", -1)
     goal = Goal("sectors per request", 4)
