@@ -9,6 +9,9 @@ The counters, from the Profile as nvcc's SASS for the H100 serves the accesses (
   "bank-conflict ways"    per line of shared-memory accesses: its worst request's N of an N-way conflict (1: none)
   "divergent branches"    per line of branch conditions: warp executions whose lanes went both ways, less those split
                           at one lane (lanes 0..k-1 one way: a bounds guard's ragged last warp, which no layout avoids)
+  "global atomics per block"  per line of global atomics: the threads' atomics (as the source wrote them) per block
+                          launched. Atomics on one address serialise in the L2, which the modelled time does not
+                          count: a block's private copy (shared memory) and one atomic per block or per bin do better
   "global loads per FMA"  kernel-wide: the elements the threads loaded from global memory (the source's loads, each
                           lane one) per multiply-add the computation needs (`fmas`, a function of the sizes)
   "modelled time"         kernel-wide: the modelled time on the H100 over a reference kernel's on the same case
@@ -22,7 +25,10 @@ matmul's line 20: 720 runs counted where its 72 warps x 2 tiles make 144; 2026-1
 
 import dataclasses
 
-COUNTERS = ("sectors per request", "bank-conflict ways", "divergent branches", "global loads per FMA", "modelled time")
+COUNTERS = (
+    "sectors per request", "bank-conflict ways", "divergent branches", "global atomics per block",
+    "global loads per FMA", "modelled time",
+)  # fmt: skip
 KINDS = ("", "load", "store")  # of "sectors per request": "" both
 
 
@@ -102,6 +108,13 @@ def _misses(prof, goal, reference_seconds, sizes):
     if goal.counter == "divergent branches":
         return [Miss(goal, b.divergent - b.split, _where(b.file, b.line)) for b in prof.branches
                 if b.divergent - b.split > goal.most]  # fmt: skip
+    if goal.counter == "global atomics per block":
+        blocks = {}
+        for la in prof.launches:
+            blocks[la.kernel] = blocks.get(la.kernel, 0) + la.blocks
+        lines = [ln for ln in prof.source_lines if ln.space == "global" and ln.kind == "atomic" and ln.requests]
+        return [Miss(goal, ln.lanes / blocks[ln.kernel], _where(ln.file, ln.line)) for ln in lines
+                if ln.lanes / blocks[ln.kernel] > goal.most]  # fmt: skip
     if goal.counter == "global loads per FMA":
         lines = [ln for ln in prof.source_lines if ln.space == "global" and ln.kind == "load"]
         loads, fmas = sum(ln.lanes for ln in lines), goal.fmas(*sizes)

@@ -79,3 +79,85 @@ def test_a_goal_names_a_counter_the_model_has_and_the_arguments_it_needs():
         Goal("divergent branches", -1)
     goal = Goal("sectors per request", 4)
     assert str(Miss(goal, 32.0, "04_map2d.cu:7")) == "sectors per request: 32 at 04_map2d.cu:7, the goal is at most 4"
+
+
+def body_of(name, body):
+    """Puzzle `name`'s solution with its (first) kernel's body replaced by `body`."""
+    text = (SOLUTIONS / BY_NAME[name].file).read_text()
+    start = text.index("{\n", text.index("__global__")) + 2
+    return text[:start] + body + text[text.index("\n}\n", start) + 1 :]
+
+
+TILE = "for (int j = y; j < 32; j += 8)\n"
+SLOW = {  # per goal of puzzles 16-22: a right kernel that misses it, and the line (its text) that the FAIL names
+    ("conv1d", "global loads per FMA"): (
+        "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  float acc = 0.0f;\n"
+        "  for (int k = 0; k < width; k++) acc += i + k < size ? a[i + k] * w[k] : 0.0f;\n"
+        "  if (i < size) out[i] = acc;\n",
+        "acc += i + k < size",
+    ),
+    ("transpose", "sectors per request"): (
+        "  int c = blockIdx.x * 32 + threadIdx.x, r0 = blockIdx.y * 32;\n"
+        "  for (int r = r0 + threadIdx.y; r < r0 + 32; r += 8)\n"
+        "    if (r < rows && c < cols) out[c * rows + r] = a[r * cols + c];\n",
+        "out[c * rows + r] = a[r * cols + c]",
+    ),
+    ("transpose", "bank-conflict ways"): ("tile[32][33]", "tile[32][32]", "= tile[x][j]"),
+    ("grid_sum", "global atomics per block"): (
+        "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < size) atomicAdd(out, a[i]);\n",
+        "atomicAdd(out, a[i])",
+    ),
+    ("grid_sum", "bank-conflict ways"): (
+        "    if (t < half) partial[t] += partial[t + half];",
+        "    int s = 64 / half, at = 2 * s * t;\n    if (at < 128) partial[at] += partial[at + s];",
+        "partial[at] += ",
+    ),
+    ("shared_histogram", "global atomics per block"): (
+        "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < size) atomicAdd(&counts[x[i]], 1);\n",
+        "atomicAdd(&counts[x[i]], 1)",
+    ),
+    ("block_sum", "divergent branches"): (
+        "    if (t < half) partial[t] += partial[t + half];",
+        "    int s = 64 / half;\n    if (t % (2 * s) == 0) partial[t] += partial[t + s];",
+        "if (t % (2 * s) == 0)",
+    ),
+    ("block_sum", "bank-conflict ways"): (
+        "    if (t < half) partial[t] += partial[t + half];",
+        "    int s = 64 / half, at = 2 * s * t;\n    if (at < 128) partial[at] += partial[at + s];",
+        "partial[at] += ",
+    ),
+    ("softmax", "sectors per request"): (
+        "  const float* row = a + blockIdx.x * cols;\n  int per = (cols + 31) / 32, c0 = threadIdx.x * per;\n"
+        "  int c1 = c0 + per < cols ? c0 + per : cols;\n  float m = -INFINITY, sum = 0.0f;\n"
+        "  for (int c = c0; c < c1; c++) m = fmaxf(m, row[c]);\n"
+        "  for (int k = 16; k > 0; k /= 2) m = fmaxf(m, __shfl_xor_sync(0xffffffff, m, k));\n"
+        "  for (int c = c0; c < c1; c++) sum += expf(row[c] - m);\n"
+        "  for (int k = 16; k > 0; k /= 2) sum += __shfl_xor_sync(0xffffffff, sum, k);\n"
+        "  for (int c = c0; c < c1; c++) out[blockIdx.x * cols + c] = expf(row[c] - m) / sum;\n",
+        "m = fmaxf(m, row[c])",
+    ),
+}
+
+
+def test_every_goal_of_puzzles_16_to_22_has_a_slow_kernel_here():
+    goals = {(p.name, g.counter) for p in BY_NAME.values() if p.number >= 16 for g in p.goals}
+    assert goals == set(SLOW)
+
+
+@pytest.mark.parametrize("name, counter", list(SLOW))
+def test_a_right_but_slow_kernel_fails_naming_the_counter_and_its_line(tmp_path, name, counter):
+    *change, marker = SLOW[(name, counter)]
+    text = (SOLUTIONS / BY_NAME[name].file).read_text()
+    if len(change) == 1:
+        text = body_of(name, change[0])
+    else:
+        assert text.count(change[0]) == 1, change[0]
+        text = text.replace(*change)
+    path = tmp_path / BY_NAME[name].file
+    path.write_text(text)
+    line = next(n for n, s in enumerate(text.splitlines(), 1) if marker in s)
+    result = grade(BY_NAME[name], path, target="cpu", quiet=True)
+    assert not result.passed and result.message.startswith("right on every size"), result.message
+    named = [m for m in result.missed if m.goal.counter == counter]
+    assert named and all(str(m).startswith(f"{counter}: ") for m in named), result.message
+    assert f" at {path.name}:{line}" in str(named[0]) and str(named[0]) in result.message, (line, result.message)
