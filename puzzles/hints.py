@@ -125,8 +125,9 @@ HINTS = {
         "Three launches: scan each block's 256 elements (puzzle 11's scan) into out and write each block's total to "
         "sums; scan sums in one block; then block b > 0 adds sums[b - 1], the total of every block before it, to its "
         "elements.",
-        "scan_blocks: puzzle 11 on a[block's 256] -> out; last thread: sums[block] = its inclusive sum. scan_sums: "
-        "puzzle 11 on sums[0 .. blocks - 1], in place. add_sums: if block > 0 and i < size: out[i] += sums[block - 1]",
+        "scan_shared: puzzle 11's loop on s, with a barrier first. scan_blocks: s[t] = a[i] (0 past size); "
+        "scan_shared(s); out[i] = s[t] inside; the last thread: sums[block] = s[t]. scan_sums: s[t] = sums[t] (0 past "
+        "blocks); scan_shared(s); sums[t] = s[t]. add_sums: if block > 0 and i < size: out[i] += sums[block - 1]",
     ),
     "shared_histogram": (
         "Atomics on the same few counters from thousands of threads serialise: give each block its own counters.",

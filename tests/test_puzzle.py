@@ -29,11 +29,12 @@ def test_the_solution_passes_and_the_untouched_stub_fails(name, target):
 
 
 def stub_of(solution):
-    """The solution with each kernel's body replaced by one marked place to write, saying how many lines it took."""
+    """The solution with each kernel's (and device function's) body replaced by one marked place to write, saying how
+    many lines it took."""
     out, lines, i = [], solution.splitlines(), 0
     while i < len(lines):
         out.append(lines[i])
-        if lines[i].startswith("__global__") and lines[i].endswith("{"):
+        if lines[i].startswith(("__global__", "__device__")) and lines[i].endswith("{"):
             end = lines.index("}", i)
             out.append(f"  // FILL ME IN (about {end - i - 1} line{'s' if end - i - 1 > 1 else ''})")
             i = end
