@@ -13,7 +13,7 @@ solutions are in puzzles/solutions/. The order follows GPU-Puzzles (github.com/s
 from pathlib import Path
 
 from kp.files import ROOT, display_path, module_from_file
-from kp.grade import COUNTS, PuzzleResult, _show, grade, plain_text
+from kp.grade import COUNTS, PuzzleResult, grade, plain_text, show_table
 from kp.table import Table
 
 __all__ = ["COUNTS", "PuzzleResult", "grade", "hints", "plain_text", "puzzle", "puzzles", "scoreboard", "show_puzzle"]
@@ -100,5 +100,5 @@ def scoreboard():
         goals = ", ".join(dict.fromkeys(GOAL_NAMES[g.counter] for g in p.goals)) or "–"
         rows.append({"puzzle": f"{p.number} · {p.name}", "what it teaches": p.title, "goals": goals, "": verdict})
     solved = sum(row[""] == "PASS" for row in rows)
-    _show(Table(rows, f"{solved} of {len(rows)} puzzles solved"))
+    show_table(Table(rows, f"{solved} of {len(rows)} puzzles solved"))
     return solved
