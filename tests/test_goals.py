@@ -2,10 +2,12 @@
 and the message names the counter, its value, the goal and the line; a goal is stated only in the counters the model
 has, and a wrong one is refused naming the argument."""
 
+import types
+
 import pytest
 
 import kp.puzzle
-from kp.goals import Goal, Miss
+from kp.goals import Goal, Miss, misses
 from kp.puzzle import grade, puzzle
 
 SOLUTIONS = kp.puzzle.PUZZLES_DIR / "solutions"
@@ -80,6 +82,15 @@ def test_a_goal_names_a_counter_the_model_has_and_the_arguments_it_needs():
         Goal("divergent branches", -1)
     goal = Goal("sectors per request", 4)
     assert str(Miss(goal, 32.0, "04_map2d.cu:7")) == "sectors per request: 32 at 04_map2d.cu:7, the goal is at most 4"
+    assert str(Goal("sectors per request", 4, kind="load")) == "global loads' sectors per request at most 4"
+    assert str(Goal("modelled time", 1.5, reference=print)) == "modelled time at most 1.5x the reference's"
+
+
+def test_a_modelled_time_goal_is_read_only_with_its_references_seconds():
+    prof = types.SimpleNamespace(launches=[], lines=[], branches=[], source_lines=[])
+    with pytest.raises(RuntimeError, match=r'misses: a "modelled time" goal needs reference_seconds'):
+        misses(prof, [Goal("modelled time", 2, reference=print)])
+    assert misses(prof, [Goal("bank-conflict ways", 1), Goal("divergent branches", 0)]) == []
 
 
 def body_of(name, body):
