@@ -4,19 +4,19 @@ puzzles/01_map.cu) with a launcher appended, and a binding with one op, `run`, t
 it. Writes files only; never builds, loads or runs them (kp.puzzle does, through kp.load).
 """
 
+import hashlib
+
 from kp.files import ROOT, write_if_changed
 
 
 def launcher(p):
-    """The C++ appended to the learner's file: it launches the kernel as the puzzle says."""
+    """The C++ appended to the learner's file: it launches the kernel as the puzzle says, or, for a puzzle of several
+    kernels, each launch of its `host` in turn (C++ launch expressions of the parameters and gx, gy, bx, by)."""
     params = ", ".join(p.params)
     names = ", ".join(param.split()[-1].lstrip("*") for param in p.params)
-    return (
-        f"\nvoid kp_puzzle_launch({params}, int gx, int gy, int bx, int by) {{\n"
-        f"  {p.name}<<<dim3(gx, gy), dim3(bx, by)>>>({names});\n"
-        "  KP_CHECK_LAUNCH();\n"
-        "}\n"
-    )
+    launches = getattr(p, "host", ()) or (f"{p.name}<<<dim3(gx, gy), dim3(bx, by)>>>({names})",)
+    body = "".join(f"  {launch};\n  KP_CHECK_LAUNCH();\n" for launch in launches)
+    return f"\nvoid kp_puzzle_launch({params}, int gx, int gy, int bx, int by) {{\n{body}}}\n"
 
 
 def binding(p):
@@ -59,9 +59,11 @@ def register(ops):
 
 
 def build_files(p, source):
-    """The copy of `source` (the learner's file or the solution) with its launcher, and the binding, in
-    build/puzzles/; returns the copy's path, for load_kernel."""
-    folder = ROOT / "build" / "puzzles" / ("solutions" if source.parent.name == "solutions" else "mine") / p.name
+    """The copy of `source` (a kernel file for the spec `p`, wherever it lives: the learner's, a solution, a lesson's
+    exercise) with its launcher, and the binding, in build/puzzles/<name>/, a folder per source file (so that two files
+    for one spec never share a copy); returns the copy's path, for load_kernel."""
+    key = hashlib.sha256(str(source.resolve()).encode()).hexdigest()[:10]
+    folder = ROOT / "build" / "puzzles" / p.name / f"{source.parent.name}-{key}"
     folder.mkdir(parents=True, exist_ok=True)
     first, _, rest = source.read_text().partition("\n")
     if first.strip().startswith("//") or not first.strip():  # the directive takes the comment's place: same lines
