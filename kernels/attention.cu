@@ -150,7 +150,7 @@ __global__ void attention_fwd_kernel(const T* __restrict__ q, const T* __restric
         s[jj] = j >= N || (causal && j > i) ? A(-INFINITY) : dot;
         top = Max()(top, s[jj]);
       }
-      if (top != A(-INFINITY)) {  // a tile wholly masked for this row adds nothing (and -inf - -inf is NaN)
+      if (top != A(-INFINITY)) {            // a tile wholly masked for this row adds nothing (and -inf - -inf is NaN)
         const A rescale = exp_of(m - top);  // 0 on the first tile, where m is still -inf
         l *= rescale;
         for (int c = 0; c < d; ++c) oi[c] *= rescale;
@@ -189,9 +189,9 @@ __global__ void attention_bwd_d_kernel(const T* __restrict__ go, const T* __rest
 // key (the tiles above see none of these keys).
 template <typename T>
 __global__ void attention_bwd_dkdv_kernel(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v,
-                                          const T* __restrict__ go, const T* __restrict__ lse,
-                                          const T* __restrict__ dd, T* __restrict__ dk, T* __restrict__ dv, int64_t N,
-                                          int d, T scale, bool causal) {
+                                          const T* __restrict__ go, const T* __restrict__ lse, const T* __restrict__ dd,
+                                          T* __restrict__ dk, T* __restrict__ dv, int64_t N, int d, T scale,
+                                          bool causal) {
   using A = acc_t<T>;
   __shared__ T qs[TILE][MAX_HEAD_DIM];
   __shared__ T gs[TILE][MAX_HEAD_DIM];
@@ -329,5 +329,5 @@ template void attention_bwd<float>(const float*, const float*, const float*, con
                                    const float*, float*, float*, float*, float*, int64_t, int64_t, int, bool,
                                    cudaStream_t);
 template void attention_bwd<double>(const double*, const double*, const double*, const double*, const double*,
-                                    const double*, const double*, double*, double*, double*, double*, int64_t,
-                                    int64_t, int, bool, cudaStream_t);
+                                    const double*, const double*, double*, double*, double*, double*, int64_t, int64_t,
+                                    int, bool, cudaStream_t);

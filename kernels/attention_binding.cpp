@@ -22,8 +22,8 @@ constexpr int64_t MAX_HEADS = 65535;   // gridDim.y and gridDim.z's limit: the k
 // q is (BH, N, d) with N >= 1 and d within the kernels' arrays; k and v are like it.
 void check_heads(const char* op, const kp::Tensor& q, const kp::Tensor& k, const kp::Tensor& v) {
   kp::check_floating(op, "q", q);
-  kp::check(q.dim() == 3, std::string(op) + ": q must be (batch x heads, sequence, head_dim), got shape " +
-                              kp::shape_of(q));
+  kp::check(q.dim() == 3,
+            std::string(op) + ": q must be (batch x heads, sequence, head_dim), got shape " + kp::shape_of(q));
   kp::check(q.size(1) >= 1, std::string(op) + ": q must have at least one position, got shape " + kp::shape_of(q));
   kp::check(q.size(2) >= 1 && q.size(2) <= MAX_HEAD_DIM,
             std::string(op) + ": q's head_dim must be 1 to 128, got shape " + kp::shape_of(q));
@@ -48,8 +48,8 @@ std::tuple<kp::Tensor, kp::Tensor> attention(kp::Tensor q, kp::Tensor k, kp::Ten
   KP_DISPATCH_FLOATING(q.scalar_type(), "attention", [&] {
     attention_fwd<scalar_t>(kp::data<const scalar_t>(q, "q"), kp::data<const scalar_t>(k, "k"),
                             kp::data<const scalar_t>(v, "v"), kp::data<scalar_t>(o, "o"),
-                            kp::data<scalar_t>(lse, "lse"), kp::data<scalar_t>(s, "scores"), BH, N,
-                            static_cast<int>(d), causal, static_cast<int>(version), kp::stream_of(q));
+                            kp::data<scalar_t>(lse, "lse"), kp::data<scalar_t>(s, "scores"), BH, N, static_cast<int>(d),
+                            causal, static_cast<int>(version), kp::stream_of(q));
   });
   return {o, lse};
 }
@@ -58,6 +58,7 @@ std::tuple<kp::Tensor, kp::Tensor, kp::Tensor> attention_backward(kp::Tensor gra
                                                                   kp::Tensor k, kp::Tensor v, kp::Tensor o,
                                                                   kp::Tensor lse, bool causal) {
   const char* op = "attention_backward";
+  kp::check_floating(op, "grad_o", grad_o);  // the first argument checked first: its message is the one a bad call gets
   check_heads(op, q, k, v);
   kp::check_like(op, "o", o, "q", q);
   kp::check_like(op, "grad_o", grad_o, "q", q);

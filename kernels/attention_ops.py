@@ -37,6 +37,7 @@ def fake(q, k, v, causal=False, version=VERSIONS):
 
 def fake_backward(grad_o, grad_lse, q, k, v, o, lse, causal=False):
     op = "attention_backward"
+    require_floating(op, "grad_o", grad_o)  # the first argument checked first, as the binding does
     require_heads(op, q, k, v)
     require_like(op, "o", o, "q", q)
     require_like(op, "grad_o", grad_o, "q", q)
