@@ -10,7 +10,7 @@ column "scores MiB": 4·16·N² bytes) and reads them twice; version 2 (flash-at
 The model counts a check-mode build on the CPU stand-in (kp.profile; at most about MAX_BLOCKS blocks of each launch
 run and are counted, the rest scaled from them) and times it on an H100 (kp.gputime); "DRAM MiB" is the distinct
 32-byte sectors the launches read and wrote (the counted blocks', scaled), what DRAM moves when the L2 keeps each
-sector between its uses.
+sector between its uses. The trace does not count arithmetic: the model is given 2·heads·N²·d FLOPs (causal_flops).
 On a GPU both versions and SDPA(is_causal=True) are measured (CUDA events, kp.bench.median_ms); without one the
 measurement is pending.
 """
@@ -40,13 +40,18 @@ def figure(x):
     return f"{x:.0f}" if x >= 1000 else f"{x:.3g}"
 
 
+def causal_flops(heads, N, d):
+    """Q Kᵀ and P V, 2·N²·d FLOPs each per head (a multiply-add is two), half of each under the causal mask."""
+    return 2 * heads * N * N * d
+
+
 def modelled(checked, q, k, v, version):
     """(µs on the GPU, DRAM MiB) of one causal call, as the GPU model counts and times it."""
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="sampled: ")
         counted = profile(checked.attention, q, k, v, True, version, max_blocks=MAX_BLOCKS)
     sectors = sum(la.distinct_read + la.distinct_written for la in counted.launches)
-    return counted.estimate(GPU) * 1e6, sectors * 32 / 2**20
+    return counted.estimate(GPU, flops=causal_flops(*q.shape)) * 1e6, sectors * 32 / 2**20
 
 
 def main(argv=None):
