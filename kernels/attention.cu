@@ -4,10 +4,11 @@
 // forward:  S = Q Kᵀ · scale (scale = 1 / sqrt(d)), with S[i, j] = -inf where j > i when causal; P = softmax(S) by
 //           rows; O = P V; L[i] = m_i + log(sum_j exp(S[i, j] - m_i)), m_i = max_j S[i, j] (the log-sum-exp: P[i, j]
 //           = exp(S[i, j] - L[i]), one number per row from which the backward rebuilds P)
-// backward: with dO = dL/dO and dL = dL/dL (the log-sum-exp is an output too):
+// backward: with ℓ the loss, dO = dℓ/dO and dL = dℓ/dL (the log-sum-exp is an output too, which a loss may use):
 //           P recomputed from Q, K and L; dV = Pᵀ dO; dP = dO Vᵀ; D[i] = sum_c dO[i, c] O[i, c] - dL[i];
 //           dS = P ∘ (dP - D) (D subtracted per row); dQ = dS K · scale; dK = dSᵀ Q · scale
-//           (flash-attention-2's algorithm, Dao 2023, with dL's term folded into D: dL[i] / dS[i, j] = P[i, j])
+//           (flash-attention-2's algorithm, Dao 2023; since ∂L[i] / ∂S[i, j] = P[i, j], L's gradient adds
+//           P[i, j] dL[i] to dS, which is the same as subtracting dL[i] from D[i])
 // shapes:   q, k, v, o, dO (BH, N, d) contiguous, BH = batch x heads <= 65535, N >= 1, 1 <= d <= 128; L, dL (BH, N)
 // dtypes:   float32 and float64 (templated on T; sums in T, common/rows.cuh's acc_t)
 // kernels:  v1, naive: attention_scores (S = Q Kᵀ · scale, 16 x 16 shared-memory tiles, masked), attention_softmax
