@@ -77,6 +77,16 @@ HALF = {
 }
 
 
+def attention_backward_args(BH, N, d, causal, dtype):
+    """(grad_o, grad_lse, q, k, v, o, lse, causal): o and the log-sum-exp as torch computes them for q, k, v."""
+    q, k, v = (randn(BH, N, d, dtype=dtype) for _ in range(3))
+    s = q @ k.transpose(1, 2) / d**0.5
+    if causal:
+        s = s.masked_fill(torch.ones(N, N, dtype=torch.bool).triu(1), -torch.inf)
+    o = torch.softmax(s, -1) @ v
+    return randn(BH, N, d, dtype=dtype), randn(BH, N, dtype=dtype), q, k, v, o, torch.logsumexp(s, -1), causal
+
+
 def layernorm_backward_args(R, C, dtype):
     """(grad_y, x, weight, mean, rstd): the statistics torch saves for x, in the dtype layernorm saves them (float32
     for a 16-bit x, as torch's CUDA layer norm)."""
@@ -141,6 +151,16 @@ SAMPLES = {
         for R, C in [(37, 41), (300, 7)]
     ],
     "layernorm.layernorm_backward": lambda dtype: [layernorm_backward_args(37, 41, dtype)],
+    # both versions, both masks; 19 positions: no whole tile of 16 (naive) or 64 rows (fused); head_dim 12: a ragged
+    # slice of the naive matmuls' 16-wide tiles
+    "attention.attention": lambda dtype: [
+        (*(randn(3, 19, 12, dtype=dtype, grad=True) for _ in range(3)), causal, v)
+        for v in (1, 2)
+        for causal in (False, True)
+    ],
+    "attention.attention_backward": lambda dtype: [
+        attention_backward_args(3, 19, 12, causal, dtype) for causal in (False, True)
+    ],
     "involution.involution": lambda dtype: [
         (involution_input(dtype, grad=True), involution_weight(dtype, grad=True), *HYPER)
     ],

@@ -193,6 +193,17 @@ def test_the_softmax_ladder_section_models_each_version(quick_report):
     assert torch.cuda.is_available() or "the measurement is pending" in body
 
 
+def test_the_attention_section_models_naive_and_fused_as_the_sequence_grows(quick_report):
+    body = sections(quick_report, 2)[report.SCRIPTS["ladder_attention"]]
+    (table,) = markdown_tables(body)
+    assert [r["N"] for r in table] == ["64", "128"]
+    for r in table:
+        assert number(r["naive: model µs (H100)"]) > 0 and number(r["fused: model µs (H100)"]) > 0
+        assert number(r["fused: model DRAM MiB"]) < number(r["naive: model DRAM MiB"])  # no N x N matrix written
+    assert number(table[1]["scores MiB"]) == 4 * number(table[0]["scores MiB"])  # N doubled: N² quadrupled
+    assert torch.cuda.is_available() or "the measurement is pending" in body
+
+
 def test_the_build_latency_section_times_each_step(quick_report):
     body = sections(quick_report, 2)[report.SCRIPTS["build_latency"]]
     (table,) = markdown_tables(body)
