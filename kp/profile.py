@@ -92,6 +92,7 @@ class Profile(CompiledCounts):
         self.source_lines, self.launches, self.branches = counts.lines, counts.launches, counts.branches  # kp.counts
         self.unprofiled, self.unprofiled_names = counts.unprofiled, counts.unprofiled_names
         self.worst, self.arrays, self.touches = counts.worst, counts.arrays, counts.touches  # for kp.pictures
+        self.branch_lanes = counts.branch_lanes  # kp.pictures too
         self._compiled, self._sass = {}, {}
         # As the H100's SASS serves the accesses (the source's accesses where there is no SASS: `basis` says which).
         self.lines, self.instructions, self.basis = self.compiled("H100")

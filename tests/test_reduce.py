@@ -106,7 +106,11 @@ def counted(checked, version, n=1 << 16):
 def tree_branch(p, kernel):
     """The branch of the kernel's shared-memory tree: the `if` inside its loop, the line that adds (`+=`)."""
     source = helpers.KERNELS.joinpath("reduce.cu").read_text().splitlines()
-    found = [b for b in p.branches if b.kernel.startswith(kernel) and "if (" in source[b.line - 1] and "+=" in source[b.line - 1]]
+    found = [
+        b
+        for b in p.branches
+        if b.kernel.startswith(kernel) and "if (" in source[b.line - 1] and "+=" in source[b.line - 1]
+    ]
     assert len(found) == 1, [(b.kernel, b.line) for b in p.branches]
     return found[0]
 
@@ -122,3 +126,22 @@ def test_the_model_counts_what_each_step_removes(checked):
     shared = {v: [ln for ln in p[v].lines if ln.space == "shared" and ln.kind == "load"] for v in (2, 3)}
     assert max(ln.worst for ln in shared[2]) >= 2 and max(ln.worst for ln in shared[3]) <= 1
     assert p[4].launches[0].blocks * 2 == p[3].launches[0].blocks
+
+
+def test_the_picture_of_lanes_shows_v1_diverging_in_every_warp_and_v3_in_warp_0_alone(checked):
+    """kp.pictures.branch_map: one block's lanes at the tree's `if`, 8 evaluations each (s = 1 ... 128 or 128 ... 1).
+    v1: lane l takes it while l % 2s == 0, so every warp's lanes take it 0 to 8 times; v3: warp w > 0 takes it at the
+    steps where s > 32w, all its lanes alike, and warp 0 splits once s < 32."""
+    from kp.pictures import branch_lanes, branch_map
+
+    v1, v3 = counted(checked, 1, 1 << 12), counted(checked, 3, 1 << 12)
+    taken, evaluated = branch_map(v1, tree_branch(v1, "reduce_v1").line)
+    assert taken.shape == (8, 32) and (evaluated == 8).all()
+    assert list(taken[1, :8]) == [5, 0, 1, 0, 2, 0, 1, 0]  # tid 32: s = 1, 2, 4, 8, 16, 32; tid 34: s = 1 alone
+    assert all(len(set(row)) > 1 for row in taken)
+    taken, evaluated = branch_map(v3, tree_branch(v3, "reduce_v3").line)
+    assert list(taken[0, :4]) == [8, 7, 6, 6] and [set(row) for row in taken[1:]] == [{2}, {1}, {1}, {0}, {0}, {0}, {0}]
+    fig = branch_lanes(v3, tree_branch(v3, "reduce_v3").line)
+    assert "1 warps mixed" in fig.axes[0].get_title()
+    with pytest.raises(ValueError, match="no branch condition was counted at 3 "):
+        branch_map(v3, 3)
