@@ -25,7 +25,7 @@ from kp.caches import parse_sharing
 from kp.compiled import CompiledCounts
 from kp.counts import WARP, Advice, parse
 from kp.gputime import LaunchWork, estimate
-from kp.pictures import banks, picture
+from kp.pictures import banks, branch_lanes, picture
 from kp.ptxas import launch_resources
 from kp.sass import arch_of
 from kp.sourceview import instruction_advice, profile_html
@@ -117,6 +117,10 @@ class Profile(CompiledCounts):
     def banks(self, line, ax=None):
         """The worst warp request of the shared-memory access at `line`: its 32 lanes against the 32 banks."""
         return banks(self, line, ax)
+
+    def branch_lanes(self, line, kernel=None, ax=None, title=None):
+        """Which lanes of which warps of one block took the branch at `line`, and how often (kp.pictures)."""
+        return branch_lanes(self, line, kernel, ax, title)
 
     def not_counted_message(self):
         if not self.unprofiled:
