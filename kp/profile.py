@@ -118,7 +118,7 @@ class Profile(CompiledCounts):
         """The worst warp request of the shared-memory access at `line`: its 32 lanes against the 32 banks."""
         return banks(self, line, ax)
 
-    def branch_lanes(self, line, kernel=None, ax=None, title=None):
+    def branch_picture(self, line, kernel=None, ax=None, title=None):
         """Which lanes of which warps of one block took the branch at `line`, and how often (kp.pictures)."""
         return branch_lanes(self, line, kernel, ax, title)
 

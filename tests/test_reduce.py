@@ -132,7 +132,7 @@ def test_the_picture_of_lanes_shows_v1_diverging_in_every_warp_and_v3_in_warp_0_
     """kp.pictures.branch_map: one block's lanes at the tree's `if`, 8 evaluations each (s = 1 ... 128 or 128 ... 1).
     v1: lane l takes it while l % 2s == 0, so every warp's lanes take it 0 to 8 times; v3: warp w > 0 takes it at the
     steps where s > 32w, all its lanes alike, and warp 0 splits once s < 32."""
-    from kp.pictures import branch_lanes, branch_map
+    from kp.pictures import branch_map
 
     v1, v3 = counted(checked, 1, 1 << 12), counted(checked, 3, 1 << 12)
     taken, evaluated = branch_map(v1, tree_branch(v1, "reduce_v1").line)
@@ -141,7 +141,7 @@ def test_the_picture_of_lanes_shows_v1_diverging_in_every_warp_and_v3_in_warp_0_
     assert all(len(set(row)) > 1 for row in taken)
     taken, evaluated = branch_map(v3, tree_branch(v3, "reduce_v3").line)
     assert list(taken[0, :4]) == [8, 7, 6, 6] and [set(row) for row in taken[1:]] == [{2}, {1}, {1}, {0}, {0}, {0}, {0}]
-    fig = branch_lanes(v3, tree_branch(v3, "reduce_v3").line)
+    fig = v3.branch_picture(tree_branch(v3, "reduce_v3").line)  # Profile's method: branch_lanes drawn
     assert "1 warps mixed" in fig.axes[0].get_title()
     with pytest.raises(ValueError, match="no branch condition was counted at 3 "):
         branch_map(v3, 3)
