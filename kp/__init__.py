@@ -7,6 +7,7 @@ A module imports only modules on floors below its own (no circles, nothing impor
              kp.table        Table: rows of dicts shown as markdown or HTML
              kp.gpu_constants  the GPU model's constants no data sheet gives (measured, from studies, assumed)
              kp.caches       the GPU model's L1s and L2: the sectors DRAM moves, from the sampled blocks' sharing
+             kp.goals        performance goals in the GPU model's counters, and the lines of a Profile that miss them
     floor 2  kp.toolchain    CUDA_HOME and PATH, Problem and ToolchainError, is nvcc / dot here, the probe of
                              optional compiler and linker flags
              kp.diagnostics  KernelBuildError: a build log read as an error at the `.cu` line
@@ -35,8 +36,9 @@ A module imports only modules on floors below its own (no circles, nothing impor
              kp.program      a standalone program (`main()`) built and run in a child process; `%%cuda`
     floor 7  kp.profile      the GPU model's counters per `.cu` line (profile -> Profile) and its modelled time
              kp.display      setup, show_kernel, show_graph, show_kernel_resources, the notebook's error view
-    floor 8  kp.puzzle       notebook 00's puzzles: a learner's kernel in check mode against its spec, and a score
+    floor 8  kp.grade        a kernel file against a Puzzle-shaped spec: check mode, the targets, the goals; a score
              kp.contract     a lesson's op contract in one cell: opcheck, gradcheck, torch.compile, the graph
+    floor 9  kp.puzzle       notebook 00's puzzles: their table and files, puzzle(name), hints, the scoreboard
 
 tests/test_layout.py holds the package to this.
 

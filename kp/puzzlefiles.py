@@ -4,6 +4,8 @@ puzzles/01_map.cu) with a launcher appended, and a binding with one op, `run`, t
 it. Writes files only; never builds, loads or runs them (kp.puzzle does, through kp.load).
 """
 
+import hashlib
+
 from kp.files import ROOT, write_if_changed
 
 
@@ -59,9 +61,11 @@ def register(ops):
 
 
 def build_files(p, source):
-    """The copy of `source` (the learner's file or the solution) with its launcher, and the binding, in
-    build/puzzles/; returns the copy's path, for load_kernel."""
-    folder = ROOT / "build" / "puzzles" / ("solutions" if source.parent.name == "solutions" else "mine") / p.name
+    """The copy of `source` (a kernel file for the spec `p`, wherever it lives: the learner's, a solution, a lesson's
+    exercise) with its launcher, and the binding, in build/puzzles/<name>/, a folder per source file (so that two files
+    for one spec never share a copy); returns the copy's path, for load_kernel."""
+    key = hashlib.sha256(str(source.resolve()).encode()).hexdigest()[:10]
+    folder = ROOT / "build" / "puzzles" / p.name / f"{source.parent.name}-{key}"
     folder.mkdir(parents=True, exist_ok=True)
     first, _, rest = source.read_text().partition("\n")
     if first.strip().startswith("//") or not first.strip():  # the directive takes the comment's place: same lines

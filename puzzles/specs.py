@@ -9,6 +9,8 @@ import dataclasses
 import torch
 import torch.nn.functional as F
 
+from kp.goals import Goal
+
 
 @dataclasses.dataclass(frozen=True)
 class Puzzle:
@@ -27,6 +29,7 @@ class Puzzle:
     target: dict  # the most accesses one thread may make: {"global reads": 1, ...}; a value may be sizes -> int
     rtol: float = 0.0  # float sums in another order than torch's differ in the last bits
     atol: float = 0.0
+    goals: tuple = ()  # kp.goals.Goal: the GPU model's counters the kernel must keep under, part of its score
 
     @property
     def file(self):
@@ -66,6 +69,7 @@ PUZZLES = [
         4, "map2d", "a 2-D block", ("const float* a", "float* out", "int rows", "int cols"), ((3, 5), (7, 9), (20, 13)),
         lambda r, c: ((1, 1), (_blocks(c, 8) * 8, _blocks(r, 8) * 8)), lambda r, c, g: [_f(r, c, g=g)],
         lambda r, c, a: _nan(r, c), lambda a, *_: a + 10, {"global reads": 1, "global writes": 1},
+        goals=(Goal("sectors per request", 4),),  # x along a row: a warp's 2 rows of 13 floats, 104 bytes, 4 sectors
     ),
     Puzzle(
         5, "broadcast", "a column plus a row",

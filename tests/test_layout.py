@@ -15,6 +15,7 @@ FLOORS = {
     "table": 1,
     "gpu_constants": 1,
     "caches": 1,
+    "goals": 1,
     "toolchain": 2,
     "diagnostics": 2,
     "report": 2,
@@ -41,7 +42,8 @@ FLOORS = {
     "program": 6,
     "bench": 5,
     "display": 7,
-    "puzzle": 8,
+    "grade": 8,
+    "puzzle": 9,
     "contract": 8,
 }
 PACKAGE = kp.files.ROOT / "kp"

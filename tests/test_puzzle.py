@@ -8,6 +8,7 @@ import pytest
 
 import kp.build
 import kp.files
+import kp.grade
 import kp.load
 import kp.profile
 import kp.puzzle
@@ -164,7 +165,7 @@ def test_score_tables_are_html_in_jupyter_and_aligned_text_elsewhere(monkeypatch
     text = capsys.readouterr().out
     assert re.search(r"^most by one thread +1 +1 +0 +0$", text, re.M) and "|" not in text, text
     shown = []
-    monkeypatch.setattr(kp.puzzle, "_jupyter", lambda: shown.append)
+    monkeypatch.setattr(kp.grade, "_jupyter", lambda: shown.append)
     puzzle("map", solution=True, target="cpu")
     assert shown and shown[0].startswith("<table>") and "<td>most by one thread</td>" in shown[0]
     shown.clear()
