@@ -39,6 +39,7 @@ A module imports only modules on floors below its own (no circles, nothing impor
     floor 8  kp.grade        a kernel file against a Puzzle-shaped spec: check mode, the targets, the goals; a score
              kp.contract     a lesson's op contract in one cell: opcheck, gradcheck, torch.compile, the graph
     floor 9  kp.puzzle       notebook 00's puzzles: their table and files, puzzle(name), hints, the scoreboard
+             kp.exercise     the lessons' exercises: their table and files, exercise(name), hints
 
 tests/test_layout.py holds the package to this.
 
