@@ -24,7 +24,7 @@ from kp.contract import check_contract
 from kp.diagnostics import KernelBuildError
 from kp.display import install_error_view, progress, setup, show_graph, show_kernel, show_kernel_resources
 from kp.doctor import main as doctor_cli
-from kp.exercise import exercise
+from kp.exercise import exercise, show_exercise
 from kp.files import KERNELS, kernel_variant
 from kp.gpus import gpu, h100_measured
 from kp.load import load_kernel
@@ -58,6 +58,7 @@ __all__ = [
     "h100_measured",
     "puzzle",
     "exercise",
+    "show_exercise",
     "show_puzzle",
     "scoreboard",
     "record",

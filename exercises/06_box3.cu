@@ -7,6 +7,7 @@
 //         from 5 sectors: misaligned by one)
 #include "kp.cuh"
 
-// Write the kernel, then run the lesson's last cell: exercise("06_box3"). Stuck? exercise("06_box3", hint=1), 2, 3.
+// Your kernel; the lesson's last cell grades it: exercise("06_box3").
+// Stuck? exercise("06_box3", hint=1), then hint=2 and hint=3.
 __global__ void box3(const float* x, float* out, int size) {
 }

@@ -41,3 +41,14 @@ def exercise(name, solution=False, hint=0, target=None, quiet=False, profile=Fal
     if not source.is_file():
         raise FileNotFoundError(f"no file {display_path(source)}: the exercise's kernel goes there")
     return grade(e, source, target, quiet, profile, title=f"exercise {e.number:02d} · {e.name}")
+
+
+def show_exercise(name):
+    """Display exercises/NN_<name>.cu, the learner's file, with syntax highlighting (plain text outside IPython)."""
+    text = (EXERCISES_DIR / find_exercise(name).file).read_text()
+    try:
+        from IPython.display import Code, display
+    except ImportError:
+        print(text)
+        return
+    display(Code(text, language="cuda"))

@@ -92,9 +92,10 @@ def test_every_notebook_with_an_exercise_has_one_here():
 @pytest.fixture(scope="module")
 def project(tmp_path_factory):
     """One copy of the project for every exercise (each puts back what it edited), so that the builds no exercise
-    edits (the stand-in's runtime, the other ops) are made once."""
+    edits (the stand-in's runtime, the other ops) are made once; with exercises/, which each lesson's last cell
+    grades."""
     root = tmp_path_factory.mktemp("project")
-    for folder in ("notebooks", "kernels", "kp"):
+    for folder in ("notebooks", "kernels", "kp", "exercises"):
         shutil.copytree(kp.files.ROOT / folder, root / folder, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(kp.files.ROOT / "helpers.py", root / "helpers.py")
     return root
