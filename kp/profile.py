@@ -4,7 +4,8 @@
 callable that calls such ops) with the CPU stand-in's profiler on, and returns a Profile: `.lines`, one Line per
 (kernel, file, line, memory space, access kind) with Nsight Compute's source counters (requests, sectors or
 wavefronts, the ideal, active lanes); `.branches`, one Branch per line of branch conditions (warp-level executions,
-active lanes, divergent executions); `.launches`, one Launch per kernel launch; `.estimate(gpu="H100")`, the
+active lanes, divergent executions; `.branch_lanes` and `.branch_picture(line)`: which lanes of one block took it);
+`.launches`, one Launch per kernel launch; `.estimate(gpu="H100")`, the
 modelled time of the call on that GPU (kp.gputime); `.advice()`, the worst lines in plain words.
 
 The counting rules (warp requests from the threads' accesses, 32-byte sectors, 32 banks of 4 bytes and their
