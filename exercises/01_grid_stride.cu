@@ -6,7 +6,7 @@
 //         per thread
 #include "kp.cuh"
 
-// Your kernel; the lesson's last cell grades it: exercise("01_grid_stride").
-// Stuck? exercise("01_grid_stride", hint=1), then hint=2 and hint=3.
 __global__ void grid_stride(const float* a, const float* b, float* out, int size) {
+  // Your kernel; the lesson's last cell grades it: exercise("01_grid_stride").
+  // Stuck? exercise("01_grid_stride", hint=1), then hint=2 and hint=3.
 }

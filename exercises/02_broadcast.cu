@@ -5,7 +5,7 @@
 // goal:   at most 4 sectors per request: a warp's lanes read and write neighbouring elements of a row
 #include "kp.cuh"
 
-// Your kernel; the lesson's last cell grades it: exercise("02_broadcast").
-// Stuck? exercise("02_broadcast", hint=1), then hint=2 and hint=3.
 __global__ void broadcast(const float* a, const float* w, const float* bias, float* out, int rows, int cols) {
+  // Your kernel; the lesson's last cell grades it: exercise("02_broadcast").
+  // Stuck? exercise("02_broadcast", hint=1), then hint=2 and hint=3.
 }

@@ -6,7 +6,7 @@
 //         lanes 0..k-1 one way: that one is allowed)
 #include "kp.cuh"
 
-// Your kernel; the lesson's last cell grades it: exercise("03_odd_poly").
-// Stuck? exercise("03_odd_poly", hint=1), then hint=2 and hint=3.
 __global__ void odd_poly(const float* x, const float* coef, float* out, int size) {
+  // Your kernel; the lesson's last cell grades it: exercise("03_odd_poly").
+  // Stuck? exercise("03_odd_poly", hint=1), then hint=2 and hint=3.
 }

@@ -4,7 +4,7 @@
 // goal:   at most 4 sectors per request: at each step the warp reads 32 neighbouring floats of its row
 #include "kp.cuh"
 
-// Your kernel; the lesson's last cell grades it: exercise("04_exp_rows").
-// Stuck? exercise("04_exp_rows", hint=1), then hint=2 and hint=3.
 __global__ void exp_rows(const float* x, float* out, int rows, int cols) {
+  // Your kernel; the lesson's last cell grades it: exercise("04_exp_rows").
+  // Stuck? exercise("04_exp_rows", hint=1), then hint=2 and hint=3.
 }

@@ -5,7 +5,7 @@
 // goal:   at most 4 sectors per request (reads and writes along rows) and no bank conflict (1-way) in the tile
 #include "kp.cuh"
 
-// Your kernel; the lesson's last cell grades it: exercise("05_transpose").
-// Stuck? exercise("05_transpose", hint=1), then hint=2 and hint=3.
 __global__ void transpose(const float* a, float* out, int rows, int cols) {
+  // Your kernel; the lesson's last cell grades it: exercise("05_transpose").
+  // Stuck? exercise("05_transpose", hint=1), then hint=2 and hint=3.
 }

@@ -7,7 +7,7 @@
 //         from 5 sectors: misaligned by one)
 #include "kp.cuh"
 
-// Your kernel; the lesson's last cell grades it: exercise("06_box3").
-// Stuck? exercise("06_box3", hint=1), then hint=2 and hint=3.
 __global__ void box3(const float* x, float* out, int size) {
+  // Your kernel; the lesson's last cell grades it: exercise("06_box3").
+  // Stuck? exercise("06_box3", hint=1), then hint=2 and hint=3.
 }

@@ -7,7 +7,7 @@
 //         from global memory makes 2 per FFMA)
 #include "kp.cuh"
 
-// Your kernel; the lesson's last cell grades it: exercise("07_matmul_tiled").
-// Stuck? exercise("07_matmul_tiled", hint=1), then hint=2 and hint=3.
 __global__ void matmul_tiled(const float* a, const float* b, float* out, int n, int m, int k) {
+  // Your kernel; the lesson's last cell grades it: exercise("07_matmul_tiled").
+  // Stuck? exercise("07_matmul_tiled", hint=1), then hint=2 and hint=3.
 }

@@ -5,7 +5,7 @@
 // goal:   no divergent branch (an `if (t % (2 * s) == 0)` tree diverges; a split at one lane, `lane < 4`, is allowed)
 #include "kp.cuh"
 
-// Your kernel; the lesson's last cell grades it: exercise("08_row_sum").
-// Stuck? exercise("08_row_sum", hint=1), then hint=2 and hint=3.
 __global__ void row_sum(const float* a, float* out, int rows, int cols) {
+  // Your kernel; the lesson's last cell grades it: exercise("08_row_sum").
+  // Stuck? exercise("08_row_sum", hint=1), then hint=2 and hint=3.
 }

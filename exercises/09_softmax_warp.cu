@@ -5,7 +5,7 @@
 // goal:   at most 4 sectors per request: lanes stride the row, 32 neighbouring floats per step
 #include "kp.cuh"
 
-// Your kernel; the lesson's last cell grades it: exercise("09_softmax_warp").
-// Stuck? exercise("09_softmax_warp", hint=1), then hint=2 and hint=3.
 __global__ void softmax_warp(const float* x, float* out, int rows, int cols) {
+  // Your kernel; the lesson's last cell grades it: exercise("09_softmax_warp").
+  // Stuck? exercise("09_softmax_warp", hint=1), then hint=2 and hint=3.
 }

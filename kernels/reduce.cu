@@ -30,7 +30,7 @@
 //           The op `reduce_sum(x, version)` runs one of them (6 by default).
 #include "common/kp.cuh"
 
-constexpr int BLOCK = 256;  // threads per block, every version; the trees below assume a power of two
+constexpr int BLOCK = 256;              // threads per block, every version; the trees below assume a power of two
 constexpr unsigned FULL = 0xffffffffu;  // every lane of the warp takes part in the shuffle
 
 template <typename T>
@@ -152,12 +152,18 @@ int64_t reduce_partials(int64_t n, int64_t version) {
 // One launch of `version` over len elements of src, its block sums to dst.
 template <typename T>
 static void launch(int version, int64_t blocks, const T* src, T* dst, int64_t len, cudaStream_t stream) {
-  if (version == 1) reduce_v1<T><<<blocks, BLOCK, 0, stream>>>(src, dst, len);
-  else if (version == 2) reduce_v2<T><<<blocks, BLOCK, 0, stream>>>(src, dst, len);
-  else if (version == 3) reduce_v3<T><<<blocks, BLOCK, 0, stream>>>(src, dst, len);
-  else if (version == 4) reduce_v4<T><<<blocks, BLOCK, 0, stream>>>(src, dst, len);
-  else if (version == 5) reduce_v5<T><<<blocks, BLOCK, 0, stream>>>(src, dst, len);
-  else reduce_v6<T><<<blocks, BLOCK, 0, stream>>>(src, dst, len);
+  if (version == 1)
+    reduce_v1<T><<<blocks, BLOCK, 0, stream>>>(src, dst, len);
+  else if (version == 2)
+    reduce_v2<T><<<blocks, BLOCK, 0, stream>>>(src, dst, len);
+  else if (version == 3)
+    reduce_v3<T><<<blocks, BLOCK, 0, stream>>>(src, dst, len);
+  else if (version == 4)
+    reduce_v4<T><<<blocks, BLOCK, 0, stream>>>(src, dst, len);
+  else if (version == 5)
+    reduce_v5<T><<<blocks, BLOCK, 0, stream>>>(src, dst, len);
+  else
+    reduce_v6<T><<<blocks, BLOCK, 0, stream>>>(src, dst, len);
   KP_CHECK_LAUNCH();
 }
 
