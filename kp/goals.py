@@ -9,29 +9,41 @@ The counters, from the Profile as nvcc's SASS for the H100 serves the accesses (
   "bank-conflict ways"    per line of shared-memory accesses: its worst request's N of an N-way conflict (1: none)
   "divergent branches"    per line of branch conditions: warp executions whose lanes went both ways, less those split
                           at one lane (lanes 0..k-1 one way: a bounds guard's ragged last warp, which no layout avoids)
-  "global loads per FMA"  kernel-wide: global load requests per FFMA executed, warp-level (needs nvcc's SASS)
+  "global atomics per block"  per line of global atomics: the threads' atomics (as the source wrote them) per block
+                          launched. Atomics on one address serialise in the L2, which the modelled time does not
+                          count: a block's private copy (shared memory) and one atomic per block or per bin do better
+  "global loads per FMA"  kernel-wide: the elements the threads loaded from global memory (the source's loads, each
+                          lane one) per multiply-add the computation needs (`fmas`, a function of the sizes)
   "modelled time"         kernel-wide: the modelled time on the H100 over a reference kernel's on the same case
 Owns the goals and their reading only: never builds or runs a kernel (kp.grade profiles both the kernel and a
 "modelled time" goal's reference, and passes the reference's seconds in).
+
+Why the FMAs come from the spec and not from the SASS's FFMAs: how nvcc compiles `acc += c ? a * b : 0` (FMUL, FADD)
+is no measure of the loads a kernel saves, and kp.sass's runs of a fully unrolled loop's line are not exact (the tiled
+matmul's line 20: 720 runs counted where its 72 warps x 2 tiles make 144; 2026-11-27).
 """
 
 import dataclasses
 
-COUNTERS = ("sectors per request", "bank-conflict ways", "divergent branches", "global loads per FMA", "modelled time")
+COUNTERS = (
+    "sectors per request", "bank-conflict ways", "divergent branches", "global atomics per block",
+    "global loads per FMA", "modelled time",
+)  # fmt: skip
 KINDS = ("", "load", "store")  # of "sectors per request": "" both
-FMA = ("FFMA", "FFMA32I")  # SASS's fp32 fused multiply-add opcodes (NVIDIA's "CUDA Binary Utilities", Hopper)
 
 
 @dataclasses.dataclass(frozen=True)
 class Goal:
     """A counter (one of COUNTERS) that must stay at or under `most`. `kind`: for "sectors per request", "load" or
     "store" only ("" both). `reference`: for "modelled time", the kernel `most` is a factor of: a `.cu` file of the
-    same spec (a puzzle's solution) or a callable `reference(*inputs, *sizes) -> seconds` on the H100."""
+    same spec (a puzzle's solution) or a callable `reference(*inputs, *sizes) -> seconds` on the H100. `fmas`: for
+    "global loads per FMA", the multiply-adds the computation needs, a function of the task's sizes (n * m * k)."""
 
     counter: str
     most: float
     kind: str = ""
     reference: object = None
+    fmas: object = None
 
     def __post_init__(self):
         if self.counter not in COUNTERS:
@@ -41,6 +53,9 @@ class Goal:
         if (self.reference is None) == (self.counter == "modelled time"):
             raise RuntimeError(f'Goal: reference is what a "modelled time" goal needs, and only it (counter '
                                f"{self.counter!r}, reference {self.reference!r})")  # fmt: skip
+        if (self.fmas is None) == (self.counter == "global loads per FMA"):
+            raise RuntimeError(f'Goal: fmas is what a "global loads per FMA" goal needs, and only it (counter '
+                               f"{self.counter!r}, fmas {self.fmas!r})")  # fmt: skip
         if not self.most >= 0:
             raise RuntimeError(f"Goal: most must be a number at or above 0, not {self.most!r}")
 
@@ -53,8 +68,8 @@ class Goal:
 
 @dataclasses.dataclass(frozen=True)
 class Miss:
-    """A goal missed: the value counted and where (`file:line`, by the file's name; the kernels, for kernel-wide
-    counters)."""
+    """A goal missed: the value counted and where (`file:line`, by the file's name: for "global loads per FMA", the line
+    of the most loads)."""
 
     goal: Goal
     value: float
@@ -66,37 +81,22 @@ class Miss:
         if g.counter == "modelled time":
             said = f"modelled time: {self.value:.3g}x the reference's ({self.detail}) for {self.where}"
             return f"{said}, the goal is at most {g.most:g}x"
-        access = f" (its {self.detail})" if self.detail else ""
+        access = f" ({'its ' if g.counter == 'sectors per request' else ''}{self.detail})" if self.detail else ""
         return f"{g.counter}: {self.value:.3g} at {self.where}{access}, the goal is at most {g.most:g}"
 
 
-def misses(prof, goals, reference_seconds=None):
+def misses(prof, goals, reference_seconds=None, sizes=()):
     """Every goal of `goals` that `prof` (a kp.profile.Profile) misses, a Miss per line that misses it, worst first
     within a goal. `reference_seconds(goal) -> float`: a "modelled time" goal's reference on the H100 (kp.grade runs
-    it); required where there is one. A goal that cannot be counted (`unmeasured`) is no miss."""
-    found = []
-    for goal in goals:
-        if not unmeasured(prof, [goal]):
-            found += sorted(_misses(prof, goal, reference_seconds), key=lambda m: -m.value)
-    return found
-
-
-def unmeasured(prof, goals):
-    """Why each goal of `goals` cannot be counted in `prof`, in words: "global loads per FMA" needs nvcc's SASS."""
-    said = []
-    for goal in goals:
-        if goal.counter == "global loads per FMA":
-            for kernel in dict.fromkeys(la.kernel for la in prof.launches):
-                if isinstance(why := prof.kernel_sass(kernel), str):
-                    said.append(f"{goal}: not counted, no SASS for {kernel} ({why})")
-    return said
+    it), required where there is one; `sizes`: the profiled case's ints, for a goal's `fmas`."""
+    return [m for goal in goals for m in sorted(_misses(prof, goal, reference_seconds, sizes), key=lambda m: -m.value)]
 
 
 def _where(file, line):
     return f"{file.rsplit('/', 1)[-1]}:{line}"
 
 
-def _misses(prof, goal, reference_seconds):
+def _misses(prof, goal, reference_seconds, sizes):
     if goal.counter == "sectors per request":
         kinds = (goal.kind,) if goal.kind else ("load", "store")
         lines = [ln for ln in prof.lines if ln.space == "global" and ln.kind in kinds and ln.requests]
@@ -108,9 +108,22 @@ def _misses(prof, goal, reference_seconds):
     if goal.counter == "divergent branches":
         return [Miss(goal, b.divergent - b.split, _where(b.file, b.line)) for b in prof.branches
                 if b.divergent - b.split > goal.most]  # fmt: skip
+    if goal.counter == "global atomics per block":
+        blocks = {}
+        for la in prof.launches:
+            blocks[la.kernel] = blocks.get(la.kernel, 0) + la.blocks
+        lines = [ln for ln in prof.source_lines if ln.space == "global" and ln.kind == "atomic" and ln.requests]
+        return [Miss(goal, ln.lanes / blocks[ln.kernel], _where(ln.file, ln.line)) for ln in lines
+                if ln.lanes / blocks[ln.kernel] > goal.most]  # fmt: skip
     if goal.counter == "global loads per FMA":
-        return [m for kernel in dict.fromkeys(la.kernel for la in prof.launches) if (m := _loads_per_fma(prof, goal,
-                kernel))]  # fmt: skip
+        lines = [ln for ln in prof.source_lines if ln.space == "global" and ln.kind == "load"]
+        loads, fmas = sum(ln.lanes for ln in lines), goal.fmas(*sizes)
+        value = loads / fmas if fmas else float("inf")
+        if value <= goal.most or not lines:
+            return []
+        top = max(lines, key=lambda ln: ln.lanes)  # the line a learner changes first
+        said = f"{loads} loads for {fmas} FMAs, {top.lanes} of the loads at this line"
+        return [Miss(goal, value, _where(top.file, top.line), said)]
     if reference_seconds is None:
         raise RuntimeError('misses: a "modelled time" goal needs reference_seconds (its reference\'s seconds)')
     mine, theirs = prof.estimate("H100"), reference_seconds(goal)
@@ -119,16 +132,3 @@ def _misses(prof, goal, reference_seconds):
     kernels = ", ".join(dict.fromkeys(la.kernel for la in prof.launches))
     detail = f"{mine * 1e6:.3g} µs against {theirs * 1e6:.3g} µs on the H100, modelled"
     return [Miss(goal, mine / theirs if theirs else float("inf"), kernels, detail)]
-
-
-def _loads_per_fma(prof, goal, kernel):
-    """Global load requests per FFMA executed by `kernel`, warp-level: each line's FFMAs once through (its SASS) times
-    the line's runs (prof.instructions)."""
-    once = {}
-    for i in prof.kernel_sass(kernel):
-        if i.opcode.split(".")[0] in FMA:
-            once[(i.file, i.line)] = once.get((i.file, i.line), 0) + 1
-    fmas = sum(x.executions * once.get((x.file, x.line), 0) for x in prof.instructions if x.kernel == kernel)
-    loads = sum(ln.requests for ln in prof.lines if ln.kernel == kernel and ln.space == "global" and ln.kind == "load")
-    value = loads / fmas if fmas else float("inf")
-    return Miss(goal, value, f"kernel {kernel}") if value > goal.most else None

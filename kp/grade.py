@@ -14,7 +14,7 @@ import torch
 
 from kp.check import KernelCheckError
 from kp.files import display_path
-from kp.goals import misses, unmeasured
+from kp.goals import misses
 from kp.load import load_kernel
 from kp.profile import Profile, profile
 from kp.puzzlefiles import build_files
@@ -125,12 +125,13 @@ def _gpu_model(prof):
 
 
 def grade(task, source, target=None, quiet=False, profile=False, title=None):
-    """Check the kernel in `source` (a path) against `task` (a Puzzle-shaped spec: params, sizes, launch, inputs, out,
-    spec, target, rtol, atol, goals): in check mode on the CPU stand-in on every size, then the counts of one thread
-    against the target and the GPU model's counters against the goals. `target="cuda"` (the default where a GPU is
-    present): the same sizes also run the nvcc build on the GPU. Prints PASS or FAIL and the score (unless `quiet`;
-    `title` heads it, the task's name by default); `profile=True` shows the GPU model's counts per line of the
-    largest size too (in Jupyter as Nsight Compute's source view), with its advice. Returns a PuzzleResult."""
+    """Check the kernel in `source` (a path) against `task` (a Puzzle-shaped spec: name, params, sizes, launch, inputs,
+    out, spec, target, rtol, atol; goals and host where it has them): in check mode on the CPU stand-in on every size,
+    then the counts of one thread against the target and the GPU model's counters against the goals. `target="cuda"`
+    (the default where a GPU is present): the same sizes also run the nvcc build on the GPU. Prints PASS or FAIL and
+    the score (unless `quiet`; `title` heads it, the task's name by default); `profile=True` shows the GPU model's
+    counts per line of the largest size too (in Jupyter as Nsight Compute's source view), with its advice. Returns a
+    PuzzleResult."""
     source = Path(source)
     if not source.is_file():
         raise FileNotFoundError(f"no file {display_path(source)}: the kernel of {task.name} goes there")
@@ -139,7 +140,7 @@ def grade(task, source, target=None, quiet=False, profile=False, title=None):
         verdict = "PASS" if result.passed else "FAIL"
         print(f"{title or task.name} ({display_path(source)}): {verdict}\n{result.message}")
         if result.most:
-            _show(result.table())
+            show_table(result.table())
         if result.gpu_model:
             print(f"GPU model (a model, counted on the CPU stand-in): {result.gpu_model}")
     if profile:
@@ -178,7 +179,7 @@ def _check(p, source, target):
     limit = {c: (t(*sizes) if callable(t) else t) for c, t in p.target.items()}
     over = [f"{c}: {most[c]}, the target is {limit[c]}" for c in limit if most[c] > limit[c]]
     goals = tuple(getattr(p, "goals", ()))
-    missed = misses(prof, goals, lambda goal: _reference_seconds(p, goal, sizes))
+    missed = misses(prof, goals, lambda goal: _reference_seconds(p, goal, sizes), sizes)
     where = "the CPU stand-in in check mode" + (" and the GPU" if target == "cuda" else "")
     sizes_said = "; ".join(_said(p, s) for s in p.sizes)
     if over:
@@ -190,8 +191,6 @@ def _check(p, source, target):
         message += f"of the GPU model (for {_said(p, sizes)}): " + "; ".join(map(str, missed))
     elif goals:
         message += f"; it meets the GPU model's goals ({', '.join(map(str, goals))})"
-    if not_counted := unmeasured(prof, goals):
-        message += "; " + "; ".join(not_counted)
     passed = not over and not missed
     return PuzzleResult(p.name, passed, message, most, limit, _gpu_model(prof), prof, goals, missed)
 
@@ -225,7 +224,7 @@ def _jupyter():
     return (lambda html: display(HTML(html))) if shell and shell.__class__.__name__ == "ZMQInteractiveShell" else None
 
 
-def _show(table):
+def show_table(table):
     """A table as a table: HTML in Jupyter, columns aligned in plain text elsewhere."""
     if show := _jupyter():
         show(table.html())

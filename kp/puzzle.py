@@ -13,10 +13,10 @@ solutions are in puzzles/solutions/. The order follows GPU-Puzzles (github.com/s
 from pathlib import Path
 
 from kp.files import ROOT, display_path, module_from_file
-from kp.grade import COUNTS, PuzzleResult, _show, grade, plain_text
+from kp.grade import COUNTS, PuzzleResult, grade, plain_text, show_table
 from kp.table import Table
 
-__all__ = ["COUNTS", "PuzzleResult", "grade", "plain_text", "puzzle", "puzzles", "scoreboard", "show_puzzle"]
+__all__ = ["COUNTS", "PuzzleResult", "grade", "hints", "plain_text", "puzzle", "puzzles", "scoreboard", "show_puzzle"]
 
 PUZZLES_DIR = ROOT / "puzzles"
 
@@ -36,14 +36,32 @@ def _find(name):
     raise ValueError(f"no puzzle {name!r}; the puzzles, in order: {', '.join(p.name for p in every)}")
 
 
-def puzzle(name, solution=False, target=None, quiet=False, profile=False):
+def hints(name):
+    """The puzzle's three hints (a nudge, the approach, a sketch), from puzzles/hints.py beside the specs."""
+    p = _find(name)
+    return module_from_file("kp_puzzle_hints", PUZZLES_DIR / "hints.py").HINTS[p.name]
+
+
+HINT_LEVELS = ("a nudge", "the approach", "a sketch, not the kernel")
+
+
+def puzzle(name, solution=False, target=None, quiet=False, profile=False, hint=0):
     """Check puzzles/NN_<name>.cu (`solution=True`: puzzles/solutions/NN_<name>.cu) against its spec with kp.grade:
     in check mode on the CPU stand-in on every size of the puzzle, then the counts of one thread against the target
     and the GPU model's counters against the puzzle's goals. `target="cuda"` (the default where a GPU is present):
     the same sizes also run the nvcc build on the GPU. Prints PASS or FAIL and the score (unless `quiet`);
     `profile=True` shows the GPU model's counts per line of the largest size too. Returns a PuzzleResult; its
-    `.profile` is that Profile."""
+    `.profile` is that Profile. `hint=1`, `2` or `3` prints a hint instead (a nudge, the approach, a sketch), and
+    checks nothing."""
     p = _find(name)
+    if hint:
+        if hint not in (1, 2, 3):
+            raise RuntimeError(f"puzzle: hint must be 1, 2 or 3 ({', '.join(HINT_LEVELS)}), not {hint!r}")
+        more = f" (hint={hint + 1}: {HINT_LEVELS[hint]})" if hint < 3 else ""
+        print(
+            f"puzzle {p.number} · {p.name}, hint {hint} of 3, {HINT_LEVELS[hint - 1]}{more}:\n{hints(p.name)[hint - 1]}"
+        )
+        return None
     source = PUZZLES_DIR / "solutions" / p.file if solution else PUZZLES_DIR / p.file
     if not source.is_file():
         raise FileNotFoundError(f"no file {display_path(source)}: the puzzle's kernel goes there")
@@ -61,13 +79,26 @@ def show_puzzle(name):
     display(Code(text, language="cuda"))
 
 
+GOAL_NAMES = {  # a goal's counter in the scoreboard's narrow column
+    "sectors per request": "coalesced",
+    "bank-conflict ways": "no bank conflicts",
+    "divergent branches": "no divergence",
+    "global atomics per block": "few atomics",
+    "global loads per FMA": "loads per FMA",
+    "modelled time": "modelled time",
+}
+
+
 def scoreboard():
-    """Every puzzle checked again (quietly: the builds are cached), shown as a table of PASS and FAIL in order (HTML
-    in Jupyter, text elsewhere); returns the number solved."""
+    """Every puzzle checked again (quietly: the builds are cached), shown as a table in order (HTML in Jupyter, text
+    elsewhere): its performance goals, and PASS, FAIL, or "FAIL: goal" (right, but a goal missed); returns the number
+    solved."""
     rows = []
     for p in puzzles():
-        passed = puzzle(p.name, quiet=True).passed
-        rows.append({"puzzle": f"{p.number} · {p.name}", "what it teaches": p.title, "": "PASS" if passed else "FAIL"})
+        result = puzzle(p.name, quiet=True)
+        verdict = "PASS" if result.passed else "FAIL: goal" if result.missed else "FAIL"
+        goals = ", ".join(dict.fromkeys(GOAL_NAMES[g.counter] for g in p.goals)) or "–"
+        rows.append({"puzzle": f"{p.number} · {p.name}", "what it teaches": p.title, "goals": goals, "": verdict})
     solved = sum(row[""] == "PASS" for row in rows)
-    _show(Table(rows, f"{solved} of {len(rows)} puzzles solved"))
+    show_table(Table(rows, f"{solved} of {len(rows)} puzzles solved"))
     return solved

@@ -10,15 +10,13 @@ from kp.files import ROOT, write_if_changed
 
 
 def launcher(p):
-    """The C++ appended to the learner's file: it launches the kernel as the puzzle says."""
+    """The C++ appended to the learner's file: it launches the kernel as the puzzle says, or, for a puzzle of several
+    kernels, each launch of its `host` in turn (C++ launch expressions of the parameters and gx, gy, bx, by)."""
     params = ", ".join(p.params)
     names = ", ".join(param.split()[-1].lstrip("*") for param in p.params)
-    return (
-        f"\nvoid kp_puzzle_launch({params}, int gx, int gy, int bx, int by) {{\n"
-        f"  {p.name}<<<dim3(gx, gy), dim3(bx, by)>>>({names});\n"
-        "  KP_CHECK_LAUNCH();\n"
-        "}\n"
-    )
+    launches = getattr(p, "host", ()) or (f"{p.name}<<<dim3(gx, gy), dim3(bx, by)>>>({names})",)
+    body = "".join(f"  {launch};\n  KP_CHECK_LAUNCH();\n" for launch in launches)
+    return f"\nvoid kp_puzzle_launch({params}, int gx, int gy, int bx, int by) {{\n{body}}}\n"
 
 
 def binding(p):

@@ -1,10 +1,10 @@
 // Puzzle 9 · pooling: out[i] = a[i - 2] + a[i - 1] + a[i] (a value before the start counts 0).
 // spec:   out = a + a shifted by 1 + a shifted by 2
 // launch: ceil(size / 32) blocks of 32 threads
-// target: at most 2 global reads per thread: stage the block's elements, and the 2 before them, in shared memory
+// target: at most 2 global reads per thread
 #include "kp.cuh"
 
-// hint: cache[t + 2] holds a[i]; the first two threads of the block also load the two elements before the block.
+// hints: puzzle("pooling", hint=1), then hint=2 and hint=3
 __global__ void pooling(const float* a, float* out, int size) {
   // FILL ME IN (about 6 lines)
 }

@@ -3,8 +3,7 @@
 // launch: one block of 256 threads (size <= 256)
 #include "kp.cuh"
 
-// hint: Hillis and Steele: at step s = 1, 2, 4, ..., every thread adds the value s places to its left. Read it into a
-// register, __syncthreads(), then write: else a thread reads what its neighbour already overwrote (a race).
+// hints: puzzle("prefix_sum", hint=1), then hint=2 and hint=3
 __global__ void prefix_sum(const float* a, float* out, int size) {
   // FILL ME IN (about 11 lines)
 }

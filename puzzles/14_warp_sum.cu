@@ -4,8 +4,7 @@
 // target: no shared memory: the lanes of a warp pass values to each other with __shfl_down_sync
 #include "kp.cuh"
 
-// hint: __shfl_down_sync(0xffffffff, v, k) returns lane (l + k)'s v to lane l: all 32 lanes take part (the mask says
-// which). Halve k from 16 to 1 and lane 0 holds the sum. Lanes past the end still take part, with 0.
+// hints: puzzle("warp_sum", hint=1), then hint=2 and hint=3
 __global__ void warp_sum(const float* a, float* out, int size) {
   // FILL ME IN (about 4 lines)
 }

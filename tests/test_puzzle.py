@@ -28,14 +28,63 @@ def test_the_solution_passes_and_the_untouched_stub_fails(name, target):
     assert not stub.passed and "wrong result" in stub.message, stub.message
 
 
+def stub_of(solution):
+    """The solution with each kernel's (and device function's) body replaced by one marked place to write, saying how
+    many lines it took."""
+    out, lines, i = [], solution.splitlines(), 0
+    while i < len(lines):
+        out.append(lines[i])
+        if lines[i].startswith(("__global__", "__device__")) and lines[i].endswith("{"):
+            end = lines.index("}", i)
+            out.append(f"  // FILL ME IN (about {end - i - 1} line{'s' if end - i - 1 > 1 else ''})")
+            i = end
+            continue
+        i += 1
+    return "\n".join(out) + "\n"
+
+
 @pytest.mark.parametrize("name", NAMES)
-def test_a_stub_is_its_solution_with_the_body_left_to_fill_in(name):
-    """The learner's file: the same comment, hint and signature as the solution, and one marked place to write."""
+def test_a_stub_is_its_solution_with_the_bodies_left_to_fill_in_and_no_algorithm(name):
+    """The learner's file: the same comment, spec, launch and signatures as the solution, one marked place to write per
+    kernel, and where the hints are: the algorithm is in the hints, not in the file."""
     stub, solution = (kp.puzzle.PUZZLES_DIR / FILES[name]).read_text(), (SOLUTIONS / FILES[name]).read_text()
-    head = solution[: solution.index("{\n") + 2]
-    assert stub.startswith(head) and "// hint: " in head and f"__global__ void {name}(" in head
-    body_lines = solution.count("\n") - head.count("\n") - 1
-    assert stub[len(head) :] == f"  // FILL ME IN (about {body_lines} line{'s' if body_lines > 1 else ''})\n}}\n"
+    assert stub == stub_of(solution)
+    assert f'// hints: puzzle("{name}", hint=1), then hint=2 and hint=3\n' in stub and "// hint: " not in stub
+    assert "// spec:" in stub and "// launch:" in stub
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_puzzle_has_three_hints_each_telling_more_and_none_is_the_kernel(name):
+    nudge, approach, sketch = kp.puzzle.hints(name)
+    assert nudge and approach and sketch and len({nudge, approach, sketch}) == 3, (nudge, approach, sketch)
+    body = [ln.strip() for ln in (SOLUTIONS / FILES[name]).read_text().splitlines() if ln.startswith("  ")]
+    assert not [ln for ln in body if len(ln) > 24 and ln in sketch], "the sketch spells out the solution's lines"
+
+
+def test_a_hint_is_printed_by_level_and_checks_nothing(capsys):
+    assert puzzle("dot", hint=1) is None
+    printed = capsys.readouterr().out
+    assert printed.startswith("puzzle 10 · dot, hint 1 of 3, a nudge (hint=2: the approach):\n"), printed
+    assert "PASS" not in printed and "FAIL" not in printed
+    puzzle("dot", hint=3)
+    assert capsys.readouterr().out.startswith("puzzle 10 · dot, hint 3 of 3, a sketch, not the kernel:\npartial[t]")
+    with pytest.raises(RuntimeError, match=r"puzzle: hint must be 1, 2 or 3 \(a nudge, the approach, .*not 4"):
+        puzzle("dot", hint=4)
+
+
+def test_the_scoreboard_shows_each_puzzles_goals_and_a_fail_on_a_goal(monkeypatch, capsys):
+    """Right but slow reads "FAIL: goal"; the goals column names each puzzle's goals in a word or two."""
+    verdicts = {"map": True, "map2d": False}
+
+    def checked(name, quiet=False):
+        passed = verdicts.get(name, False)
+        return kp.grade.PuzzleResult(name, passed, "", missed=[] if passed or name != "map2d" else ["a miss"])
+
+    monkeypatch.setattr(kp.puzzle, "puzzle", checked)
+    assert kp.puzzle.scoreboard() == 1
+    rows = {ln.split()[2]: ln for ln in capsys.readouterr().out.splitlines()[2:]}
+    assert re.search(r" – +PASS$", rows["map"]) and re.search(r" coalesced +FAIL: goal$", rows["map2d"]), rows
+    assert re.search(r" coalesced, no bank conflicts +FAIL$", rows["transpose"]), rows["transpose"]
 
 
 @pytest.fixture

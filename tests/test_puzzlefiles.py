@@ -29,3 +29,12 @@ def test_the_copy_keeps_the_learners_file_name_and_line_numbers(tmp_path):
     copy = build_files(BY_NAME["map"], source).read_text().splitlines()
     assert copy[0] == f'#line 2 "{source}"' and copy[2].startswith("__global__ void map(")  # line 3 of both
     assert '#line 1 "kp.puzzle: the launcher of map"' in copy
+
+
+def test_a_puzzle_of_several_kernels_launches_each_of_its_host_launches_in_order():
+    text = launcher(BY_NAME["scan"])
+    launches = ["scan_blocks<<<gx, bx>>>(a, sums, out, size);", "scan_sums<<<1, bx>>>(sums, gx);"]
+    launches.append("add_sums<<<gx, bx>>>(sums, out, size);")
+    positions = [text.index(launch) for launch in launches]
+    assert positions == sorted(positions) and text.count("KP_CHECK_LAUNCH();") == 3, text
+    assert "scan<<<" not in text

@@ -3,7 +3,7 @@
 // launch: ceil(size / 32) blocks of 32 threads
 #include "kp.cuh"
 
-// hint: Block b holds elements b * blockDim.x to b * blockDim.x + blockDim.x - 1.
+// hints: puzzle("blocks", hint=1), then hint=2 and hint=3
 __global__ void blocks(const float* a, float* out, int size) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < size) out[i] = a[i] + 10;

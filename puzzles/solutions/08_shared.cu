@@ -4,8 +4,7 @@
 // target: each thread reads a once from global memory into `cache`, and reads `cache` once
 #include "kp.cuh"
 
-// hint: __shared__ memory is one array per block, seen by all its threads. Write, then __syncthreads() (every thread of
-// the block waits there until all have arrived), then read. Keep the barrier outside any `if`.
+// hints: puzzle("shared", hint=1), then hint=2 and hint=3
 __global__ void shared(const float* a, float* out, int size) {
   __shared__ float cache[32];
   int t = threadIdx.x, i = blockIdx.x * blockDim.x + t;

@@ -3,7 +3,7 @@
 // launch: rows blocks of 256 threads (cols <= 256)
 #include "kp.cuh"
 
-// hint: The dot puzzle's tree, once per block: block r sums row r.
+// hints: puzzle("axis_sum", hint=1), then hint=2 and hint=3
 __global__ void axis_sum(const float* a, float* out, int rows, int cols) {
   __shared__ float partial[256];
   int t = threadIdx.x, r = blockIdx.x;

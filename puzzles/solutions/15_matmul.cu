@@ -2,12 +2,10 @@
 // spec:   out = a @ b
 // launch: a grid of (ceil(k / 16), ceil(n / 16)) blocks of 16 x 16 threads; thread (x, y) of block (bx, by)
 //         computes out[by * 16 + y][bx * 16 + x]
-// target: each thread reads a and b once per 16-wide tile of m: stage tiles in shared memory
+// target: each thread reads a and b once per 16-wide tile of m; goal: at most 0.25 global loads per FMA
 #include "kp.cuh"
 
-// hint: For each 16-wide step of m, the block's 256 threads copy a 16 x 16 tile of a and one of b into shared memory
-// (one element each; zeros past the edges), __syncthreads(), multiply the tiles, __syncthreads() again before the
-// next copy. Lesson 05 shows this kernel in full.
+// hints: puzzle("matmul", hint=1), then hint=2 and hint=3
 __global__ void matmul(const float* a, const float* b, float* out, int n, int m, int k) {
   __shared__ float ta[16][16], tb[16][16];
   int x = threadIdx.x, y = threadIdx.y;
