@@ -16,7 +16,8 @@ from kp.goals import Goal
 @dataclasses.dataclass(frozen=True)
 class Exercise:
     """One lesson's exercise: Puzzle's fields (puzzles/specs.py; `number` is the lesson's), its goals, and hints from a
-    nudge to a sketch (`exercise(name, hint=1)`, 2, 3)."""
+    nudge to a sketch (`exercise(name, hint=1)`, 2, 3). Puzzles keep their hints in puzzles/hints.py; an exercise's
+    three sit with its spec."""
 
     number: int
     name: str
@@ -29,7 +30,7 @@ class Exercise:
     spec: object  # *inputs, *sizes -> what out must hold
     target: dict  # the most accesses one thread may make; a value may be sizes -> int
     goals: tuple  # kp.goals.Goal: the GPU model's counters the kernel must keep under
-    hints: tuple = ()  # a nudge, the approach, a sketch
+    hints: tuple = ()  # a nudge, the approach, a sketch (`exercise(name, hint=N)` prints one)
     rtol: float = 0.0
     atol: float = 0.0
 
@@ -129,7 +130,7 @@ EXERCISES = [
         ((1, 1, 1), (17, 33, 9), (64, 64, 64)), lambda n, m, k: ((_blocks(k, 16), _blocks(n, 16)), (16, 16)),
         lambda n, m, k, g: [_f(n, m, g=g), _f(m, k, g=g)], lambda n, m, k, *_: _nan(n, k), lambda a, b, *_: a @ b,
         {"global reads": lambda n, m, k: 2 * _blocks(m, 16), "global writes": 1},
-        (Goal("global loads per FMA", 0.25),),
+        (Goal("global loads per FMA", 0.25, fmas=lambda n, m, k: n * m * k),),
         ("Every element of a is read by every block of its row of out: 16 threads of a block read the same one.",
          "Stage a 16 x 16 tile of a and one of b in shared memory per step of m; each thread does 16 FMAs from them.",
          "for (t = 0; t < m; t += 16) { as[ty][tx] = a[row * m + t + tx]; bs[ty][tx] = b[(t + ty) * k + col]; "

@@ -27,16 +27,23 @@ def find_exercise(name):
     raise ValueError(f"no exercise {name!r}; the exercises: {', '.join(e.file[:-3] for e in every)}")
 
 
+HINT_LEVELS = ("a nudge", "the approach", "a sketch, not the kernel")  # as kp.puzzle's
+
+
 def exercise(name, solution=False, hint=0, target=None, quiet=False, profile=False):
     """Grade exercises/NN_<name>.cu (`solution=True`: exercises/solutions/NN_<name>.cu) against its spec, on every
-    size in check mode, then against its performance goals in the GPU model's counters. `hint=1` prints a nudge
-    first, `hint=2` the approach too, `hint=3` a sketch. Prints PASS or FAIL (a FAIL never raises: the notebook goes
-    on); returns kp.grade's result (`.passed`, `.missed`, `.profile`)."""
+    size in check mode, then against its performance goals in the GPU model's counters. Prints PASS or FAIL (a FAIL
+    never raises: the notebook goes on); returns kp.grade's result (`.passed`, `.missed`, `.profile`). `hint=1`, `2`
+    or `3` prints a hint instead (a nudge, the approach, a sketch) and checks nothing, as `puzzle(name, hint=N)`."""
     e = find_exercise(name)
-    if not isinstance(hint, int) or not 0 <= hint <= len(e.hints):
-        raise RuntimeError(f"exercise: hint must be 0 to {len(e.hints)}, got {hint!r}")
-    for level, said in enumerate(e.hints[:hint], 1):
-        print(f"hint {level}: {said}")
+    if hint:
+        if hint not in (1, 2, 3):
+            raise RuntimeError(f"exercise: hint must be 1, 2 or 3 ({', '.join(HINT_LEVELS)}), not {hint!r}")
+        more = f" (hint={hint + 1}: {HINT_LEVELS[hint]})" if hint < 3 else ""
+        print(
+            f"exercise {e.number:02d} · {e.name}, hint {hint} of 3, {HINT_LEVELS[hint - 1]}{more}:\n{e.hints[hint - 1]}"
+        )
+        return None
     source = EXERCISES_DIR / "solutions" / e.file if solution else EXERCISES_DIR / e.file
     if not source.is_file():
         raise FileNotFoundError(f"no file {display_path(source)}: the exercise's kernel goes there")

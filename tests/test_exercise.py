@@ -1,6 +1,6 @@
-"""kp.exercise: an exercise found by its file's stem, its name or its lesson; hints in three tiers, printed before the
-verdict; a FAIL printed and returned, never raised (a lesson's last cell runs with the stub untouched); a bad name or
-hint named. The kernels themselves: tests/test_exercise_kernels.py."""
+"""kp.exercise: an exercise found by its file's stem, its name or its lesson; a hint in three tiers, printed instead
+of a verdict; a FAIL printed and returned, never raised (a lesson's last cell runs with the stub untouched); a bad
+name or hint named. The kernels themselves: tests/test_exercise_kernels.py."""
 
 import pytest
 
@@ -15,15 +15,22 @@ def test_an_exercise_is_found_by_stem_name_file_or_lesson():
         find_exercise("nope")
 
 
-def test_the_stub_fails_without_raising_and_hints_come_first(capsys):
-    result = exercise("01_grid_stride", hint=2, target="cpu")
-    said = capsys.readouterr().out
+def test_the_stub_fails_without_raising(capsys):
+    result = exercise("01_grid_stride", target="cpu")
+    assert not result.passed
+    assert "exercise 01 · grid_stride (exercises/01_grid_stride.cu): FAIL" in capsys.readouterr().out
+
+
+def test_a_hint_is_printed_in_three_tiers_and_nothing_is_checked(capsys):
     hints = find_exercise(1).hints
-    assert said.index(f"hint 1: {hints[0]}") < said.index(f"hint 2: {hints[1]}") < said.index("FAIL")
-    assert hints[2] not in said and not result.passed
-    assert "exercise 01 · grid_stride (exercises/01_grid_stride.cu): FAIL" in said
+    assert exercise("01_grid_stride", hint=2) is None
+    said = capsys.readouterr().out
+    assert said.startswith("exercise 01 · grid_stride, hint 2 of 3, the approach (hint=3: a sketch, not the kernel):")
+    assert hints[1] in said and hints[0] not in said and "FAIL" not in said
+    exercise("grid_stride", hint=3)
+    assert capsys.readouterr().out.endswith(hints[2] + "\n")
 
 
 def test_a_bad_hint_is_named():
-    with pytest.raises(RuntimeError, match="exercise: hint must be 0 to 3, got 4"):
+    with pytest.raises(RuntimeError, match="exercise: hint must be 1, 2 or 3 .*, not 4"):
         exercise("grid_stride", hint=4)
