@@ -34,3 +34,17 @@ def test_a_hint_is_printed_in_three_tiers_and_nothing_is_checked(capsys):
 def test_a_bad_hint_is_named():
     with pytest.raises(RuntimeError, match="exercise: hint must be 1, 2 or 3 .*, not 4"):
         exercise("grid_stride", hint=4)
+
+
+def test_every_lesson_ends_with_its_exercise_shown_then_graded():
+    """Notebooks 01-09: the last two cells show the lesson's stub and grade it (`exercise("NN_<name>")`, NN the
+    lesson's number); tests/test_notebooks.py runs them, the stubs untouched."""
+    import nbformat
+
+    from kp.files import ROOT
+
+    for e in exercises():
+        (path,) = ROOT.glob(f"notebooks/{e.number:02d}_*.ipynb")
+        shown, graded = nbformat.read(path, as_version=4).cells[-2:]
+        stem = e.file[:-3]
+        assert f'show_exercise("{stem}")' in shown.source and graded.source.strip() == f'exercise("{stem}")', path
