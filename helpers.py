@@ -11,7 +11,8 @@ Targets: "cuda" (nvcc) when a GPU is present, else "cpu": the CPU stand-in for C
 execution model (kernels/common/cuda_cpu.h), which runs the same `.cu` file.
 `python helpers.py doctor` checks the toolchain; `new_op("leaky_relu")` (or `make new-op NAME=leaky_relu`)
 starts a new op of your own, from the template in templates/new_op/. `puzzle("map")` checks your answer to a
-puzzle of notebook 00 (puzzles/01_map.cu). `run_program("file.cu", args=[...])`, or a `%%cuda` cell, builds and runs a
+puzzle of notebook 00 (puzzles/01_map.cu); `exercise("01_grid_stride")` the kernel a lesson ends with
+(exercises/01_grid_stride.cu). `run_program("file.cu", args=[...])`, or a `%%cuda` cell, builds and runs a
 standalone program with a `main()` in a child process.
 """
 
@@ -23,6 +24,7 @@ from kp.contract import check_contract
 from kp.diagnostics import KernelBuildError
 from kp.display import install_error_view, progress, setup, show_graph, show_kernel, show_kernel_resources
 from kp.doctor import main as doctor_cli
+from kp.exercise import exercise, show_exercise
 from kp.files import KERNELS, kernel_variant
 from kp.gpus import gpu, h100_measured
 from kp.load import load_kernel
@@ -55,6 +57,8 @@ __all__ = [
     "gpu",
     "h100_measured",
     "puzzle",
+    "exercise",
+    "show_exercise",
     "show_puzzle",
     "scoreboard",
     "record",

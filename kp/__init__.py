@@ -15,7 +15,8 @@ A module imports only modules on floors below its own (no circles, nothing impor
              kp.notebooks    execute a notebook in a fresh kernel; tagged_code (imports Jupyter's packages)
              kp.gpus         the GPU table (data sheets, per-SM limits, measured bandwidth) and occupancy
              kp.sourceview   a profile as Nsight's source view: the `.cu` lines with the GPU model's figures
-             kp.pictures     a profile's pictures: who touched which element; one shared line's lanes and banks
+             kp.pictures     a profile's pictures: who touched which element; one shared line's lanes and banks; who
+                             took a branch, by lane
              kp.newop        a new op from templates/new_op/, in its five places (`make new-op NAME=...`)
              kp.checksource  where a check-mode finding sits in its `.cu`: the loop a race spans, the `if` over barriers
              kp.puzzlefiles  what runs a puzzle's kernel: its launcher and binding, made from its spec
@@ -38,6 +39,7 @@ A module imports only modules on floors below its own (no circles, nothing impor
     floor 8  kp.grade        a kernel file against a Puzzle-shaped spec: check mode, the targets, the goals; a score
              kp.contract     a lesson's op contract in one cell: opcheck, gradcheck, torch.compile, the graph
     floor 9  kp.puzzle       notebook 00's puzzles: their table and files, puzzle(name), hints, the scoreboard
+             kp.exercise     the lessons' exercises: their table and files, exercise(name), hints
 
 tests/test_layout.py holds the package to this.
 

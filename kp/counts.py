@@ -1,9 +1,9 @@
 """The GPU model's counts as records: what the stand-in's profiler (kernels/common/cuda_cpu_profile.h) reports, read
 and put at the `.cu` lines they are about (addr2line), counted as the source wrote the accesses or, with the SASS at
 each line (kp.sass), as nvcc's instructions group them (as_compiled). Line (one `.cu` line's accesses of one space and
-kind), Branch (one `.cu` line's branch conditions: executions, active lanes, divergent ones, loop exits), Launch, and
-for pictures Array, Touch and Worst (a shared line's worst warp request). Never runs or models anything (kp.profile
-does).
+kind), Branch (one `.cu` line's branch conditions: executions, active lanes, divergent ones, loop exits), Launch,
+and for pictures Array, Touch, Worst (a shared line's worst warp request) and BranchLanes (who took a branch, by
+lane). Never runs or models anything (kp.profile does).
 """
 
 import dataclasses
@@ -135,14 +135,19 @@ def _shown(file):
 Array = namedtuple("Array", "id space name begin elements dims")
 Touch = namedtuple("Touch", "array launch index block tid kind")
 Worst = namedtuple("Worst", "kernel file line lanes size addresses")
+# One warp of one block at one branch line: each lane's evaluations of the condition and the times it held (32 each)
+BranchLanes = namedtuple("BranchLanes", "kernel file line warp evaluated taken")
 
 
-Counts = namedtuple("Counts", "lines launches unprofiled unprofiled_names worst arrays touches branches")
+Counts = namedtuple(
+    "Counts", "lines launches unprofiled unprofiled_names worst arrays touches branches branch_lanes", defaults=((),)
+)
 
 
 def parse(report):
     """The runtime's profile report (cuda_cpu_profile.h's profile_take) as Counts, sites put at their lines."""
-    sites, launches, unprofiled, worst_rows, arrays, touches, branch_rows = [], [], (0, ""), [], [], [], []
+    sites, launches, unprofiled, worst_rows, arrays, touches = [], [], (0, ""), [], [], []
+    branch_rows, lane_rows = [], []
     for row in report.splitlines():
         f = row.split("\t")
         if f[0] == "touch":
@@ -154,6 +159,8 @@ def parse(report):
             worst_rows.append(f[1:])
         elif f[0] == "site" and len(f) in (13, 14, 32):
             sites.append(f[1:14] + ["0"] * (14 - len(f)) + f[14:])  # scattered (field 13) is 0 in older reports
+        elif f[0] == "lanes" and len(f) == 68:
+            lane_rows.append(f[1:])
         elif f[0] == "branch" and len(f) in (6, 7, 8):
             branch_rows.append(f[1:] + ["0"] * (8 - len(f)))
         elif f[0] == "launch" and len(f) in (14, 15):
@@ -202,7 +209,12 @@ def parse(report):
         for k, count in enumerate(counts):
             t[k] += int(count)
     branches = [Branch(*key, *t) for key, t in sorted(branch_totals.items(), key=lambda kv: (kv[0][1], kv[0][2]))]
-    return Counts(lines, launches, *unprofiled, worst, arrays, touches, branches)
+    branch_lanes = [
+        BranchLanes(kernel, _shown(file), int(line), int(warp), tuple(map(int, c[:32])), tuple(map(int, c[32:])))
+        for kernel, pc, warp, *c in lane_rows
+        for file, line in [placed.get(pc, "?:0").rsplit(":", 1)]
+    ]
+    return Counts(lines, launches, *unprofiled, worst, arrays, touches, branches, branch_lanes)
 
 
 def _as_width(line, width):

@@ -1,7 +1,8 @@
 """Pictures of a profile (matplotlib), as GPU-Puzzles and triton-viz draw them: which block, warp or thread touched
-which element of a tensor or `__shared__` array (`touch_map` gives the picture's numbers, `picture` draws them), and,
-for one shared-memory line, its worst warp request's 32 lanes against the 32 banks (`bank_map`, `banks`). Takes
-kp.profile's records (duck-typed: `.arrays`, `.touches`, `.launches`, `.worst`); never counts or runs anything.
+which element of a tensor or `__shared__` array (`touch_map` gives the picture's numbers, `picture` draws them);
+for one shared-memory line, its worst warp request's 32 lanes against the 32 banks (`bank_map`, `banks`); and for
+one branch line, which lanes of which warps took it (`branch_map`, `branch_lanes`). Takes kp.profile's records
+(duck-typed: `.arrays`, `.touches`, `.launches`, `.worst`, `.branch_lanes`); never counts or runs anything.
 """
 
 import numpy as np
@@ -109,4 +110,53 @@ def banks(profile, line, ax=None):
     ax.set_xlabel("bank")
     ax.set_ylabel("lane")
     ax.set_title(f"line {line}: {ways}-way (distinct words in the busiest bank; a model)")
+    return ax.figure
+
+
+def branch_map(profile, line, kernel=None):
+    """For the branch condition at `line` (a line number or "file:line"; `kernel`: a name its kernel's begins with,
+    where several kernels share the line): (taken, evaluated), two arrays of warps x 32 lanes of one block (the first
+    counted of the first launch that reached it): the times each lane found the condition true, and the times it
+    evaluated it. A warp whose row mixes counts took the branch with some lanes and not others: it diverged."""
+    found = [
+        b
+        for b in profile.branch_lanes
+        if line in (b.line, f"{b.file}:{b.line}") and (kernel is None or b.kernel.startswith(kernel))
+    ]
+    if not found:
+        lines = ", ".join(sorted({f"{b.file}:{b.line} ({b.kernel})" for b in profile.branch_lanes})) or "none"
+        raise ValueError(f"no branch condition was counted at {line!r} (branch lines: {lines})")
+    if len({b.kernel for b in found}) > 1:
+        kernels = ", ".join(sorted({b.kernel for b in found}))
+        raise ValueError(f"line {line!r} is a branch of several kernels ({kernels}): name one with kernel=")
+    warps = max(b.warp for b in found) + 1
+    taken, evaluated = np.zeros((warps, 32), dtype=np.int64), np.zeros((warps, 32), dtype=np.int64)
+    for b in found:
+        taken[b.warp], evaluated[b.warp] = b.taken, b.evaluated
+    return taken, evaluated
+
+
+def branch_lanes(profile, line, kernel=None, ax=None, title=None):
+    """`branch_map` drawn: warps down, lanes across, each lane coloured and numbered by the times it took the branch
+    (grey: never evaluated it). A warp's row of one colour went one way at every evaluation; of several, it diverged."""
+    import matplotlib.pyplot as plt
+
+    taken, evaluated = branch_map(profile, line, kernel)
+    if ax is None:
+        _, ax = plt.subplots(figsize=(10, 0.8 + 0.3 * taken.shape[0]))
+    ax.set_facecolor("0.85")
+    ax.imshow(np.ma.masked_where(evaluated == 0, taken), cmap="viridis", interpolation="nearest", aspect="equal",
+              vmin=0, vmax=max(1, int(evaluated.max())))  # fmt: skip
+    for (r, c), v in np.ndenumerate(taken):
+        if evaluated[r, c]:
+            ax.text(
+                c, r, str(v), ha="center", va="center", fontsize=6, color="white" if v < evaluated.max() / 2 else "k"
+            )
+    ax.set_xlabel("lane")
+    ax.set_ylabel("warp")
+    ax.set_xticks(range(0, 32, 4))
+    ax.set_yticks(range(taken.shape[0]))
+    mixed = sum(len(set(row[ev > 0])) > 1 for row, ev in zip(taken, evaluated))
+    ax.set_title(title or f"line {line}: times each lane took the branch, one block ({mixed} warps mixed; a model)",
+                 fontsize=9)  # fmt: skip
     return ax.figure

@@ -4,7 +4,8 @@
 callable that calls such ops) with the CPU stand-in's profiler on, and returns a Profile: `.lines`, one Line per
 (kernel, file, line, memory space, access kind) with Nsight Compute's source counters (requests, sectors or
 wavefronts, the ideal, active lanes); `.branches`, one Branch per line of branch conditions (warp-level executions,
-active lanes, divergent executions); `.launches`, one Launch per kernel launch; `.estimate(gpu="H100")`, the
+active lanes, divergent executions; `.branch_lanes` and `.branch_picture(line)`: which lanes of one block took it);
+`.launches`, one Launch per kernel launch; `.estimate(gpu="H100")`, the
 modelled time of the call on that GPU (kp.gputime); `.advice()`, the worst lines in plain words.
 
 The counting rules (warp requests from the threads' accesses, 32-byte sectors, 32 banks of 4 bytes and their
@@ -25,7 +26,7 @@ from kp.caches import parse_sharing
 from kp.compiled import CompiledCounts
 from kp.counts import WARP, Advice, parse
 from kp.gputime import LaunchWork, estimate
-from kp.pictures import banks, picture
+from kp.pictures import banks, branch_lanes, picture
 from kp.ptxas import launch_resources
 from kp.sass import arch_of
 from kp.sourceview import instruction_advice, profile_html
@@ -92,6 +93,7 @@ class Profile(CompiledCounts):
         self.source_lines, self.launches, self.branches = counts.lines, counts.launches, counts.branches  # kp.counts
         self.unprofiled, self.unprofiled_names = counts.unprofiled, counts.unprofiled_names
         self.worst, self.arrays, self.touches = counts.worst, counts.arrays, counts.touches  # for kp.pictures
+        self.branch_lanes = counts.branch_lanes  # kp.pictures too
         self._compiled, self._sass = {}, {}
         # As the H100's SASS serves the accesses (the source's accesses where there is no SASS: `basis` says which).
         self.lines, self.instructions, self.basis = self.compiled("H100")
@@ -116,6 +118,10 @@ class Profile(CompiledCounts):
     def banks(self, line, ax=None):
         """The worst warp request of the shared-memory access at `line`: its 32 lanes against the 32 banks."""
         return banks(self, line, ax)
+
+    def branch_picture(self, line, kernel=None, ax=None, title=None):
+        """Which lanes of which warps of one block took the branch at `line`, and how often (kp.pictures)."""
+        return branch_lanes(self, line, kernel, ax, title)
 
     def not_counted_message(self):
         if not self.unprofiled:

@@ -138,6 +138,11 @@ SAMPLES = {
     "colsum.colsum": lambda dtype: (
         [(randn(600, 37, dtype=dtype, grad=True), v) for v in range(1, 6)] + [(randn(0, 3, dtype=dtype, grad=True), 5)]
     ),
+    # every version on 1000 elements (two launches below v4, 512 per block from v4 on), a 3-D x, and an empty one
+    "reduce.reduce_sum": lambda dtype: (
+        [(randn(1000, dtype=dtype, grad=True), v) for v in range(1, 7)]
+        + [(randn(5, 7, 3, dtype=dtype, grad=True), 6), (randn(0, 4, dtype=dtype, grad=True), 6)]
+    ),
     # every version; 41 columns: no whole Packs; 12: version 5's Packs
     "softmax.softmax": lambda dtype: (
         [(randn(37, 41, dtype=dtype, grad=True), v) for v in range(1, 6)] + [(randn(9, 12, dtype=dtype, grad=True), 5)]

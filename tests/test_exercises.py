@@ -1,11 +1,12 @@
-"""Each exercise of notebooks 01-08 done as a learner does it (the file or the cell it names, edited as it says), then
+"""Each exercise of notebooks 02-08 done as a learner does it (the file or the cell it names, edited as it says), then
 its notebook run top to bottom in a fresh kernel: no error, and the exercise's cell sees the exercise done. A learner
 who has done an exercise re-runs the notebook's earlier cells (a demo of a bug made from a copy of the kernel file, a
-check of what the kernel does): those cells must hold for the edited file too.
+check of what the kernel does): those cells must hold for the edited file too. (Notebook 01's, a grid-stride loop
+typed into kernels/add2.cu, became its graded exercise in exercises/: tests/test_exercise_kernels.py.)
 
-They run on one copy of the project (notebooks/, kernels/, kp/, helpers.py), so the real files are never edited; its
-builds are cold (a copy's kernels are other paths), so the first exercise takes minutes on a small machine, and each
-notebook takes as long as it does in tests/test_notebooks.py."""
+They run on one copy of the project (notebooks/, kernels/, kp/, exercises/, helpers.py), so the real files are never
+edited; its builds are cold (a copy's kernels are other paths), so the first exercise takes minutes on a small
+machine, and each notebook takes as long as it does in tests/test_notebooks.py."""
 
 import shutil
 from dataclasses import dataclass
@@ -28,22 +29,6 @@ POLY2_FWD = (  # the forward's launcher, to its `threads` (the backward's says t
     "  if (n == 0) return;  // a grid of zero blocks is an invalid configuration"
 )
 EXERCISES = {
-    "01_add2_sum_of_squares": Exercise(
-        [
-            (
-                "kernels/add2.cu",
-                "ceil_div<int64_t>(n, threads), threads",
-                "std::min<int64_t>(ceil_div<int64_t>(n, threads), 8), threads",
-            ),
-            (
-                "kernels/add2.cu",
-                "  int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) add2_at(a, b, c, i);",
-                "  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * "
-                "blockDim.x)\n    add2_at(a, b, c, i);",
-            ),
-        ],
-        "a grid-stride loop. Done.",
-    ),
     "02_mul_add": Exercise(
         [("kernels/mul_add.cu", "(w, x, out, n, bc, packed);", "(w, x, out, n, bc, false);")], "one element per lane"
     ),
@@ -92,9 +77,10 @@ def test_every_notebook_with_an_exercise_has_one_here():
 @pytest.fixture(scope="module")
 def project(tmp_path_factory):
     """One copy of the project for every exercise (each puts back what it edited), so that the builds no exercise
-    edits (the stand-in's runtime, the other ops) are made once."""
+    edits (the stand-in's runtime, the other ops) are made once; with exercises/, which each lesson's last cell
+    grades."""
     root = tmp_path_factory.mktemp("project")
-    for folder in ("notebooks", "kernels", "kp"):
+    for folder in ("notebooks", "kernels", "kp", "exercises"):
         shutil.copytree(kp.files.ROOT / folder, root / folder, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(kp.files.ROOT / "helpers.py", root / "helpers.py")
     return root

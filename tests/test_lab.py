@@ -51,10 +51,10 @@ def free_port():
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
-    """JupyterLab over a copy of the project (notebooks/, kernels/, kp/, tools/, templates/, puzzles/, helpers.py): its
-    URL."""
+    """JupyterLab over a copy of the project (notebooks/, kernels/, kp/, tools/, templates/, puzzles/, exercises/,
+    helpers.py): its URL."""
     project = tmp_path_factory.mktemp("project")
-    for folder in ("notebooks", "kernels", "kp", "tools", "templates", "puzzles"):
+    for folder in ("notebooks", "kernels", "kp", "tools", "templates", "puzzles", "exercises"):
         shutil.copytree(kp.files.ROOT / folder, project / folder, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(kp.files.ROOT / "helpers.py", project / "helpers.py")
     # Its own signature store, so that only the signing below (what `make lab` does) makes the notebooks trusted.
@@ -447,6 +447,55 @@ def test_an_edit_not_saved_is_saved_before_the_cell_runs_and_a_puzzle_profiles_i
     assert source_view.count() >= 1, "profile=True showed no source view"
     score = page.locator(".jp-OutputArea-output table").filter(has_text="most by one thread").last.inner_text()
     assert "most by one thread\t2\t1\t0\t0" in score, score
+
+
+@browser_test
+def test_a_lesson_exercise_solved_in_lab_fails_on_its_counter_then_passes(lab, page):
+    """Notebook 01's exercise in Lab's editor: a grid-stride kernel written with a chunk of elements per thread is
+    right but FAILs on the GPU model's goal, naming sectors per request and its line; the body retyped as a grid
+    stride (the editor saved by the cell run), it PASSes."""
+    wait_idle(page, timeout=120)
+    stub = lab["project"] / "exercises" / "01_grid_stride.cu"
+    assert open_in_editor(page, "exercises/01_grid_stride.cu")["language"] == "cpp"
+    line = next(i for i, text in enumerate(stub.read_text().splitlines()) if text.startswith("__global__")) + 1
+
+    def type_body(body):
+        page.evaluate(
+            """(line) => {
+                const editor = window.jupyterapp.shell.currentWidget.content.editor;
+                editor.setCursorPosition({line, column: 0});
+                editor.focus();
+            }""",
+            line,
+        )
+        page.keyboard.type(body)
+
+    chunked = "  int t = blockIdx.x * blockDim.x + threadIdx.x, chunk = (size + 255) / 256;\n"
+    chunked += "  for (int i = t * chunk; i < size && i < (t + 1) * chunk; ++i) out[i] = a[i] * a[i] + b[i] * b[i];\n"
+    type_body(chunked)
+    notebook_js(page, "app.shell.activateById(nb.id);")
+    failed = run_new_cell(page, 'from helpers import exercise\n\nexercise("01_grid_stride");')
+    page.screenshot(path=SHOTS / "11-exercise-fails-on-its-counter.png", full_page=True)
+    where = f"01_grid_stride.cu:{line + 2}"
+    assert "exercise 01 · grid_stride (exercises/01_grid_stride.cu): FAIL" in failed, failed
+    assert f"sectors per request: 32 at {where} (its load), the goal is at most 4" in failed, failed
+    open_in_editor(page, "exercises/01_grid_stride.cu")
+    page.evaluate(
+        """(line) => {
+            const model = window.jupyterapp.shell.currentWidget.content.model.sharedModel;
+            const lines = model.getSource().split('\\n');
+            lines.splice(line, 2);
+            model.setSource(lines.join('\\n'));
+        }""",
+        line,
+    )
+    stride = "  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < size; i += gridDim.x * blockDim.x)\n"
+    type_body(stride + "    out[i] = a[i] * a[i] + b[i] * b[i];\n")
+    notebook_js(page, "app.shell.activateById(nb.id);")
+    solved = run_new_cell(page, 'exercise("01_grid_stride");')
+    page.screenshot(path=SHOTS / "11-exercise-solved.png", full_page=True)
+    assert "exercise 01 · grid_stride (exercises/01_grid_stride.cu): PASS" in solved, solved
+    assert "grid_stride" in stub.read_text() and "gridDim.x * blockDim.x" in stub.read_text()
 
 
 # Lab at 1280x800 with the file browser open: an output area of about 850 px (issue 32). The notebooks this test can

@@ -44,6 +44,7 @@ FLOORS = {
     "display": 7,
     "grade": 8,
     "puzzle": 9,
+    "exercise": 9,
     "contract": 8,
 }
 PACKAGE = kp.files.ROOT / "kp"

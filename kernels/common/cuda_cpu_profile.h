@@ -40,6 +40,7 @@
 // blocks do not run at all (the op's output is then incomplete; Python says so).
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <set>
 #include <tuple>
@@ -121,6 +122,11 @@ struct BranchStats {
   // last warp (`if (i < n)`), or a tree's `if (t < half)`. Still Nsight Compute's divergence; advice leaves them out.
   uint64_t split = 0;
   uint64_t none = 0;  // executions where no lane took it (a loop's exits: one per time a warp entered the loop)
+  // For a picture of who took it (kp.pictures.branch_lanes): per warp of one block, the first one counted of the
+  // first launch that reached the branch (launch index + 1 in lanes_launch), each lane's evaluations [0, 32) and the
+  // times the condition held [32, 64). One block: the pattern of lanes repeats from block to block.
+  size_t lanes_launch = 0;
+  std::map<uint32_t, std::array<uint32_t, 64>> by_lane;
 };
 
 struct SiteKey {
@@ -138,6 +144,7 @@ struct LaunchRecord {
   uint3 grid, block;
   size_t shmem;
   uint64_t blocks, traced;  // blocks in the grid; blocks that ran and were counted
+  uint64_t ended = 0;       // blocks counted so far (profile_block_end): the first one's branches are kept by lane
   // Its totals (multiplied by the sampling stride): sectors loaded, sectors stored or updated atomically, shared
   // wavefronts, global load requests, and the distinct global load sites they came from.
   uint64_t sectors_read = 0, sectors_written = 0, wavefronts = 0, load_requests = 0;
@@ -485,8 +492,14 @@ void profile_block_end(const char* kernel) {
       if (r.space == kGlobal && r.kind == kLoad) most = std::max(most, ++per_warp[key.warp]);
     t_hierarchy.back().slowest += uint64_t(most) * t_weight;
   }
+  const bool first_block = launch.ended++ == 0;
   for (const auto& [key, b] : p.branches) {
     BranchStats& s = p.branch_sites[{kernel, key.pc}];
+    if (first_block && (!s.lanes_launch || s.lanes_launch == p.launches.size())) {
+      s.lanes_launch = p.launches.size();
+      std::array<uint32_t, 64>& per_lane = s.by_lane.try_emplace(key.warp).first->second;
+      for (int l = 0; l < 32; ++l) per_lane[l] += b.lanes >> l & 1, per_lane[32 + l] += b.taken >> l & 1;
+    }
     s.executions += p.every;
     s.lanes += uint64_t(__builtin_popcount(b.lanes)) * p.every;
     if (b.taken && b.taken != b.lanes) {
@@ -654,6 +667,7 @@ std::string hierarchy_row(size_t launch, const Hierarchy& h) {
 //           load_requests  load_sites  distinct_read  distinct_written (the distinct ones x the sampling stride)
 //           loading_warps
 //   branch  kernel  pc  executions  lanes  divergent  split  none
+//   lanes  kernel  pc  warp  evaluated0 .. evaluated31  taken0 .. taken31  (one block's, per warp: see BranchStats)
 //   unprofiled  count  names
 //   worst  kernel  pc  lanes  size  addr0 .. addr31   (a shared site's worst request)
 //   array  id  space  name  begin  elements  dims
@@ -686,6 +700,12 @@ std::string profile_take() {
     out += format("branch\t%s\t%s\t%llu\t%llu\t%llu\t%llu\t%llu\n", key.first, where(key.second).c_str(),
                   (unsigned long long)b.executions, (unsigned long long)b.lanes, (unsigned long long)b.divergent,
                   (unsigned long long)b.split, (unsigned long long)b.none);
+  for (const auto& [key, b] : p.branch_sites)
+    for (const auto& [warp, per_lane] : b.by_lane) {
+      out += format("lanes\t%s\t%s\t%u", key.first, where(key.second).c_str(), warp);
+      for (uint32_t count : per_lane) out += format("\t%u", count);
+      out += "\n";
+    }
   if (p.unprofiled) out += format("unprofiled\t%llu\t%s\n", (unsigned long long)p.unprofiled, p.unprofiled_names.c_str());
   for (const auto& [key, s] : p.sites) {
     if (key.space != kShared || !s.worst_request.lanes) continue;
