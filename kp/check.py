@@ -12,6 +12,7 @@ and line last wrote an element of a tensor (check_against_reference uses it).
 
 import contextlib
 import ctypes
+import functools
 import os
 import re
 import warnings
@@ -22,7 +23,8 @@ import torch
 
 from kp.checksource import loop_carried, under_if
 from kp.diagnostics import code_line, source_excerpt
-from kp.files import ROOT
+from kp.files import COMMON, KERNELS, ROOT
+from kp.standin import blank_comments_and_strings, project_headers
 
 ENV = "KP_CHECK"  # KP_CHECK=1: every load_kernel of the process builds in check mode unless told otherwise
 
@@ -78,13 +80,27 @@ def _triple(text):
     return tuple(int(v) for v in re.findall(r"\d+", text)) if text else None
 
 
-def _location(field, source):
-    """(file, line) of a report's location field: `library+0xOFFSET` (addr2line), `file.cu:LINE` or `@LINE` of
-    `source`."""
+@functools.lru_cache(maxsize=64)
+def _kernel_file(source, kernel):
+    """The file that defines `kernel` (`k<T, 4>`): `source`, or a header it includes (translated like it, so a kernel
+    may live there); `source` where none does."""
+    defines = re.compile(rf"__global__[^;{{}}]*?\b{re.escape(kernel.split('<', 1)[0].strip())}\s*\(")
+    for path in [Path(source), *sorted(project_headers(source, [Path(source).parent, COMMON, KERNELS]))]:
+        with contextlib.suppress(OSError):
+            if defines.search(blank_comments_and_strings(path.read_text())):
+                return str(path)
+    return str(source)
+
+
+def _location(field, source, kernel=""):
+    """(file, line) of a report's location field: `library+0xOFFSET` (addr2line), `file.cu:LINE` or `@LINE` (a
+    barrier's: the line alone) of the file that defines `kernel`: `source` or a header it includes."""
     if not field:
         return None, None
     if m := re.fullmatch(r"@(\d+)", field):
-        return str(source) if source else None, int(m[1])
+        if not source:
+            return None, int(m[1])
+        return (_kernel_file(str(source), kernel) if kernel else str(source)), int(m[1])
     if m := re.fullmatch(r"(\S+\.cuh?):(\d+)", field):  # named by the compiler's own check (object-size)
         return m[1], int(m[2])
     if m := re.fullmatch(r"(/\S+?)\+0x([0-9a-f]+)", field):  # a kernel library, or a program (kp.program)
@@ -150,8 +166,8 @@ def parse_report(report, source=None):
         if len(fields) != 9:
             continue
         severity, kind, kernel, block, thread, here, there, other, text = fields
-        file, line = _location(here, source)
-        other_file, other_line = _location(there, source)
+        file, line = _location(here, source, kernel)
+        other_file, other_line = _location(there, source, kernel)
         text = text.replace("{here}", f"at {_shown(file)}:{line}" if line else "")
         text = text.replace("{there}", f"at {_shown(other_file)}:{other_line}" if other_line else "")
         text = re.sub(r" +([,;:])", r"\1", text)

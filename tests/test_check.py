@@ -458,6 +458,13 @@ __global__ void racy_sum(const float* x, float* out, int64_t n) {
     out[blockIdx.x] = s;
   }
 }
+
+// half the block waits at one barrier, half at the next
+__global__ void split_barrier(float* out) {
+  if (threadIdx.x < 32) __syncthreads();  // (split)
+  __syncthreads();
+  out[threadIdx.x] = 1.f;
+}
 """
 SUMS_CU = """// header_shared: the kernels of tests/test_check.py's header tests
 #include "sums.cuh"
@@ -472,10 +479,15 @@ void carry_read_fwd(float* out) {
   carry_read<<<1, 64>>>(out);
   KP_CHECK_LAUNCH();
 }
+void split_barrier_fwd(float* out) {
+  split_barrier<<<1, 64>>>(out);
+  KP_CHECK_LAUNCH();
+}
 """
 SUMS_BINDING = """#include "binding.h"
 void racy_sum_fwd(const float* x, float* out, int64_t n);
 void carry_read_fwd(float* out);
+void split_barrier_fwd(float* out);
 kp::Tensor racy_sum(kp::Tensor x) {
   kp::Tensor out = torch::stable::new_zeros(x, {(x.numel() + 63) / 64});
   racy_sum_fwd(kp::data<const float>(x, "x"), kp::data<float>(out, "out"), x.numel());
@@ -486,9 +498,15 @@ kp::Tensor carry_read(kp::Tensor x) {
   carry_read_fwd(kp::data<float>(out, "out"));
   return out;
 }
+kp::Tensor split_barrier(kp::Tensor x) {
+  kp::Tensor out = torch::stable::new_zeros(x, {64});
+  split_barrier_fwd(kp::data<float>(out, "out"));
+  return out;
+}
 KP_OPS(m) {
   m.def("racy_sum(Tensor x) -> Tensor", TORCH_BOX(&racy_sum));
   m.def("carry_read(Tensor x) -> Tensor", TORCH_BOX(&carry_read));
+  m.def("split_barrier(Tensor x) -> Tensor", TORCH_BOX(&split_barrier));
 }
 """
 
@@ -523,3 +541,15 @@ def test_an_uninitialised_read_of_a_headers_file_scope_shared_array_is_named_at_
     n = 1 + SUMS_CU.splitlines().index(next(ln for ln in SUMS_CU.splitlines() if "(carry read)" in ln))
     text = str(caught[0].message)
     assert f"reads 'carry[5]' at {folder / 'header_shared.cu'}:{n} before any thread of block (0,0,0) wrote it" in text
+
+
+def test_a_divergent_barrier_in_a_headers_kernel_is_named_at_the_headers_line(header_shared):
+    """The runtime names a barrier by its line alone: the file is the one that defines the kernel (kp.check)."""
+    folder, k = header_shared
+    with pytest.raises(KernelCheckError) as raised:
+        k.split_barrier(torch.zeros(1))
+    n = 1 + SUMS_HEADER.splitlines().index(next(ln for ln in SUMS_HEADER.splitlines() if "(split)" in ln))
+    first = raised.value.findings[0]
+    assert (first.kind, first.kernel) == ("barrier", "split_barrier")
+    assert (first.file, first.line) == (str(folder / "sums.cuh"), n)
+    assert f"{n:5d} |   if (threadIdx.x < 32) __syncthreads();" in str(raised.value), str(raised.value)

@@ -313,14 +313,26 @@ def test_an_edit_of_a_header_with_a_kernel_and_its_launcher_reloads_both_ops_wit
 
 
 def test_a_compile_error_in_a_header_that_launches_is_named_at_its_line_in_the_header(tmp_path):
-    """Before the header was translated, g++ stopped at its `<<<` (`expected primary-expression`), whatever the
-    real mistake was; now the mistake is named at its line of scale.cuh, and the line is shown."""
+    """Before the header was translated, g++ stopped at its `<<<` (`expected primary-expression`) before it reached
+    a mistake after the launch; now the mistake is named at its line of scale.cuh, and the line is shown."""
     ops = write_header_ops(tmp_path / "ops")
-    edit(ops["header_launch"].with_name("scale.cuh"), "tile[threadIdx.x] = i < n", "tile[threadIdx.x] = i < m")
+    edit(ops["header_launch"].with_name("scale.cuh"), "  KP_CHECK_LAUNCH();\n}", "  KP_CHECK_LAUNCH();\n  n += m;\n}")
     with pytest.raises(helpers.KernelBuildError) as err:
         helpers.load_kernel(ops["header_launch"], target="cpu", quiet=True)
-    line = 1 + SCALE_HEADER.splitlines().index("  tile[threadIdx.x] = i < n ? x[i] : 0.f;") + 1
+    line = 1 + SCALE_HEADER.splitlines().index("  KP_CHECK_LAUNCH();") + 2  # after `#define FACTOR` and the launch
     message = str(err.value)
     assert message.startswith(f"{tmp_path / 'ops' / 'scale.cuh'}:{line}:"), message
     assert re.search("[‘']m[’'] was not declared", message), message
-    assert f"{line} |   tile[threadIdx.x] = i < m ? x[i] : 0.f;" in message, message
+    assert f"{line} |   n += m;" in message, message
+
+
+def test_a_construct_the_stand_in_lacks_in_a_header_is_named_at_the_headers_line(tmp_path):
+    ops = write_header_ops(tmp_path / "ops")
+    header = ops["own_launch"].with_name("scale.cuh")
+    edit(header, "  __syncthreads();\n", '  __syncthreads();\n  asm("bar.sync 0;");\n')
+    with pytest.raises(helpers.KernelBuildError) as err:
+        helpers.load_kernel(ops["own_launch"], target="cpu", quiet=True)
+    line = 1 + SCALE_HEADER.splitlines().index("  __syncthreads();") + 2
+    message = str(err.value)
+    assert message.startswith(f"{header}:{line}: inline asm/PTX is not supported"), message
+    assert f'{line} |   asm("bar.sync 0;");' in message, message

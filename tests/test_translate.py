@@ -324,13 +324,16 @@ def test_quoted_includes_g_plus_plus_compiles_are_pointed_where_include_says():
 def test_a_header_is_translated_without_the_stand_ins_include_and_with_names_of_its_own():
     """A header's copy starts at its own `#line 1` (the `.cu`'s copy included cuda_cpu.h already); its launches
     are rewritten as a `.cu`'s; in check mode its guard arrays and file-scope registrations carry its tag, so that
-    two files of one translation unit never declare the same name."""
+    two files of one translation unit never declare the same name, and its `__forceinline__` stays (the `.cu`'s
+    becomes `inline` there: see test_constructs)."""
     src = (
         "__shared__ float scratch[4];\n"
         "__global__ void k(float* x) { __shared__ int t[2]; x[0] = t[0] + scratch[0]; }\n"
         "inline void go(float* x) { k<<<1, 2>>>(x); }\n"
+        "__device__ __forceinline__ float twice(float v) { return 2 * v; }\n"
     )
     out = translate(src, "/abs/rows.cuh", "kernels/common/rows.cuh", check=True, header=True, tag="h1_")
+    assert out.splitlines()[-1] == src.splitlines()[-1]  # inlined into the .cu's kernels, whose lines are named
     assert out.startswith('#line 1 "/abs/rows.cuh"\n') and "cuda_cpu.h" not in out
     assert "kp_guard_h1_0_lo" in out and "kp_guard_h1_1_hi" in out and "kp_file_shared_h1_0(" in out
     assert "kp_guard_0" not in out and '::kp::launch("k", (1), ( 2), (0), (nullptr)' in out

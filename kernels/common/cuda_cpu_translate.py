@@ -18,12 +18,12 @@ The `.cu` on disk stays ordinary CUDA. `translate()` returns a copy that
     translation, so that project and user headers are translated like the `.cu`);
   * drops the CUDA runtime includes that `cuda_cpu.h` stands in for, and spells `__noinline__`
     and `#pragma unroll` the way g++ understands them (and, for check mode, `__forceinline__` as `inline`: -O1
-    cannot force the inlining of a function passed by pointer);
+    cannot force the inlining of a function passed by pointer; not in a header);
   * for check mode (`check=True`), surrounds every `__shared__` declaration with two guard arrays and
     registers its variables with the runtime (`::kp::check_shared`): as the declaration runs, or, for
-    file-scope ones, on the library's list that every kernel runs as it starts; and wraps the condition of every `if`, `while` and `for` of device
-    code in `KP_BRANCH(...)`, for the GPU model's branch counts (not an `if constexpr`, a declaration as the
-    condition, or a range-for).
+    file-scope ones, on the library's list that every kernel runs as it starts; and wraps the condition of
+    every `if`, `while` and `for` of device code in `KP_BRANCH(...)`, for the GPU model's branch counts (not an
+    `if constexpr`, a declaration as the condition, or a range-for).
 Constructs the stand-in cannot honour are rejected here, before g++ runs, with
 `file.cu:LINE: <construct> is not supported on the CPU stand-in`: the ones in UNSUPPORTED, and every
 name of CUDA's device API (cuda_names.txt) that neither cuda_cpu.h defines nor the C math library has.
@@ -527,7 +527,8 @@ def translate(src, path, display_path=None, check=False, include=None, header=Fa
     `display_path` is how errors name the file (defaults to `path`); `check`: for a check-mode build.
     `include(name)`: where the copy includes the header that `src` includes as `#include "name"` from (its own
     translation, say), or None to leave that line as it is; asked only of includes that g++ compiles.
-    `header`: `src` is a header, whose copy does not include cuda_cpu.h first (the `.cu`'s copy did);
+    `header`: `src` is a header, whose copy does not include cuda_cpu.h first (the `.cu`'s copy did) and keeps its
+    `__forceinline__` in check mode;
     `tag`: what keeps the names check mode adds apart between the files of one translation unit.
     """
     shown = display_path or path
@@ -621,7 +622,9 @@ def translate(src, path, display_path=None, check=False, include=None, header=Fa
         edits.append((m.start(), m.end(), "__attribute__((noinline))"))
     # Check builds (-O1) cannot force the inlining of a function passed by pointer (cg::reduce's operation): g++
     # fails the build ("inlining failed in call to 'always_inline'"), where nvcc inlines it. `inline` lets g++ choose.
-    if check:
+    # Not in a header: its helpers stay inlined into the `.cu`'s kernels, whose lines check mode and the GPU model
+    # name for them (kp.diagnostics.code_lines), as before headers were translated.
+    if check and not header:
         for m in re.finditer(r"\b__forceinline__\b", code):
             edits.append((m.start(), m.end(), "inline"))
 
