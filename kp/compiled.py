@@ -6,6 +6,7 @@ needs the Profile's `launches`, `source_lines`, `branches` and `ctype`, and its 
 build key).
 """
 
+import re
 from pathlib import Path
 
 from kp.counts import WARP, as_compiled
@@ -15,6 +16,34 @@ from kp.ptxas import demangle, file_constants, instantiation
 from kp.sass import SassUnavailable, arch_of, by_kernel, describe, executed, source_lines
 from kp.sass import sass as sass_of
 from kp.sourceview import sass_listing
+
+REGISTER = re.compile(r"(?<![A-Z])R(\d+)(\.64)?")
+
+
+def _registers(operands):
+    """The general registers an instruction's operand text names (R2.64: R2 and R3)."""
+    return {int(m[1]) + k for m in REGISTER.finditer(operands) for k in range(2 if m[2] else 1)}
+
+
+def load_rounds(instructions):
+    """The global loads of one function's SASS (address order) grouped into rounds that are in flight together: a
+    load joins the open round unless an instruction since the round began named a register one of its loads writes
+    (it waited for it: the warp's scoreboard holds it there), or a branch or barrier came between (a round is taken not
+    to span them). A list of rounds, each the list of its loads."""
+    rounds, current, pending = [], [], set()
+    for i in instructions:
+        operands = i.text.split(None, 1)[1] if " " in i.text.strip() else ""
+        if i.text.startswith("@"):  # the predicate first: `@!P0 LDG.E R4, ...`
+            operands = operands.split(None, 1)[1] if " " in operands else ""
+        named = _registers(operands)
+        if current and (named & pending or i.cls in ("control", "barrier")):
+            rounds.append(current)
+            current, pending = [], set()
+        if i.space == "global" and i.kind == "load":
+            first = min(_registers(operands.split(",")[0]) or {-1})
+            current.append(i)
+            pending |= {first + k for k in range(max(1, (i.width or 4) // 4))} if first >= 0 else set()
+    return rounds + ([current] if current else [])
 
 
 class CompiledCounts:
@@ -68,6 +97,21 @@ class CompiledCounts:
         """{kernel: {class: warp instructions executed}}: `gpu`'s SASS, each line's times the runs kp.sass.executed
         finds for it; the data of an issue term (instructions / (SMs x schedulers x clock)), for kp.gputime."""
         return by_kernel(self.compiled(gpu)[1])
+
+    def loads_in_flight(self, kernel, gpu="H100"):
+        """The global loads one warp of `kernel` has in flight together, on average over the rounds it ran
+        (load_rounds on `gpu`'s SASS, each round weighted by the runs of its first load's line): 4 for a loop of four
+        independent loads that nvcc unrolled, 1 for a chain of loads each at the address the one before loaded. None
+        without SASS, or where no global load ran."""
+        found = self.kernel_sass(kernel, gpu)
+        if isinstance(found, str):
+            return None
+        runs = {(x.file, x.line): x.executions for x in self.compiled(gpu)[1] if x.kernel == kernel}
+        loads = rounds = 0.0
+        for group in load_rounds(found):
+            n = runs.get((group[0].file, group[0].line), 0.0)
+            loads, rounds = loads + n * len(group), rounds + n
+        return loads / rounds if rounds else None
 
     def sass(self, line, gpu="H100"):
         """What nvcc made of `.cu` line `line` (a number, or "file.cu:N") for `gpu`: its SASS instructions as a Table,

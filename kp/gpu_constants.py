@@ -39,6 +39,14 @@ L2_HIT_CLOCKS = 188
 # and A100 whitepapers give.
 L1_WAVEFRONTS_PER_CLOCK = 1
 
+# Instruction issue: each of an SM's 4 warp schedulers (one per sub-partition: the Volta, Ampere and Hopper
+# architecture whitepapers' SM diagrams; the CUDA C++ Programming Guide, "Compute Capability 7.x / 8.x / 9.0:
+# Architecture": "An SM statically distributes its warps among its schedulers. Then, at every instruction issue
+# time, each scheduler issues one instruction for one of its assigned warps that is ready to execute") issues one warp
+# instruction per clock. kp.gputime's issue term: warp instructions / (schedulers busy x this x clock), a scheduler
+# being busy only while it holds a warp (one warp issues at most one instruction per clock).
+ISSUE_PER_SCHEDULER_PER_CLOCK = 1
+
 # The least time one launch takes, seconds: an assumption, not measured by this project: issue 23's ~2-3 us for an
 # empty kernel timed with CUDA events; we take 2.5 us. (The README's 9.55 us per torch.add of 1024 elements is the
 # CPU side of a whole op call, dispatcher and launch, not the GPU's floor, so it is not used.)

@@ -25,6 +25,7 @@ from kp.gpu_constants import (  # noqa: F401 (H100_MEASURED* and h100_measured: 
     H100_MEASURED_BANDWIDTH,
     H100_MEASURED_ON,
     H100_MEASURED_TORCH,
+    ISSUE_PER_SCHEDULER_PER_CLOCK,
     L1_HIT_CLOCKS,
     L1_WAVEFRONTS_PER_CLOCK,
     L2_HIT_CLOCKS,
@@ -76,11 +77,12 @@ class GPU:
     l2_hit_clocks: int = L2_HIT_CLOCKS
     l1_wavefronts_per_clock: int = L1_WAVEFRONTS_PER_CLOCK  # per SM: shared wavefronts and global 128-byte lines
     launch_floor: float = LAUNCH_FLOOR
+    issue_per_scheduler_per_clock: int = ISSUE_PER_SCHEDULER_PER_CLOCK
     registers_per_sm: int = 65536
     max_registers_per_block: int = 65536
     max_registers_per_thread: int = 255
     register_unit: int = 256  # a warp's registers are allocated in multiples of 256
-    sub_partitions: int = 4
+    sub_partitions: int = 4  # each with one warp scheduler
     max_threads_per_block: int = 1024
 
     @property

@@ -18,19 +18,23 @@ The terms of one launch:
   wavefronts and the 128-byte lines of global requests (kp.caches); named "shared memory" or "L1" by the larger;
   compute and the L1 pipe run on the SMs holding blocks: the SM given the most blocks, ceil(blocks / SMs),
   finishes last, so these take (that many blocks' work) / (one SM's rate);
+- issue: the warp instructions the launch executed (kp.sass: the SASS each line ran, every class) over the issue
+  rate of the SMs holding blocks: each of an SM's schedulers issues one warp instruction per clock, and only while it
+  holds a warp, so the busiest SM issues min(schedulers, its resident warps) per clock (kp.gpu_constants);
 - launch: no launch takes less than the GPU's launch floor.
 
 How the terms combine (what can run at the same time): with several blocks resident per SM, one block's memory
-waits overlap another's compute, so the slowest resource bounds: max(memory, compute, L1 pipe). With one block per
-SM and barriers (__syncthreads) in it, the block's phases are separated: its warps load (memory), wait at the
-barrier, then compute from shared memory (compute, L1 pipe) while no load is in flight, so the two sides add:
-memory + max(compute, L1 pipe); the bound then names both ("latency + compute"). Launches are taken as run back to
-back (as `make bench` times them): the total is the sum of the launches' times. Every block is taken to do the same
-work (the launch's counts / its blocks).
+waits overlap another's compute, so the slowest resource bounds: max(memory, compute, issue, L1 pipe). With one block
+per SM and barriers (__syncthreads) in it, the block's phases are separated: its warps load (memory), wait at the
+barrier, then compute from shared memory (compute, issue, L1 pipe) while no load is in flight, so the two sides add:
+memory + max(compute, issue, L1 pipe); the bound then names both ("latency + compute"). Launches are taken as run
+back to back (as `make bench` times them): the total is the sum of the launches' times. Every block is taken to do
+the same work (the launch's counts / its blocks).
 
-Not modelled: L2 bandwidth (L2 hits are free but for their latency), instruction issue limits other than FLOP/s,
-tensor cores, overlap between launches, clocks below boost, partly exposed latency near the edge between the two
-memory terms (add2_v1, one float per thread, is modelled as add2 is: the README says by how much it misses).
+Not modelled: L2 bandwidth (L2 hits are free but for their latency), dependent-instruction latency (a warp is taken
+to issue whenever its scheduler is free), tensor cores, overlap between launches, clocks below boost, partly exposed
+latency near the edge between the two memory terms (add2_v1, one float per thread, is modelled as add2 is: the
+README says by how much it misses).
 """
 
 import dataclasses
@@ -66,6 +70,7 @@ class LaunchWork:
     load_sites: int = 1  # the global load instructions a round trip issues together
     l1_wavefronts: int = 0
     barriers: int = 0
+    issued: float = 0  # warp instructions executed, every class (kp.sass: the SASS each line ran); 0: not counted
 
     @property
     def dram_bytes(self):
@@ -93,7 +98,7 @@ class LaunchEstimate:
 
     kernel: str
     seconds: float
-    bound: str  # "memory", "latency", "compute", "shared memory", "L1" or "launch"; "A + B" where phases add
+    bound: str  # "memory", "latency", "compute", "issue", "shared memory", "L1" or "launch"; "A + B" where phases add
     dram_bytes: int
     achieved_bandwidth: float  # dram_bytes / seconds, bytes/s
     occupancy: Occupancy
@@ -106,6 +111,7 @@ class LaunchEstimate:
     shared_s: float  # the shared-memory wavefronts alone
     launch_floor_s: float
     l1_s: float = 0.0  # the L1's data pipe: shared wavefronts + global lines
+    issue_s: float = 0.0  # the busiest SM's warp instructions / its issue rate
     latency: float = 0.0  # the latency of a round trip, seconds
     hit_shares: tuple = (0.0, 0.0, 1.0)  # the shares of the requested sectors the L1, the L2 and DRAM serve
     phases_add: bool = False  # one block per SM with barriers: memory + on-SM work
@@ -139,6 +145,7 @@ class Estimate:
                 "FLOP term": Quantity(e.compute_s * 1e6, "µs"),
                 "shared term": Quantity(e.shared_s * 1e6, "µs"),
                 "L1 pipe term": Quantity(e.l1_s * 1e6, "µs"),
+                "issue term": Quantity(e.issue_s * 1e6, "µs"),
                 "L1 / L2 / DRAM": "{:.0%} / {:.0%} / {:.0%}".format(*e.hit_shares),
             }
             for e in self.launches
@@ -198,9 +205,13 @@ def estimate_launch(gpu_or_name, work):
     per_clock = g.l1_wavefronts_per_clock * g.clock_hz  # one SM's L1 data pipe
     shared_s = work.shared_wavefronts * busiest / per_clock
     l1_s = (work.shared_wavefronts + work.l1_wavefronts) * busiest / per_clock
+    # The busiest SM's warps: its schedulers issue only while they hold one (one warp, one instruction per clock)
+    resident_warps = min(occ.blocks_per_sm, math.ceil(work.grid_blocks / g.sms)) * warps_per_block
+    issue_rate = min(g.sub_partitions, resident_warps) * g.issue_per_scheduler_per_clock * g.clock_hz
+    issue_s = work.issued * busiest / issue_rate
     memory_name = "latency" if latency_s > bandwidth_s else "memory"
     pipe_name = "shared memory" if work.shared_wavefronts >= work.l1_wavefronts else "L1"
-    on_sm = {"compute": compute_s, pipe_name: l1_s}
+    on_sm = {"compute": compute_s, "issue": issue_s, pipe_name: l1_s}
     phases_add = occ.blocks_per_sm == 1 and work.barriers > 0 and memory_s > 0
     if phases_add:
         sm_name = max(on_sm, key=on_sm.get)
@@ -225,6 +236,7 @@ def estimate_launch(gpu_or_name, work):
         shared_s=shared_s,
         launch_floor_s=g.launch_floor,
         l1_s=l1_s,
+        issue_s=issue_s,
         latency=latency,
         hit_shares=shares,
         phases_add=phases_add,

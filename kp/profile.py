@@ -31,6 +31,7 @@ from kp.sass import arch_of
 from kp.sourceview import instruction_advice, profile_html
 from kp.table import Table
 
+GLOBAL_LOAD = ("global", "load")
 DIVERGENT_SHARE = 0.05  # advice names a branch when at least this share of its warp executions diverge
 # Each floating dtype's C++ type, as ptxas names a kernel's instantiations (colsum_v1<float>, poly2_fwd_kernel<__half>)
 CTYPES = {torch.float32: "float", torch.float64: "double", torch.float16: "__half", torch.bfloat16: "__nv_bfloat16"}
@@ -130,14 +131,20 @@ class Profile(CompiledCounts):
         """Each launch as kp.gputime's LaunchWork: its memory hierarchy's inputs (kp.caches: which sectors the
         sampled blocks share, each block's L1 misses, the global requests' 128-byte lines, the barriers), the
         distinct sectors it touched (what DRAM moves where those inputs are missing), its shared wavefronts as `gpu`'s
-        SASS serves them (the launch's share of its kernel's lines), registers and static shared memory from ptxas for
-        `gpu`'s arch and the instantiation launched (32 registers where nvcc is missing), `flops` shared out by the
-        launches' blocks."""
+        SASS serves them (the launch's share of its kernel's lines), the warp instructions it executed (its blocks'
+        share of its kernel's SASS as executed), the round trips its slowest warp waits (its loads over those in
+        flight together), registers and static shared memory from ptxas for `gpu`'s arch and the instantiation
+        launched (32 registers where nvcc is missing), `flops` shared out by the launches' blocks."""
         total_blocks = sum(la.blocks for la in self.launches) or 1
         compiled_lines = self.compiled(gpu)[0]
+        issued = {kernel: sum(by_class.values()) for kernel, by_class in self.issued(gpu).items()}
+        kernel_blocks = {}
+        for la in self.launches:
+            kernel_blocks[la.kernel] = kernel_blocks.get(la.kernel, 0) + la.blocks
         work = []
         for la, sharing in zip(self.launches, self.sharing):
             registers, static = launch_resources(la.file, la.kernel, self.ctype, arch_of(gpu))
+            in_flight, sites = self._in_flight(la, compiled_lines, gpu)
             source = sum(ln.units for ln in self.source_lines if ln.kernel == la.kernel and ln.space == "shared")
             served = sum(ln.units for ln in compiled_lines if ln.kernel == la.kernel and ln.space == "shared")
             hierarchy = (
@@ -146,14 +153,14 @@ class Profile(CompiledCounts):
                 else dict(
                     sharing=sharing,
                     requested_read_sectors=la.sectors_read,
-                    load_sites=max(1, la.load_sites),
+                    load_sites=in_flight,
                     l1_wavefronts=sharing.l1_wavefronts,
                     barriers=sharing.barriers,
                 )
             )
             if sharing is not None and sharing.slowest_requests and la.load_sites:
                 # A block frees its place when its last warp exits: its slowest warp's round trips, not the mean
-                slowest = sharing.slowest_requests / la.blocks / la.load_sites
+                slowest = sharing.slowest_requests / la.blocks / sites
                 hierarchy["dram_round_trips_per_warp"] = max(1.0, slowest)
             work.append(
                 LaunchWork(
@@ -166,10 +173,28 @@ class Profile(CompiledCounts):
                     dram_write_sectors=la.distinct_written,
                     shared_wavefronts=round(la.wavefronts * served / source) if source else la.wavefronts,
                     flops=flops * la.blocks / total_blocks,
-                    **{"dram_round_trips_per_warp": la.round_trips_per_warp, **hierarchy},
+                    issued=issued.get(la.kernel, 0.0) * la.blocks / kernel_blocks[la.kernel],
+                    **(
+                        {"dram_round_trips_per_warp": max(1.0, la.round_trips_per_warp * la.load_sites / sites)}
+                        | hierarchy
+                    ),
                 )
             )
         return work
+
+    def _in_flight(self, la, compiled_lines, gpu):
+        """(the global loads one warp of `la` has in flight per round trip as `gpu`'s SASS issues them, the source's
+        load requests that stands for): kp.compiled's loads_in_flight, and the source's requests per SASS request;
+        without SASS, the trace's load sites, all taken in flight together (one round trip per pass over them)."""
+        in_flight = self.loads_in_flight(la.kernel, gpu)
+        if in_flight is None or not la.load_sites:
+            return max(1, la.load_sites), max(1, la.load_sites)
+
+        def requests(lines):
+            return sum(ln.requests for ln in lines if ln.kernel == la.kernel and (ln.space, ln.kind) == GLOBAL_LOAD)
+
+        compiled, source = requests(compiled_lines), requests(self.source_lines)
+        return in_flight, in_flight * (source / compiled if compiled else 1.0)
 
     def estimate(self, gpu="H100", flops=0.0):
         """The modelled time in seconds of the profiled call on `gpu` (kp.gputime; `flops`: fp32 FLOPs the call does,

@@ -2,6 +2,8 @@
 from the GPU table's constants (H100 SXM: 132 SMs, 1.98 GHz, 2.97e12 B/s achievable, 700 ns DRAM latency, 2.5 us
 launch floor), so a change to the model or to a constant shows here."""
 
+import dataclasses
+
 import pytest
 import torch
 
@@ -195,3 +197,25 @@ def test_barriers_are_counted_per_block():
     x, out = torch.arange(1024.0), torch.zeros(1024)
     assert [w.barriers for w in profile(k.run, 5, x, out, 1).work()] == [1]
     assert [w.barriers for w in profile(k.run, 4, x, out, 1).work()] == [32]
+
+
+def test_the_issue_term_is_warp_instructions_over_the_busy_schedulers():
+    """Each of an SM's 4 schedulers issues one warp instruction per clock while it holds a warp. 528 blocks of 8
+    warps, 8 blocks per SM fit (2048 threads): the busiest SM gets 4 blocks, 32 warps, so issues 4 per clock; it runs
+    4 x 8 x 1000 = 32,000 warp instructions: 32,000 / (4 x 1.98e9) = 4.04 us. One warp per SM (132 blocks of 32
+    threads) has one scheduler busy: 10,000 instructions / 1.98e9 = 5.05 us, though it runs fewer of them."""
+    many = estimate_launch("H100", LaunchWork("fma", 528, 256, issued=528 * 8 * 1000))
+    assert (many.bound, many.seconds, many.issue_s) == ("issue", pytest.approx(32_000 / (4 * 1.98e9)), many.seconds)
+    one = estimate_launch("H100", LaunchWork("fma", 132, 32, issued=132 * 10_000))
+    assert (one.bound, one.seconds) == ("issue", pytest.approx(10_000 / 1.98e9))
+    assert estimate_launch("H100", LaunchWork("fma", 132, 32)).issue_s == 0  # no instructions counted: no term
+
+
+def test_the_issue_term_adds_to_the_memory_phase_with_one_block_and_barriers():
+    """phases() with no FLOPs and 2e5 warp instructions per warp: the busiest SM's 2 blocks x 32 warps x 2e5 =
+    1.28e7 instructions at 4 per clock take 1.616 ms, the larger on-SM side; one block per SM with barriers, so it adds
+    to the 22.4 us of memory."""
+    work = dataclasses.replace(phases(1024, 150 * 1024, barriers=32), flops=0, issued=264 * 32 * 2e5)
+    e = estimate_launch("H100", work)
+    assert e.issue_s == pytest.approx(2 * 32 * 2e5 / (4 * 1.98e9))
+    assert (e.bound, e.seconds) == ("latency + issue", pytest.approx(22.4e-6 + e.issue_s))

@@ -11,6 +11,7 @@ import pytest
 import torch
 
 import helpers
+import kp.compiled
 import kp.files
 import kp.profile
 import kp.sass
@@ -21,7 +22,7 @@ from kp.profile import profile
 
 COMPILED = kp.files.ROOT / "tests" / "cuda_cpu" / "compiled.cu"
 LINES = COMPILED.read_text().splitlines()
-NAMES = ["float4_whole", "float4_members", "shared4", "unrolled"]
+NAMES = ["float4_whole", "float4_members", "shared4", "unrolled", "fma_loop", "chain4", "independent4"]
 needs_sass = pytest.mark.skipif(
     kp.toolchain.find_cuda_root() is None or kp.sass.nvdisasm() is None, reason="no nvcc or no nvdisasm here"
 )
@@ -215,3 +216,47 @@ def test_a_kernel_file_nvcc_does_not_compile_alone_is_not_compiled_again(kernel_
     monkeypatch.setattr(subprocess, "run", lambda *a, **kw: pytest.fail("compiled again"))
     with pytest.raises(kp.sass.SassUnavailable, match="nvcc failed"):
         kp.sass.sass(cu, "H100")
+
+
+ROUNDS = """\
+\t.section\t.text._Z1kPf,"ax",@progbits
+        /*0000*/                   LDG.E R2, desc[UR4][R2.64] ;
+        /*0010*/                   LDG.E.64 R4, desc[UR4][R6.64] ;
+        /*0020*/                   IMAD.WIDE R8, R0, 0x4, R10 ;
+        /*0030*/                   FADD R0, R2, R5 ;
+        /*0040*/              @!P0 LDG.E.128 R12, desc[UR4][R8.64] ;
+        /*0050*/                   LDG.E R16, desc[UR4][R12.64] ;
+        /*0060*/                   BRA `(.L_x_1) ;
+        /*0070*/                   LDG.E R20, desc[UR4][R8.64] ;
+"""
+
+
+def test_loads_issued_before_any_is_used_are_one_round_in_flight():
+    """The first two loads are in flight together until FADD reads R2 and R5 (LDG.E.64 wrote R4, R5); the 16-byte
+    load writes R12..R15, and the next load's address is R12: a round of its own; a branch ends a round."""
+    rounds = kp.compiled.load_rounds(kp.sass.parse_sass(ROUNDS))
+    assert [[i.offset for i in r] for r in rounds] == [[0x00, 0x10], [0x40], [0x50], [0x70]]
+
+
+@needs_sass
+def test_an_unrolled_loop_of_four_loads_waits_a_quarter_of_the_dependent_chains_round_trips(k):
+    """chain4 loads x[x[x[x[i]]]]: 4 rounds of one load; independent4's 4 loads of x[k * n + i] are issued before
+    any is used: 1 round of 4. Each warp makes 4 round trips against 1: the latency is charged per round trip."""
+    chain, independent = run(k, "chain4"), run(k, "independent4")
+    assert (chain.loads_in_flight("chain4"), independent.loads_in_flight("independent4")) == (1, 4)
+    (dependent,), (unrolled,) = chain.work(), independent.work()
+    assert (dependent.dram_round_trips_per_warp, unrolled.dram_round_trips_per_warp) == (4, 1)
+    (a,), (b,) = chain.estimate_detail().launches, independent.estimate_detail().launches
+    assert (a.latency_s / a.latency, b.latency_s / b.latency) == (pytest.approx(4), pytest.approx(1))
+
+
+@needs_sass
+def test_an_fma_loop_without_loads_is_issue_bound_at_its_executed_instructions(k):
+    """fma_loop: n = 4096 iterations of one FFMA per warp, 128 blocks of one warp, one per SM at most (132 SMs): each
+    SM's one warp issues one instruction per clock, so the time is the busiest SM's warp instructions / 1.98e9."""
+    n = 4096
+    p = profile(k.run, NAMES.index("fma_loop"), torch.zeros(4 * n), torch.zeros(n), max_blocks=4)
+    issued = p.issued()["fma_loop"]
+    assert issued["fp32"] == 128 * (n + 1)  # the FFMA counted at its line's loop test: n + 1 evaluations per warp
+    (e,) = p.estimate_detail("H100").launches
+    assert (e.bound, e.seconds) == ("issue", pytest.approx(sum(issued.values()) / 128 / 1.98e9))
