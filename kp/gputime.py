@@ -13,6 +13,9 @@ The terms of one launch:
   and the resident warps' round trips overlap. Blocks run in waves of
   blocks_per_sm x SMs; a wave takes max(its bytes / achievable bandwidth, round trips x mean latency). "latency"
   names a launch whose waves' round trips add up to more than its bytes / achievable bandwidth;
+- L2: the bytes the L2 serves (the loads' L1 misses, from kp.caches, and every store's sectors) / the L2's bandwidth
+  (kp.gpu_constants: bytes per clock per SM, from a microbenchmark study); on the memory side with the DRAM terms,
+  named "L2" where it is the larger;
 - compute: fp32 FLOPs / FP32 peak + fp64 FLOPs / FP64 peak (added: both issue from the same warp schedulers);
 - shared memory and L1: the L1's data pipe serves one wavefront per clock per SM, shared between shared-memory
   wavefronts and the 128-byte lines of global requests (kp.caches); named "shared memory" or "L1" by the larger;
@@ -24,17 +27,17 @@ The terms of one launch:
 - launch: no launch takes less than the GPU's launch floor.
 
 How the terms combine (what can run at the same time): with several blocks resident per SM, one block's memory
-waits overlap another's compute, so the slowest resource bounds: max(memory, compute, issue, L1 pipe). With one block
-per SM and barriers (__syncthreads) in it, the block's phases are separated: its warps load (memory), wait at the
-barrier, then compute from shared memory (compute, issue, L1 pipe) while no load is in flight, so the two sides add:
-memory + max(compute, issue, L1 pipe); the bound then names both ("latency + compute"). Launches are taken as run
-back to back (as `make bench` times them): the total is the sum of the launches' times. Every block is taken to do
-the same work (the launch's counts / its blocks).
+waits overlap another's compute, so the slowest resource bounds: max(memory or L2, compute, issue, L1 pipe). With one
+block per SM and barriers (__syncthreads) in it, the block's phases are separated: its warps load (memory), wait at
+the barrier, then compute from shared memory (compute, issue, L1 pipe) while no load is in flight, so the two sides
+add: max(memory, L2) + max(compute, issue, L1 pipe); the bound then names both ("latency + compute"). Launches are
+taken as run back to back (as `make bench` times them): the total is the sum of the launches' times. Every block is
+taken to do the same work (the launch's counts / its blocks).
 
-Not modelled: L2 bandwidth (L2 hits are free but for their latency), dependent-instruction latency (a warp is taken
-to issue whenever its scheduler is free), tensor cores, overlap between launches, clocks below boost, partly exposed
-latency near the edge between the two memory terms (add2_v1, one float per thread, is modelled as add2 is: the
-README says by how much it misses).
+Not modelled: the L2's two partitions (a far hit is slower: kp.gpu_constants), dependent-instruction latency (a warp
+is taken to issue whenever its scheduler is free), tensor cores, overlap between launches, clocks below boost, partly
+exposed latency near the edge between the two memory terms (add2_v1, one float per thread, is modelled as add2 is:
+the README says by how much it misses).
 """
 
 import dataclasses
@@ -70,6 +73,7 @@ class LaunchWork:
     load_sites: int = 1  # the global load instructions a round trip issues together
     l1_wavefronts: int = 0
     barriers: int = 0
+    written_sectors: int = 0  # the sectors the stores wrote, as requested (each passes through the L2)
     issued: float = 0  # warp instructions executed, every class (kp.sass: the SASS each line ran); 0: not counted
 
     @property
@@ -98,7 +102,7 @@ class LaunchEstimate:
 
     kernel: str
     seconds: float
-    bound: str  # "memory", "latency", "compute", "issue", "shared memory", "L1" or "launch"; "A + B" where phases add
+    bound: str  # "memory", "latency", "L2", "compute", "issue", "shared memory", "L1", "launch"; "A + B": phases add
     dram_bytes: int
     achieved_bandwidth: float  # dram_bytes / seconds, bytes/s
     occupancy: Occupancy
@@ -112,6 +116,7 @@ class LaunchEstimate:
     launch_floor_s: float
     l1_s: float = 0.0  # the L1's data pipe: shared wavefronts + global lines
     issue_s: float = 0.0  # the busiest SM's warp instructions / its issue rate
+    l2_s: float = 0.0  # the bytes the L2 serves / its bandwidth
     latency: float = 0.0  # the latency of a round trip, seconds
     hit_shares: tuple = (0.0, 0.0, 1.0)  # the shares of the requested sectors the L1, the L2 and DRAM serve
     phases_add: bool = False  # one block per SM with barriers: memory + on-SM work
@@ -146,6 +151,7 @@ class Estimate:
                 "shared term": Quantity(e.shared_s * 1e6, "µs"),
                 "L1 pipe term": Quantity(e.l1_s * 1e6, "µs"),
                 "issue term": Quantity(e.issue_s * 1e6, "µs"),
+                "L2 term": Quantity(e.l2_s * 1e6, "µs"),
                 "L1 / L2 / DRAM": "{:.0%} / {:.0%} / {:.0%}".format(*e.hit_shares),
             }
             for e in self.launches
@@ -158,12 +164,14 @@ def _time(seconds):
 
 
 def _dram_sectors(g, work, resident_blocks):
-    """(read, write, hit shares, round-trip latency) of a launch on `g`: kp.caches' where the work has its sharing;
-    else as given, every load waiting for DRAM."""
+    """(read, write, hit shares, round-trip latency, sectors the L2 reads out) of a launch on `g`: kp.caches' where
+    the work has its sharing; else as given, every load waiting for DRAM."""
     if work.sharing is None:
-        return work.dram_read_sectors, work.dram_write_sectors, (0.0, 0.0, 1.0), g.dram_latency
+        reads = work.dram_read_sectors
+        return reads, work.dram_write_sectors, (0.0, 0.0, 1.0), g.dram_latency, reads
     t = traffic(work.sharing, work.requested_read_sectors, resident_blocks, g.l2_bytes)
-    return t.dram_read, t.dram_write, t.hit_shares(), _round_trip_latency(g, work, t.l2_read, t.dram_read)
+    latency = _round_trip_latency(g, work, t.l2_read, t.dram_read)
+    return t.dram_read, t.dram_write, t.hit_shares(), latency, t.l2_read
 
 
 def _round_trip_latency(g, work, l2_sectors, dram_sectors):
@@ -187,7 +195,8 @@ def estimate_launch(gpu_or_name, work):
     per_wave = occ.blocks_per_sm * g.sms
     waves = math.ceil(work.grid_blocks / per_wave)
     wave_blocks = [per_wave] * (waves - 1) + [work.grid_blocks - per_wave * (waves - 1)]
-    reads, writes, shares, latency = _dram_sectors(g, work, per_wave)
+    reads, writes, shares, latency, l2_reads = _dram_sectors(g, work, per_wave)
+    l2_s = SECTOR_BYTES * (l2_reads + max(work.written_sectors, writes)) / g.l2_bandwidth
     dram_bytes = SECTOR_BYTES * (reads + writes)
     waited = SECTOR_BYTES * (work.requested_read_sectors or work.dram_read_sectors) or dram_bytes
     warps_per_block = work.warps // work.grid_blocks
@@ -210,14 +219,18 @@ def estimate_launch(gpu_or_name, work):
     issue_rate = min(g.sub_partitions, resident_warps) * g.issue_per_scheduler_per_clock * g.clock_hz
     issue_s = work.issued * busiest / issue_rate
     memory_name = "latency" if latency_s > bandwidth_s else "memory"
+    if l2_s > memory_s:  # the L2 serves less than DRAM and the latency ask for
+        memory_name, memory_side = "L2", l2_s
+    else:
+        memory_side = memory_s
     pipe_name = "shared memory" if work.shared_wavefronts >= work.l1_wavefronts else "L1"
     on_sm = {"compute": compute_s, "issue": issue_s, pipe_name: l1_s}
-    phases_add = occ.blocks_per_sm == 1 and work.barriers > 0 and memory_s > 0
+    phases_add = occ.blocks_per_sm == 1 and work.barriers > 0 and memory_side > 0
     if phases_add:
         sm_name = max(on_sm, key=on_sm.get)
-        terms = {f"{memory_name} + {sm_name}": memory_s + on_sm[sm_name], "launch": g.launch_floor}
+        terms = {f"{memory_name} + {sm_name}": memory_side + on_sm[sm_name], "launch": g.launch_floor}
     else:
-        terms = {memory_name: memory_s, **on_sm, "launch": g.launch_floor}
+        terms = {memory_name: memory_side, **on_sm, "launch": g.launch_floor}
     bound = max(terms, key=terms.get)
     seconds = terms[bound]
     return LaunchEstimate(
@@ -237,6 +250,7 @@ def estimate_launch(gpu_or_name, work):
         launch_floor_s=g.launch_floor,
         l1_s=l1_s,
         issue_s=issue_s,
+        l2_s=l2_s,
         latency=latency,
         hit_shares=shares,
         phases_add=phases_add,

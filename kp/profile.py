@@ -174,6 +174,7 @@ class Profile(CompiledCounts):
                     shared_wavefronts=round(la.wavefronts * served / source) if source else la.wavefronts,
                     flops=flops * la.blocks / total_blocks,
                     issued=issued.get(la.kernel, 0.0) * la.blocks / kernel_blocks[la.kernel],
+                    written_sectors=la.sectors_written,
                     **(
                         {"dram_round_trips_per_warp": max(1.0, la.round_trips_per_warp * la.load_sites / sites)}
                         | hierarchy

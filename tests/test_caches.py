@@ -94,7 +94,7 @@ def test_a_blocks_repeated_loads_hit_its_l1(k):
     (e,) = p.estimate_detail("H100").launches
     assert e.hit_shares == (0.875, 0.0, 0.125)
     h100 = gpu("H100")
-    assert e.latency == pytest.approx(0.875 * 32 / h100.clock_hz + 0.125 * h100.dram_latency)
+    assert e.latency == pytest.approx(0.875 * h100.l1_hit_clocks / h100.clock_hz + 0.125 * h100.dram_latency)
 
 
 @pytest.mark.parametrize("stride, lines", [(1, 1), (2, 2), (32, 32)])

@@ -1,6 +1,8 @@
 """kp.gpu_constants: the GPU model's constants that no data sheet gives, each listed in the README with its value and
 its source, and none fitted to a kernel's timing."""
 
+import pytest
+
 import kp.gpu_constants
 from kp.files import ROOT
 from kp.gpus import gpu
@@ -22,4 +24,13 @@ def test_the_h100_row_takes_the_constants():
     h = gpu("H100")
     assert h.achievable_dram_bandwidth == kp.gpu_constants.H100_MEASURED_BANDWIDTH
     assert (h.dram_latency, h.launch_floor) == (kp.gpu_constants.DRAM_LATENCY, kp.gpu_constants.LAUNCH_FLOOR)
-    assert (h.l1_hit_clocks, h.l2_hit_clocks, h.l1_wavefronts_per_clock) == (32, 188, 1)
+    assert (h.l1_hit_clocks, h.l2_hit_clocks, h.l1_wavefronts_per_clock) == (34, 265, 1)  # gpu-benches' H100 PCIe
+    assert h.l2_bandwidth == pytest.approx(34.5 * 132 * 1.98e9)  # its 6.9 TB/s over 114 SMs at 1.755 GHz, per SM
+
+
+@pytest.mark.parametrize("name", ["T4", "A10", "A100", "L4", "H100"])
+def test_every_gpu_takes_its_compute_capabilitys_latencies_and_l2_bandwidth(name):
+    g = gpu(name)
+    cc = g.compute_capability
+    assert (g.l1_hit_clocks, g.l2_hit_clocks) == kp.gpu_constants.HIT_CLOCKS[cc]
+    assert g.l2_bytes_per_clock_per_sm == kp.gpu_constants.L2_BYTES_PER_CLOCK_PER_SM[cc]

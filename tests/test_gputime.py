@@ -7,6 +7,7 @@ import dataclasses
 import pytest
 import torch
 
+from kp.caches import Sharing
 from kp.gpus import gpu
 from kp.gputime import Estimate, LaunchWork, estimate, estimate_launch
 
@@ -219,3 +220,18 @@ def test_the_issue_term_adds_to_the_memory_phase_with_one_block_and_barriers():
     e = estimate_launch("H100", work)
     assert e.issue_s == pytest.approx(2 * 32 * 2e5 / (4 * 1.98e9))
     assert (e.bound, e.seconds) == ("latency + issue", pytest.approx(22.4e-6 + e.issue_s))
+
+
+def test_an_l2_resident_tile_reused_by_every_block_is_bound_by_the_l2s_bandwidth():
+    """1056 blocks each read the same 1 MiB (32,768 sectors, shared along x) once, with no L1 reuse: DRAM reads it
+    once (it fits the L2: 0.35 us at 2.97 TB/s), the L2 serves it 1056 times: 1056 x 1 MiB / (34.5 B per clock per SM
+    x 132 SMs x 1.98e9) = 122.8 us, the bound."""
+    tile = 32_768
+    sharing = Sharing(grid=(1056, 1, 1), samples=(4, 1, 1), l1_wavefronts=0, l2_read_sectors=1056 * tile, barriers=0,
+                      reads=(0, tile, 0, 0, 0, 0, 0, 0), writes=(0,) * 8)  # fmt: skip
+    work = LaunchWork("reuse", 1056, 256, sharing=sharing, requested_read_sectors=1056 * tile)
+    e = estimate_launch("H100", work)
+    assert e.dram_bytes == tile * 32 and e.bandwidth_s == pytest.approx(tile * 32 / H100_BW)
+    assert e.l2_s == pytest.approx(1056 * tile * 32 / (34.5 * 132 * 1.98e9))
+    assert (e.bound, e.seconds) == ("L2", pytest.approx(e.l2_s))
+    assert e.hit_shares[1] == pytest.approx(1 - 1 / 1056)  # the L2 serves all but the first read of each sector
