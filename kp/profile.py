@@ -137,7 +137,7 @@ class Profile(CompiledCounts):
         launched (32 registers where nvcc is missing), `flops` shared out by the launches' blocks."""
         total_blocks = sum(la.blocks for la in self.launches) or 1
         compiled_lines = self.compiled(gpu)[0]
-        issued = {kernel: sum(by_class.values()) for kernel, by_class in self.issued(gpu).items()}
+        issued = self.issue_instructions(gpu)
         kernel_blocks = {}
         for la in self.launches:
             kernel_blocks[la.kernel] = kernel_blocks.get(la.kernel, 0) + la.blocks

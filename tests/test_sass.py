@@ -251,12 +251,17 @@ def test_an_unrolled_loop_of_four_loads_waits_a_quarter_of_the_dependent_chains_
 
 
 @needs_sass
-def test_an_fma_loop_without_loads_is_issue_bound_at_its_executed_instructions(k):
-    """fma_loop: n = 4096 iterations of one FFMA per warp, 128 blocks of one warp, one per SM at most (132 SMs): each
-    SM's one warp issues one instruction per clock, so the time is the busiest SM's warp instructions / 1.98e9."""
+def test_an_fma_loop_without_loads_is_issue_bound_at_its_issued_instructions(k):
+    """fma_loop: n = 4096 iterations per warp of a loop nvcc keeps (UIADD3, FFMA, ISETP, BRA: 4 instructions), 128
+    blocks of one warp, one per SM at most (132 SMs): each SM's one warp issues one instruction per clock, so the time
+    is the busiest SM's warp instructions / 1.98e9. By hand, 4 n + a few per warp; issue_instructions charges the loop
+    line's mean fragment per run (its 12 instructions lie in 4 stretches, the loop's set-up included): 2.75 n, the
+    heuristic's known shortfall here (issued(), the upper bound, charges all 12 per run: 11 n)."""
     n = 4096
     p = profile(k.run, NAMES.index("fma_loop"), torch.zeros(4 * n), torch.zeros(n), max_blocks=4)
     issued = p.issued()["fma_loop"]
     assert issued["fp32"] == 128 * (n + 1)  # the FFMA counted at its line's loop test: n + 1 evaluations per warp
+    per_warp = p.issue_instructions()["fma_loop"] / 128
+    assert 0.65 * 4 * n < per_warp < 4 * n < sum(issued.values()) / 128
     (e,) = p.estimate_detail("H100").launches
-    assert (e.bound, e.seconds) == ("issue", pytest.approx(sum(issued.values()) / 128 / 1.98e9))
+    assert (e.bound, e.seconds) == ("issue", pytest.approx(per_warp / 1.98e9))
