@@ -28,15 +28,16 @@ def _registers(operands):
 def load_rounds(instructions):
     """The global loads of one function's SASS (address order) grouped into rounds that are in flight together: a
     load joins the open round unless an instruction since the round began named a register one of its loads writes
-    (it waited for it: the warp's scoreboard holds it there), or a branch or barrier came between (a round is taken not
-    to span them). A list of rounds, each the list of its loads."""
+    (it waited for it: the warp's scoreboard holds it there), or a barrier came between. A branch does not end a round
+    (a load does not wait for it: the bounds-checked taps of an unrolled stencil are in flight together). A list of
+    rounds, each the list of its loads."""
     rounds, current, pending = [], [], set()
     for i in instructions:
         operands = i.text.split(None, 1)[1] if " " in i.text.strip() else ""
         if i.text.startswith("@"):  # the predicate first: `@!P0 LDG.E R4, ...`
             operands = operands.split(None, 1)[1] if " " in operands else ""
         named = _registers(operands)
-        if current and (named & pending or i.cls in ("control", "barrier")):
+        if current and (named & pending or i.cls == "barrier"):
             rounds.append(current)
             current, pending = [], set()
         if i.space == "global" and i.kind == "load":

@@ -226,16 +226,19 @@ ROUNDS = """\
         /*0030*/                   FADD R0, R2, R5 ;
         /*0040*/              @!P0 LDG.E.128 R12, desc[UR4][R8.64] ;
         /*0050*/                   LDG.E R16, desc[UR4][R12.64] ;
-        /*0060*/                   BRA `(.L_x_1) ;
+        /*0060*/              @!P1 BRA `(.L_x_1) ;
         /*0070*/                   LDG.E R20, desc[UR4][R8.64] ;
+        /*0080*/                   BAR.SYNC.DEFER_BLOCKING 0x0 ;
+        /*0090*/                   LDG.E R24, desc[UR4][R8.64] ;
 """
 
 
 def test_loads_issued_before_any_is_used_are_one_round_in_flight():
     """The first two loads are in flight together until FADD reads R2 and R5 (LDG.E.64 wrote R4, R5); the 16-byte
-    load writes R12..R15, and the next load's address is R12: a round of its own; a branch ends a round."""
+    load writes R12..R15, and the next load's address is R12: a round of its own, which the load past a branch joins
+    (it does not wait for the branch); a barrier ends a round."""
     rounds = kp.compiled.load_rounds(kp.sass.parse_sass(ROUNDS))
-    assert [[i.offset for i in r] for r in rounds] == [[0x00, 0x10], [0x40], [0x50], [0x70]]
+    assert [[i.offset for i in r] for r in rounds] == [[0x00, 0x10], [0x40], [0x50, 0x70], [0x90]]
 
 
 @needs_sass
