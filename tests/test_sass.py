@@ -12,6 +12,7 @@ import torch
 
 import helpers
 import kp.compiled
+import kp.counts
 import kp.files
 import kp.profile
 import kp.sass
@@ -268,3 +269,40 @@ def test_an_fma_loop_without_loads_is_issue_bound_at_its_issued_instructions(k):
     assert 0.65 * 4 * n < per_warp < 4 * n < sum(issued.values()) / 128
     (e,) = p.estimate_detail("H100").launches
     assert (e.bound, e.seconds) == ("issue", pytest.approx(per_warp / 1.98e9))
+
+
+FRAGMENTS = """\
+\t.section\t.text._Z1kPf,"ax",@progbits
+\t//## File "k.cu", line 3
+        /*0000*/                   ISETP.GE.AND P0, PT, R0, 0x4, PT ;
+        /*0010*/               @P0 BRA `(.L_x_1) ;
+\t//## File "k.cu", line 4
+        /*0020*/                   LDS R2, [R4] ;
+        /*0030*/                   FADD R6, R6, R2 ;
+        /*0040*/                   IADD3 R4, R4, 0x80, RZ ;
+\t//## File "k.cu", line 3
+        /*0050*/                   IADD3 R0, R0, 0x1, RZ ;
+        /*0060*/                   BRA `(.L_x_2) ;
+"""
+
+
+def test_the_issue_term_charges_a_line_counted_exactly_in_full_and_any_other_its_mean_fragment():
+    """Line 3 (a loop test: 4 instructions in 2 stretches) ran 10 times: 2 per run, 20; line 4 has a shared load, so
+    its runs (5, the trace's passes) go through all 3 of its instructions: 15. issued(), the upper bound, says 55."""
+    listing = kp.sass.parse_sass(FRAGMENTS)
+
+    class Counted(kp.compiled.CompiledCounts):
+        launches = [kp.counts.Launch("k", (1, 1, 1), (32, 1, 1), 0, 1, 1, 0, 0, 0, 0, 0, 0, 0)]
+
+        def kernel_sass(self, kernel, gpu="H100"):
+            return listing
+
+        def compiled(self, gpu="H100"):
+            by_line = {}
+            for i in listing:
+                by_line.setdefault(("k", i.file, i.line), []).append(i)
+            runs = {3: 10.0, 4: 5.0}
+            return [], [kp.sass.Instructions("k", f, n, runs[n], ((c, len(v)),), ((c, len(v) * runs[n]),))
+                        for (_, f, n), v in by_line.items() for c in ["all"]], "SASS sm_90"  # fmt: skip
+
+    assert Counted().issue_instructions() == {"k": 4 / 2 * 10 + 3 * 5}
