@@ -101,21 +101,24 @@ class CompiledCounts:
 
     def issue_instructions(self, gpu="H100"):
         """{kernel: warp instructions issued}, for kp.gputime's issue term: a line whose runs the trace counts exactly
-        (one with global or shared accesses: its requests over its instructions are passes through all of them) at
-        its instructions x runs; any other line (a branch condition, a loop body's arithmetic) at the mean of its
-        fragments (the separate stretches of it in address order: an unrolled or split line runs one per execution)
-        x runs. A heuristic where issued() is an upper bound: code a branch skips is still charged, at one fragment."""
+        (one with global or shared accesses: its requests over its instructions are passes through all of them) and
+        whose SASS does not branch, at its instructions x runs; any other line (a branch condition, a loop body's
+        arithmetic, an inlined helper with a vector and a scalar path) at the mean of its fragments (the separate
+        stretches of it in address order: an unrolled or branching line runs one per execution) x runs. A heuristic
+        where issued() is an upper bound: code a branch skips is still charged, at one fragment."""
         out = {}
         for kernel in dict.fromkeys(la.kernel for la in self.launches):
             found = self.kernel_sass(kernel, gpu)
             if isinstance(found, str):
                 continue
-            fragments, exact, last = {}, set(), None
+            fragments, exact, branches, last = {}, set(), set(), None
             for i in found:
                 place = (i.file, i.line)
                 fragments[place] = fragments.get(place, 0) + (place != last)
                 exact |= {place} if i.space in ("global", "shared") else set()
+                branches |= {place} if i.cls == "control" else set()
                 last = place
+            exact -= branches
             out[kernel] = sum(
                 x.total / (1 if (x.file, x.line) in exact else fragments.get((x.file, x.line), 1))
                 for x in self.compiled(gpu)[1]
