@@ -3,10 +3,10 @@ bench/ladder_attention.py): each version of one op, modelled on an H100 by the G
 beside the torch op where a GPU is present. Not a script itself: a ladder script describes its op (a Ladder) and calls
 main(ladder).
 
-The model counts a check-mode build on the CPU stand-in (kp.profile, at most MAX_BLOCKS blocks of each launch run and
-are counted) and times it on an H100 (kp.gputime); GB/s is the bytes the op must move (bytes_per_element x elements)
-over that time. On a GPU the same versions and the torch op are measured (CUDA events, kp.bench.median_ms); without
-one the measurement is pending.
+The model counts a check-mode build on the CPU stand-in (kp.gpumodel.profile, at most MAX_BLOCKS blocks of each launch
+run and are counted) and times it on an H100 (kp.gpumodel.gputime); GB/s is the bytes the op must move
+(bytes_per_element x elements) over that time. On a GPU the same versions and the torch op are measured (CUDA events,
+kp.bench.median_ms); without one the measurement is pending.
 """
 
 import argparse
@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `python bench
 
 import helpers  # noqa: E402
 from kp.bench import median_ms  # noqa: E402
-from kp.profile import profile  # noqa: E402
+from kp.gpumodel.profile import profile  # noqa: E402
 from kp.table import Table  # noqa: E402
 
 MAX_BLOCKS = 64

@@ -1,15 +1,15 @@
-"""kp.gputime: counted launches -> a modelled time on a named GPU. Each case is worked out by hand in its comments
-from the GPU table's constants (H100 SXM: 132 SMs, 1.98 GHz, 2.97e12 B/s achievable, 700 ns DRAM latency, 2.5 us
-launch floor), so a change to the model or to a constant shows here."""
+"""kp.gpumodel.gputime: counted launches -> a modelled time on a named GPU. Each case is worked out by hand in its
+comments from the GPU table's constants (H100 SXM: 132 SMs, 1.98 GHz, 2.97e12 B/s achievable, 700 ns DRAM latency, 2.5
+us launch floor), so a change to the model or to a constant shows here."""
 
 import dataclasses
 
 import pytest
 import torch
 
-from kp.caches import Sharing
-from kp.gpus import gpu
-from kp.gputime import Estimate, LaunchWork, estimate, estimate_launch
+from kp.gpumodel.caches import Sharing
+from kp.gpumodel.gpus import gpu
+from kp.gpumodel.gputime import Estimate, LaunchWork, estimate, estimate_launch
 
 N = 2**26  # 67,108,864 float32 elements, the size `make bench` measured add2 at
 H100_BW, LATENCY = 2.97e12, 700e-9
@@ -51,8 +51,8 @@ def test_add2_on_an_h100_is_memory_bound_near_the_measured_time():
 
 
 def test_the_model_misses_add2_v1s_measured_slowdown():
-    # Known miss, written down in kp.gputime: one float per thread (262144 blocks of 256) keeps 384 bytes per warp in
-    # flight; a full wave's 1056 x 8 x 384 bytes / 700 ns = 4.63 TB/s > 2.97, so it is memory-bound like add2.
+    # Known miss, written down in kp.gpumodel.gputime: one float per thread (262144 blocks of 256) keeps 384 bytes per
+    # warp in flight; a full wave's 1056 x 8 x 384 bytes / 700 ns = 4.63 TB/s > 2.97, so it is memory-bound like add2.
     # 3072 bytes per block; 249 waves: 248 full (1056 x 3072 = 3,244,032 bytes / 2.97e12 = 1.092 us each), then 256
     # blocks (786,432 bytes = 0.265 us, under one 700 ns round trip). `make bench` measured 2.74 TB/s: 293.9 us.
     v1 = estimate_launch("H100", add2(262144))
@@ -192,7 +192,7 @@ def test_barriers_are_counted_per_block():
     """patterns.cu's transpose: one block, one __syncthreads; shared_stride on 1024 floats: 32 blocks, one each."""
     import helpers
     import kp.files
-    from kp.profile import profile
+    from kp.gpumodel.profile import profile
 
     k = helpers.load_kernel(kp.files.ROOT / "tests" / "cuda_cpu" / "patterns.cu", target="cpu", check=True, quiet=True)
     x, out = torch.arange(1024.0), torch.zeros(1024)

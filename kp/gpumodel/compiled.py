@@ -1,20 +1,20 @@
-"""A profile's counts as nvcc compiled the kernels (issue 31): the SASS of the instantiation each launch ran (kp.sass),
-the lines counted as that SASS serves their accesses (kp.counts.as_compiled), the SASS instructions each line ran
-(kp.sass.executed) and what nvcc made of one line. CompiledCounts is kp.profile.Profile's half that reads them: it
-needs the Profile's `launches`, `source_lines`, `branches` and `ctype`, and its caches `_compiled` (per arch) and
-`_sass` (per kernel and arch), empty dicts at first. Never runs a kernel (kp.sass compiles one for its SASS, cached per
-build key).
+"""A profile's counts as nvcc compiled the kernels (issue 31): the SASS of the instantiation each launch ran
+(kp.gpumodel.sass), the lines counted as that SASS serves their accesses (kp.gpumodel.counts.as_compiled), the SASS
+instructions each line ran (kp.gpumodel.sass.executed) and what nvcc made of one line. CompiledCounts is
+kp.gpumodel.profile.Profile's half that reads them: it needs the Profile's `launches`, `source_lines`, `branches` and
+`ctype`, and its caches `_compiled` (per arch) and `_sass` (per kernel and arch), empty dicts at first. Never runs a
+kernel (kp.gpumodel.sass compiles one for its SASS, cached per build key).
 """
 
 import re
 from pathlib import Path
 
-from kp.counts import WARP, as_compiled
 from kp.diagnostics import KernelBuildError
 from kp.files import ROOT
-from kp.ptxas import demangle, file_constants, instantiation
-from kp.sass import SassUnavailable, arch_of, by_kernel, describe, executed, source_lines
-from kp.sass import sass as sass_of
+from kp.gpumodel.counts import WARP, as_compiled
+from kp.gpumodel.ptxas import demangle, file_constants, instantiation
+from kp.gpumodel.sass import SassUnavailable, arch_of, by_kernel, describe, executed, source_lines
+from kp.gpumodel.sass import sass as sass_of
 from kp.sourceview import sass_listing
 
 REGISTER = re.compile(r"(?<![A-Z])R(\d+)(\.64)?")
@@ -51,8 +51,8 @@ class CompiledCounts:
     """The SASS side of a Profile: per GPU, the lines as compiled, the instructions they ran, and the basis."""
 
     def kernel_sass(self, kernel, gpu="H100"):
-        """The SASS instructions (kp.sass) of the instantiation of `kernel` the call ran, for `gpu`; a str saying why
-        there are none (no nvcc, no nvdisasm, a kernel file that nvcc does not compile alone)."""
+        """The SASS instructions (kp.gpumodel.sass) of the instantiation of `kernel` the call ran, for `gpu`; a str
+        saying why there are none (no nvcc, no nvdisasm, a kernel file that nvcc does not compile alone)."""
         arch = arch_of(gpu)
         if (kernel, arch) not in self._sass:
             file = next((la.file for la in self.launches if la.kernel == kernel and la.file), None)
@@ -71,8 +71,8 @@ class CompiledCounts:
 
     def compiled(self, gpu="H100"):
         """(lines, instructions, basis): the lines counted as `gpu`'s SASS serves their accesses
-        (kp.counts.as_compiled), the SASS instructions each line ran (kp.sass.executed), and what the counts rest on
-        ("SASS sm_90", or "source (<why no SASS>)")."""
+        (kp.gpumodel.counts.as_compiled), the SASS instructions each line ran (kp.gpumodel.sass.executed), and what the
+        counts rest on ("SASS sm_90", or "source (<why no SASS>)")."""
         arch = arch_of(gpu)
         if arch not in self._compiled:
             by_line, missing, warps = {}, {}, {}
@@ -95,14 +95,15 @@ class CompiledCounts:
         return self._compiled[arch]
 
     def issued(self, gpu="H100"):
-        """{kernel: {class: warp instructions executed}}: `gpu`'s SASS, each line's times the runs kp.sass.executed
-        finds for it; the data of an issue term (instructions / (SMs x schedulers x clock)), for kp.gputime."""
+        """{kernel: {class: warp instructions executed}}: `gpu`'s SASS, each line's times the runs
+        kp.gpumodel.sass.executed finds for it; the data of an issue term (instructions / (SMs x schedulers x clock)),
+        for kp.gpumodel.gputime."""
         return by_kernel(self.compiled(gpu)[1])
 
     def issue_instructions(self, gpu="H100"):
-        """{kernel: warp instructions issued}, for kp.gputime's issue term: a line whose runs the trace counts exactly
-        (one with global or shared accesses: its requests over its instructions are passes through all of them) and
-        whose SASS does not branch, at its instructions x runs; any other line (a branch condition, a loop body's
+        """{kernel: warp instructions issued}, for kp.gpumodel.gputime's issue term: a line whose runs the trace counts
+        exactly (one with global or shared accesses: its requests over its instructions are passes through all of them)
+        and whose SASS does not branch, at its instructions x runs; any other line (a branch condition, a loop body's
         arithmetic, an inlined helper with a vector and a scalar path) at the mean of its fragments (the separate
         stretches of it in address order: an unrolled or branching line runs one per execution) x runs. A heuristic
         where issued() is an upper bound: code a branch skips is still charged, at one fragment."""

@@ -1,6 +1,6 @@
 """The GPU model's constants that no data sheet gives, each with its source: what this project measured on an H100
 (H100_MEASURED: the README's "On a GPU" table), what microbenchmark studies report (latencies), and what is assumed
-(said so, with the range it was taken from). Data only: kp.gpus builds the GPU table from these and the data
+(said so, with the range it was taken from). Data only: kp.gpumodel.gpus builds the GPU table from these and the data
 sheets; nothing here is fitted to any kernel's published timing, and nothing here computes.
 """
 
@@ -12,16 +12,16 @@ sheets; nothing here is fitted to any kernel's published timing, and nothing her
 H100_MEASURED_BANDWIDTH = 2.97e12
 ACHIEVABLE_FRACTION = H100_MEASURED_BANDWIDTH / 3.35e12
 
-# DRAM latency, seconds, for Little's law in kp.gputime: an assumption, not measured by this project: 700 ns, the
-# middle of the 600-800 ns issue 23 gives for HBM on Hopper, for every GPU here (the GDDR parts too, unchecked). An
+# DRAM latency, seconds, for Little's law in kp.gpumodel.gputime: an assumption, not measured by this project: 700 ns,
+# the middle of the 600-800 ns issue 23 gives for HBM on Hopper, for every GPU here (the GDDR parts too, unchecked). An
 # idle pointer chase reads less (gpu-benches, below: H100 PCIe 650 clocks = 370 ns, A100 570 = 404 ns, L40 631 =
 # 253 ns); a loaded memory system adds queueing to that, by an amount no source here gives. The first constant to
 # replace with a measurement on a lent GPU (a pointer chase under a streaming load).
 DRAM_LATENCY = 700e-9
 
 # Hit latencies, in clocks of the SM (seconds = clocks / boost clock), for the mean latency of a round trip in
-# kp.gputime, per compute capability: (L1 hit, L2 hit). Read from the pointer-chasing results Ernst, Hager, Wellein et
-# al. publish with their GPU microbenchmarks (github.com/te42kyfo/gpu-benches, the data behind "Analytical
+# kp.gpumodel.gputime, per compute capability: (L1 hit, L2 hit). Read from the pointer-chasing results Ernst, Hager,
+# Wellein et al. publish with their GPU microbenchmarks (github.com/te42kyfo/gpu-benches, the data behind "Analytical
 # performance estimation during code generation on modern GPUs", 2023; one warp chases a random cycle through a
 # buffer, cycles at the clock the run reports), each the plateau of its level:
 # - 9.0: H100 PCIe (gpu-latency/h100_pcie.txt, 1755 MHz): L1 34.1, L2 265.5 for 0.25-20 MB (the SM's near partition;
@@ -34,9 +34,9 @@ DRAM_LATENCY = 700e-9
 #   the same benchmarks' V100 (cc 7.0, the README of gpu-benches: L1 30-31, L2 214) is close.
 HIT_CLOCKS = {(9, 0): (34, 265), (8, 9): (36, 277), (8, 0): (36, 211), (8, 6): (36, 211), (7, 5): (32, 188)}
 
-# L2 bandwidth, bytes per clock per SM (x SMs x boost clock = the GPU's), per compute capability, for kp.gputime's L2
-# term: the same benchmarks' L2 plateaus (every SM streams a buffer that fits the L2 but not the L1s), over SMs x
-# the clock the run reports:
+# L2 bandwidth, bytes per clock per SM (x SMs x boost clock = the GPU's), per compute capability, for
+# kp.gpumodel.gputime's L2 term: the same benchmarks' L2 plateaus (every SM streams a buffer that fits the L2 but not
+# the L1s), over SMs x the clock the run reports:
 # - 9.0: H100 PCIe, gpu-l2-cache/h100_pcie.txt: 6.85-6.95 TB/s for 9-33 MB: 6.9e12 / (114 x 1.755e9) = 34.5;
 # - 8.0: A100 80GB, gpu-l2-cache/a100_80.txt: 5.33-5.43 TB/s up to 25 MB: 5.4e12 / (108 x 1.41e9) = 35.5;
 # - 8.9: L40, gpu-cache/l40.txt: 5.70-5.72 TB/s for 1-100 MB: 5.71e12 / (142 x 2.49e9) = 16.1;
@@ -58,8 +58,8 @@ L1_WAVEFRONTS_PER_CLOCK = 1
 # architecture whitepapers' SM diagrams; the CUDA C++ Programming Guide, "Compute Capability 7.x / 8.x / 9.0:
 # Architecture": "An SM statically distributes its warps among its schedulers. Then, at every instruction issue
 # time, each scheduler issues one instruction for one of its assigned warps that is ready to execute") issues one warp
-# instruction per clock. kp.gputime's issue term: warp instructions / (schedulers busy x this x clock), a scheduler
-# being busy only while it holds a warp (one warp issues at most one instruction per clock).
+# instruction per clock. kp.gpumodel.gputime's issue term: warp instructions / (schedulers busy x this x clock), a
+# scheduler being busy only while it holds a warp (one warp issues at most one instruction per clock).
 ISSUE_PER_SCHEDULER_PER_CLOCK = 1
 
 # The least time one launch takes, seconds: an assumption, not measured by this project: issue 23's ~2-3 us for an

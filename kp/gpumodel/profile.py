@@ -5,14 +5,15 @@ callable that calls such ops) with the CPU stand-in's profiler on, and returns a
 (kernel, file, line, memory space, access kind) with Nsight Compute's source counters (requests, sectors or
 wavefronts, the ideal, active lanes); `.branches`, one Branch per line of branch conditions (warp-level executions,
 active lanes, divergent executions); `.launches`, one Launch per kernel launch; `.estimate(gpu="H100")`, the
-modelled time of the call on that GPU (kp.gputime); `.advice()`, the worst lines in plain words.
+modelled time of the call on that GPU (kp.gpumodel.gputime); `.advice()`, the worst lines in plain words.
 
 The counting rules (warp requests from the threads' accesses, 32-byte sectors, 32 banks of 4 bytes and their
 wavefronts), with their sources, are in kernels/common/cuda_cpu_profile.h, which counts; this module reads the
-counts, puts them at their `.cu` lines (addr2line), counts them as nvcc's SASS for the GPU serves them (kp.sass:
-`.lines` are the H100's, `.compiled(gpu)` another GPU's; `.instructions`, the SASS instructions each line ran;
-`.sass(line)`, what nvcc made of a line) and models. Without nvcc or nvdisasm the lines stay counted as the source
-wrote the accesses, and `.basis` says so. Never loads a kernel itself (kp.sass compiles one for its SASS, cached).
+counts, puts them at their `.cu` lines (addr2line), counts them as nvcc's SASS for the GPU serves them
+(kp.gpumodel.sass: `.lines` are the H100's, `.compiled(gpu)` another GPU's; `.instructions`, the SASS instructions each
+line ran; `.sass(line)`, what nvcc made of a line) and models. Without nvcc or nvdisasm the lines stay counted as the
+source wrote the accesses, and `.basis` says so. Never loads a kernel itself (kp.gpumodel.sass compiles one for its
+SASS, cached).
 """
 
 import ctypes
@@ -21,13 +22,13 @@ import warnings
 import torch
 
 from kp.build import cpu_runtime
-from kp.caches import parse_sharing
-from kp.compiled import CompiledCounts
-from kp.counts import WARP, Advice, parse
-from kp.gputime import LaunchWork, estimate
+from kp.gpumodel.caches import parse_sharing
+from kp.gpumodel.compiled import CompiledCounts
+from kp.gpumodel.counts import WARP, Advice, parse
+from kp.gpumodel.gputime import LaunchWork, estimate
+from kp.gpumodel.ptxas import launch_resources
+from kp.gpumodel.sass import arch_of
 from kp.pictures import banks, picture
-from kp.ptxas import launch_resources
-from kp.sass import arch_of
 from kp.sourceview import instruction_advice, profile_html
 from kp.table import Table
 
@@ -86,11 +87,15 @@ class Profile(CompiledCounts):
     Jupyter, a source view (kp.sourceview) show them."""
 
     def __init__(self, counts, ctype=None, sharing=None):
-        # Per launch, the memory hierarchy's inputs (kp.caches.Sharing; None: DRAM takes the distinct sectors)
+        # Per launch, the memory hierarchy's inputs (kp.gpumodel.caches.Sharing; None: DRAM takes the distinct sectors)
         self.sharing = sharing or [None] * len(counts.launches)
         # The C++ type of the call's first floating tensor: the kernels' instantiation whose ptxas figures apply.
         self.ctype = ctype
-        self.source_lines, self.launches, self.branches = counts.lines, counts.launches, counts.branches  # kp.counts
+        self.source_lines, self.launches, self.branches = (
+            counts.lines,
+            counts.launches,
+            counts.branches,
+        )  # kp.gpumodel.counts
         self.unprofiled, self.unprofiled_names = counts.unprofiled, counts.unprofiled_names
         self.worst, self.arrays, self.touches = counts.worst, counts.arrays, counts.touches  # for kp.pictures
         self._compiled, self._sass = {}, {}
@@ -128,11 +133,11 @@ class Profile(CompiledCounts):
         )
 
     def work(self, flops=0.0, gpu="H100"):
-        """Each launch as kp.gputime's LaunchWork: its memory hierarchy's inputs (kp.caches: which sectors the
-        sampled blocks share, each block's L1 misses, the global requests' 128-byte lines, the barriers), the
-        distinct sectors it touched (what DRAM moves where those inputs are missing), its shared wavefronts as `gpu`'s
-        SASS serves them (the launch's share of its kernel's lines), the warp instructions it executed (its blocks'
-        share of its kernel's SASS as executed), the round trips its slowest warp waits (its loads over those in
+        """Each launch as kp.gpumodel.gputime's LaunchWork: its memory hierarchy's inputs (kp.gpumodel.caches: which
+        sectors the sampled blocks share, each block's L1 misses, the global requests' 128-byte lines, the barriers),
+        the distinct sectors it touched (what DRAM moves where those inputs are missing), its shared wavefronts as
+        `gpu`'s SASS serves them (the launch's share of its kernel's lines), the warp instructions it executed (its
+        blocks' share of its kernel's SASS as executed), the round trips its slowest warp waits (its loads over those in
         flight together), registers and static shared memory from ptxas for `gpu`'s arch and the instantiation
         launched (32 registers where nvcc is missing), `flops` shared out by the launches' blocks."""
         total_blocks = sum(la.blocks for la in self.launches) or 1
@@ -185,8 +190,9 @@ class Profile(CompiledCounts):
 
     def _in_flight(self, la, compiled_lines, gpu):
         """(the global loads one warp of `la` has in flight per round trip as `gpu`'s SASS issues them, the source's
-        load requests that stands for): kp.compiled's loads_in_flight, and the source's requests per SASS request;
-        without SASS, the trace's load sites, all taken in flight together (one round trip per pass over them)."""
+        load requests that stands for): kp.gpumodel.compiled's loads_in_flight, and the source's requests per SASS
+        request; without SASS, the trace's load sites, all taken in flight together (one round trip per pass over
+        them)."""
         in_flight = self.loads_in_flight(la.kernel, gpu)
         if in_flight is None or not la.load_sites:
             return max(1, la.load_sites), max(1, la.load_sites)
@@ -198,8 +204,8 @@ class Profile(CompiledCounts):
         return in_flight, in_flight * (source / compiled if compiled else 1.0)
 
     def estimate(self, gpu="H100", flops=0.0):
-        """The modelled time in seconds of the profiled call on `gpu` (kp.gputime; `flops`: fp32 FLOPs the call does,
-        which the trace does not count). `estimate_detail` gives the terms."""
+        """The modelled time in seconds of the profiled call on `gpu` (kp.gpumodel.gputime; `flops`: fp32 FLOPs the call
+        does, which the trace does not count). `estimate_detail` gives the terms."""
         return self.estimate_detail(gpu, flops).seconds
 
     def estimate_detail(self, gpu="H100", flops=0.0):

@@ -1,29 +1,29 @@
 """A modelled kernel time on a named GPU from the work each launch did (as the CPU stand-in's counters count it):
-LaunchWork in, Estimate out. No constant is fitted to any kernel: every number is the GPU table's (kp.gpus, where
-each is sourced: data sheets, NVIDIA's documentation, microbenchmark studies, this project's one bandwidth
+LaunchWork in, Estimate out. No constant is fitted to any kernel: every number is the GPU table's (kp.gpumodel.gpus,
+where each is sourced: data sheets, NVIDIA's documentation, microbenchmark studies, this project's one bandwidth
 measurement, and stated assumptions). Never counts anything itself and never runs on a GPU.
 
 The terms of one launch:
-- memory: the DRAM bytes (kp.caches: the sectors the L1s and the L2 leave for DRAM, from the addresses the sampled
-  blocks touched; a LaunchWork without them takes its dram_*_sectors as given) / the GPU's achievable DRAM bandwidth,
-  against the latency (Little's law): a warp makes `dram_round_trips_per_warp` waits one after another (kp.profile
-  gives a block's slowest warp's: a block frees its place when its last warp exits), each as long
-  as the slowest of its loads (L1 hit, L2 hit or DRAM: the share of round trips that miss each level follows from
-  the misses kp.caches finds, a missing request missing whole); the loads of one round trip are in flight together,
-  and the resident warps' round trips overlap. Blocks run in waves of
-  blocks_per_sm x SMs; a wave takes max(its bytes / achievable bandwidth, round trips x mean latency). "latency"
-  names a launch whose waves' round trips add up to more than its bytes / achievable bandwidth;
-- L2: the bytes the L2 serves (the loads' L1 misses, from kp.caches, and every store's sectors) / the L2's bandwidth
-  (kp.gpu_constants: bytes per clock per SM, from a microbenchmark study); on the memory side with the DRAM terms,
-  named "L2" where it is the larger;
+- memory: the DRAM bytes (kp.gpumodel.caches: the sectors the L1s and the L2 leave for DRAM, from the addresses
+  the sampled blocks touched; a LaunchWork without them takes its dram_*_sectors as given) / the GPU's achievable
+  DRAM bandwidth, against the latency (Little's law): a warp makes `dram_round_trips_per_warp` waits one after
+  another (kp.gpumodel.profile gives a block's slowest warp's: a block frees its place when its last warp exits),
+  each as long as the slowest of its loads (L1 hit, L2 hit or DRAM: the share of round trips that miss each level
+  follows from the misses kp.gpumodel.caches finds, a missing request missing whole); the loads of one round trip
+  are in flight together, and the resident warps' round trips overlap. Blocks run in waves of blocks_per_sm x SMs;
+  a wave takes max(its bytes / achievable bandwidth, round trips x mean latency). "latency" names a launch whose
+  waves' round trips add up to more than its bytes / achievable bandwidth;
+- L2: the bytes the L2 serves (the loads' L1 misses, from kp.gpumodel.caches, and every store's sectors) / the
+  L2's bandwidth (kp.gpumodel.gpu_constants: bytes per clock per SM, from a microbenchmark study); on the memory
+  side with the DRAM terms, named "L2" where it is the larger;
 - compute: fp32 FLOPs / FP32 peak + fp64 FLOPs / FP64 peak (added: both issue from the same warp schedulers);
 - shared memory and L1: the L1's data pipe serves one wavefront per clock per SM, shared between shared-memory
-  wavefronts and the 128-byte lines of global requests (kp.caches); named "shared memory" or "L1" by the larger;
-  compute and the L1 pipe run on the SMs holding blocks: the SM given the most blocks, ceil(blocks / SMs),
+  wavefronts and the 128-byte lines of global requests (kp.gpumodel.caches); named "shared memory" or "L1" by the
+  larger; compute and the L1 pipe run on the SMs holding blocks: the SM given the most blocks, ceil(blocks / SMs),
   finishes last, so these take (that many blocks' work) / (one SM's rate);
-- issue: the warp instructions the launch executed (kp.sass: the SASS each line ran, every class) over the issue
-  rate of the SMs holding blocks: each of an SM's schedulers issues one warp instruction per clock, and only while it
-  holds a warp, so the busiest SM issues min(schedulers, its resident warps) per clock (kp.gpu_constants);
+- issue: the warp instructions the launch executed (kp.gpumodel.compiled: the SASS each line ran) over the issue
+  rate of the SMs holding blocks: each of an SM's schedulers issues one warp instruction per clock, and only while
+  it holds a warp, so the busiest SM issues min(schedulers, its resident warps) per clock (kp.gpumodel.gpu_constants);
 - launch: no launch takes less than the GPU's launch floor.
 
 How the terms combine (what can run at the same time): with several blocks resident per SM, one block's memory
@@ -34,17 +34,17 @@ add: max(memory, L2) + max(compute, issue, L1 pipe); the bound then names both (
 taken as run back to back (as `make bench` times them): the total is the sum of the launches' times. Every block is
 taken to do the same work (the launch's counts / its blocks).
 
-Not modelled: the L2's two partitions (a far hit is slower: kp.gpu_constants), dependent-instruction latency (a warp
-is taken to issue whenever its scheduler is free), tensor cores, overlap between launches, clocks below boost, partly
-exposed latency near the edge between the two memory terms (add2_v1, one float per thread, is modelled as add2 is:
-the README says by how much it misses).
+Not modelled: the L2's two partitions (a far hit is slower: kp.gpumodel.gpu_constants), dependent-instruction latency (a
+warp is taken to issue whenever its scheduler is free), tensor cores, overlap between launches, clocks below boost,
+partly exposed latency near the edge between the two memory terms (add2_v1, one float per thread, is modelled as add2
+is: the README says by how much it misses).
 """
 
 import dataclasses
 import math
 
-from kp.caches import SECTOR_BYTES, traffic
-from kp.gpus import WARP, Occupancy, gpu, occupancy
+from kp.gpumodel.caches import SECTOR_BYTES, traffic
+from kp.gpumodel.gpus import WARP, Occupancy, gpu, occupancy
 from kp.table import Quantity, Table, quantity
 
 
@@ -55,7 +55,7 @@ class LaunchWork:
     kernel: str
     grid_blocks: int
     threads_per_block: int
-    registers_per_thread: int = 32  # ptxas's count (kp.ptxas.kernel_resources); 32 when not known
+    registers_per_thread: int = 32  # ptxas's count (kp.gpumodel.ptxas.kernel_resources); 32 when not known
     shared_bytes_per_block: int = 0  # static + dynamic
     dram_read_sectors: int = 0  # 32-byte sectors the warps' loads touched, as traced
     dram_write_sectors: int = 0
@@ -65,16 +65,16 @@ class LaunchWork:
     # DRAM waits one warp makes one after another: 1 for a kernel that loads what it needs, computes and stores; a
     # grid-stride loop waits once per iteration (unless it loads ahead); a load whose address comes from a load, twice.
     dram_round_trips_per_warp: float = 1
-    # The memory hierarchy (kp.caches): the sampled blocks' sharing of sectors (a kp.caches.Sharing; None: the
-    # dram_*_sectors above are what DRAM moves, and every load waits for DRAM), the sectors the loads asked for, the
-    # global requests' 128-byte lines, and the barriers (__syncthreads) released, summed over the blocks.
+    # The memory hierarchy (kp.gpumodel.caches): the sampled blocks' sharing of sectors (a kp.gpumodel.caches.Sharing;
+    # None: the dram_*_sectors above are what DRAM moves, and every load waits for DRAM), the sectors the loads asked
+    # for, the global requests' 128-byte lines, and the barriers (__syncthreads) released, summed over the blocks.
     sharing: object = None
     requested_read_sectors: int = 0
     load_sites: int = 1  # the global load instructions a round trip issues together
     l1_wavefronts: int = 0
     barriers: int = 0
     written_sectors: int = 0  # the sectors the stores wrote, as requested (each passes through the L2)
-    issued: float = 0  # warp instructions executed, every class (kp.sass: the SASS each line ran); 0: not counted
+    issued: float = 0  # warp instructions executed, every class (kp.gpumodel.compiled); 0: not counted
 
     @property
     def dram_bytes(self):
@@ -156,7 +156,7 @@ class Estimate:
             }
             for e in self.launches
         ]
-        return Table(rows, f"modelled on the {self.gpu} (kp.gputime): {_time(self.seconds)} in all")
+        return Table(rows, f"modelled on the {self.gpu} (kp.gpumodel.gputime): {_time(self.seconds)} in all")
 
 
 def _time(seconds):
@@ -164,8 +164,8 @@ def _time(seconds):
 
 
 def _dram_sectors(g, work, resident_blocks):
-    """(read, write, hit shares, round-trip latency, sectors the L2 reads out) of a launch on `g`: kp.caches' where
-    the work has its sharing; else as given, every load waiting for DRAM."""
+    """(read, write, hit shares, round-trip latency, sectors the L2 reads out) of a launch on `g`: kp.gpumodel.caches'
+    where the work has its sharing; else as given, every load waiting for DRAM."""
     if work.sharing is None:
         reads = work.dram_read_sectors
         return reads, work.dram_write_sectors, (0.0, 0.0, 1.0), g.dram_latency, reads

@@ -1,7 +1,7 @@
 """The GPU table and occupancy: what each named GPU has (SMs, clock, DRAM bandwidth, L2, the per-SM limits of its
 compute capability) and how many blocks of a kernel fit on one of its SMs, by the CUDA Occupancy Calculator's rules.
 Data first: GPU and Occupancy are frozen records a test can read; gpu_table() is the Table people read. Never times
-a kernel (kp.gputime turns counted work into a modelled time) and never needs a GPU.
+a kernel (kp.gpumodel.gputime turns counted work into a modelled time) and never needs a GPU.
 
 Sources, named again where each number is set:
 - the CUDA C++ Programming Guide, "Compute Capabilities": the table "Technical Specifications per Compute Capability"
@@ -12,14 +12,14 @@ Sources, named again where each number is set:
   shared memory goes in units of 128 bytes (256 before 8.0), the runtime's reserve included; with the default
   carveout a block may use all of the SM's shared memory;
 - each GPU's NVIDIA data sheet or architecture whitepaper: SMs, boost clock, DRAM bandwidth, L2 (named on its row);
-- kp.gpu_constants: what no data sheet gives (achievable bandwidth, latencies and L2 bandwidth per compute capability,
-  the launch floor), each with its source.
+- kp.gpumodel.gpu_constants: what no data sheet gives (achievable bandwidth, latencies and L2 bandwidth per compute
+  capability, the launch floor), each with its source.
 """
 
 import dataclasses
 import re
 
-from kp.gpu_constants import (  # noqa: F401 (H100_MEASURED* and h100_measured: read from kp.gpus too)
+from kp.gpumodel.gpu_constants import (  # noqa: F401 (H100_MEASURED* and h100_measured: read from kp.gpumodel.gpus too)
     ACHIEVABLE_FRACTION,
     DRAM_LATENCY,
     H100_MEASURED,
@@ -54,7 +54,7 @@ SM_LIMITS = {
 
 @dataclasses.dataclass(frozen=True)
 class GPU:
-    """One GPU: its data sheet, its compute capability's per-SM limits, and the constants kp.gputime uses.
+    """One GPU: its data sheet, its compute capability's per-SM limits, and the constants kp.gpumodel.gputime uses.
     Bandwidths in bytes/s, sizes in bytes, times in seconds; the same on every compute capability here: 65536
     registers per SM and per block, at most 255 per thread, 1024 threads per block, 4 sub-partitions per SM."""
 
@@ -75,7 +75,7 @@ class GPU:
     fp64_per_clock_per_sm: int
     l1_hit_clocks: int
     l2_hit_clocks: int
-    l2_bytes_per_clock_per_sm: float  # the L2's bandwidth per SM (kp.gpu_constants)
+    l2_bytes_per_clock_per_sm: float  # the L2's bandwidth per SM (kp.gpumodel.gpu_constants)
     dram_latency: float = DRAM_LATENCY
     l1_wavefronts_per_clock: int = L1_WAVEFRONTS_PER_CLOCK  # per SM: shared wavefronts and global 128-byte lines
     launch_floor: float = LAUNCH_FLOOR
@@ -205,7 +205,7 @@ def gpu_table():
         }
         for g in GPUS.values()
     ]
-    return Table(rows, "GPUs (kp.gpus; achievable DRAM bandwidth measured on the H100 SXM, derived for the others)")
+    return Table(rows, "GPUs (kp.gpumodel.gpus; achievable DRAM bandwidth measured on the H100 SXM, derived elsewhere)")
 
 
 # What can stop one more block from fitting on an SM, in the order `limited_by` names ties.
