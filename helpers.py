@@ -26,10 +26,10 @@ from kp.display import install_error_view, progress, setup, show_graph, show_ker
 from kp.doctor import main as doctor_cli
 from kp.exercise import exercise, show_exercise
 from kp.files import KERNELS, kernel_variant
-from kp.gpus import gpu, h100_measured
+from kp.gpumodel.gpus import gpu, h100_measured
+from kp.gpumodel.profile import modelled, profile
 from kp.load import load_kernel
 from kp.newop import new_op
-from kp.profile import modelled, profile
 from kp.program import install_cuda_magic, run_program
 from kp.puzzle import puzzle, scoreboard, show_puzzle
 from kp.report import record

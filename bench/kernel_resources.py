@@ -3,7 +3,7 @@
     python bench/kernel_resources.py                # one markdown table, for the default arch (sm_90)
     python bench/kernel_resources.py --arch sm_80
 
-A compile-only CUDA build (kp.ptxas.kernel_resources: nvcc -c --resource-usage on the kernel file
+A compile-only CUDA build (kp.gpumodel.ptxas.kernel_resources: nvcc -c --resource-usage on the kernel file
 alone), so it needs nvcc, not a GPU. Without nvcc it says so in one line and exits 0: there is
 nothing to report, and nothing is wrong with the kernels.
 """
@@ -12,16 +12,16 @@ import argparse
 import sys
 
 import helpers
-import kp.ptxas
+import kp.gpumodel.ptxas
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--arch", default=kp.ptxas.cuda_arch(), help="nvcc's -arch (default: %(default)s)")
+    parser.add_argument("--arch", default=kp.gpumodel.ptxas.cuda_arch(), help="nvcc's -arch (default: %(default)s)")
     parser.add_argument("--quick", action="store_true", help="accepted for bench/report.py; the run is quick anyway")
     args = parser.parse_args(argv)
     try:
-        table = kp.ptxas.resources_table(sorted(helpers.KERNELS.glob("*.cu")), args.arch)
+        table = kp.gpumodel.ptxas.resources_table(sorted(helpers.KERNELS.glob("*.cu")), args.arch)
     except helpers.ToolchainError as e:
         fix = str(e).splitlines()[-1].strip()
         print(f"nvcc was not found, so there is no CUDA build to report on and no ptxas table. {fix}")

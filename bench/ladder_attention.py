@@ -5,13 +5,13 @@ markdown table.
     python bench/ladder_attention.py          # N = 256 to 2048, 16 heads of head_dim 64 (a few minutes on 2 cores)
     python bench/ladder_attention.py --quick  # N = 64 and 128, 4 heads of head_dim 32
 
-Causal attention in float32, (batch x heads, N, head_dim) = (16, N, 64): version 1 writes the N x N scores (the
-column "scores MiB": 4·16·N² bytes) and reads them twice; version 2 (flash-attention's forward) keeps them on chip.
-The model counts a check-mode build on the CPU stand-in (kp.profile; at most about MAX_BLOCKS blocks of each launch
-run and are counted, the rest scaled from them) and times it on an H100 (kp.gputime); "DRAM MiB" is the distinct
+Causal attention in float32, (batch x heads, N, head_dim) = (16, N, 64): version 1 writes the N x N scores (the column
+"scores MiB": 4·16·N² bytes) and reads them twice; version 2 (flash-attention's forward) keeps them on chip. The model
+counts a check-mode build on the CPU stand-in (kp.gpumodel.profile; at most about MAX_BLOCKS blocks of each launch run
+and are counted, the rest scaled from them) and times it on an H100 (kp.gpumodel.gputime); "DRAM MiB" is the distinct
 32-byte sectors the launches read and wrote (the counted blocks', scaled), what DRAM moves when the L2 keeps each
-sector between its uses. The trace does not count arithmetic: the model is given 2·heads·N²·d FLOPs (causal_flops).
-On a GPU both versions and SDPA(is_causal=True) are measured (CUDA events, kp.bench.median_ms); without one the
+sector between its uses. The trace does not count arithmetic: the model is given 2·heads·N²·d FLOPs (causal_flops). On
+a GPU both versions and SDPA(is_causal=True) are measured (CUDA events, kp.bench.median_ms); without one the
 measurement is pending.
 """
 
@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `python bench
 
 import helpers  # noqa: E402
 from kp.bench import median_ms  # noqa: E402
-from kp.profile import profile  # noqa: E402
+from kp.gpumodel.profile import profile  # noqa: E402
 from kp.table import Table  # noqa: E402
 
 MAX_BLOCKS = 4  # the fused kernel's blocks are long (64 rows x every key): a few of them cost seconds to count

@@ -5,13 +5,13 @@ table.
     python bench/ladder_linear.py          # the model at 1024³ and at 4096³ (the goal's size); on a GPU, measured
     python bench/ladder_linear.py --quick  # the model at 256³
 
-The model counts a check-mode build on the CPU stand-in (kp.profile) and times it on an H100 (kp.gputime) with
-2·M·N·K FLOPs. A check-mode trace of every block of 4096³ would take hours here, so at most MAX_BLOCKS[n] blocks of
-each launch run and are counted and the counts are scaled to the whole grid (every block of a size that the tiles
-divide does the same work; what the scaling gets wrong is the L2: the distinct sectors of the counted blocks, scaled
-up, are charged to DRAM). cuBLAS's figure is the H100's measurement of F.linear at 4096³ (kp.gpus.h100_measured). On
-a GPU each version is timed at 4096³ (CUDA events, kp.bench.median_ms) with F.linear beside it; without one the
-measurement is pending.
+The model counts a check-mode build on the CPU stand-in (kp.gpumodel.profile) and times it on an H100
+(kp.gpumodel.gputime) with 2·M·N·K FLOPs. A check-mode trace of every block of 4096³ would take hours here, so at most
+MAX_BLOCKS[n] blocks of each launch run and are counted and the counts are scaled to the whole grid (every block of a
+size that the tiles divide does the same work; what the scaling gets wrong is the L2: the distinct sectors of the
+counted blocks, scaled up, are charged to DRAM). cuBLAS's figure is the H100's measurement of F.linear at 4096³
+(kp.gpumodel.gpus.h100_measured). On a GPU each version is timed at 4096³ (CUDA events, kp.bench.median_ms) with
+F.linear beside it; without one the measurement is pending.
 """
 
 import argparse
@@ -26,8 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `python bench
 
 import helpers  # noqa: E402
 from kp.bench import median_ms  # noqa: E402
-from kp.gpus import h100_measured  # noqa: E402
-from kp.profile import profile  # noqa: E402
+from kp.gpumodel.gpus import h100_measured  # noqa: E402
+from kp.gpumodel.profile import profile  # noqa: E402
 from kp.table import Table  # noqa: E402
 
 MAX_BLOCKS = {256: 8, 1024: 8, 4096: 2}  # blocks of each launch the model runs and counts, per size

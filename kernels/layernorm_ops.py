@@ -46,8 +46,10 @@ def fake_backward(grad_y, x, weight, mean, rstd):
     require_like(op, "grad_y", grad_y, "x", x, half=True)
     torch._check(
         mean.dtype == stat_dtype(x),
-        lambda: f"{op}: mean has dtype {dtype_name(mean.dtype)} but x has {dtype_name(x.dtype)}: mean and rstd are "
-        f"{dtype_name(stat_dtype(x))}, as layernorm returns them",
+        lambda: (
+            f"{op}: mean has dtype {dtype_name(mean.dtype)} but x has {dtype_name(x.dtype)}: mean and rstd are "
+            f"{dtype_name(stat_dtype(x))}, as layernorm returns them"
+        ),
     )
     torch._check(mean.device == x.device, lambda: f"{op}: mean is on {mean.device} but x is on {x.device}")
     if mean.dim() != 1 or mean.shape[0] != x.shape[0]:

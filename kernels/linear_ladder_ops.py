@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 from kp.bench import median_ms
 from kp.binding import require_floating
-from kp.profile import modelled
+from kp.gpumodel.profile import modelled
 
 VERSIONS = 7
 
@@ -66,8 +66,8 @@ def fake(x, w, b, version=VERSIONS, tiles=DEFAULT_TILES):
 def autotune(ladder, x, w, b, gpu="H100", max_blocks=8):
     """(the index into TILES of version 7's fastest configuration for x, w, b; {index: seconds} of each). On CUDA
     tensors each configuration is measured (CUDA events: kp.bench.median_ms, the median of 25 runs after 3 warm-up
-    runs); elsewhere it is modelled on `gpu` by the GPU model (kp.profile, counting at most about `max_blocks` blocks
-    of each launch, with 2·M·N·K FLOPs), which needs `ladder` loaded in check mode:
+    runs); elsewhere it is modelled on `gpu` by the GPU model (kp.gpumodel.profile, counting at most about `max_blocks`
+    blocks of each launch, with 2·M·N·K FLOPs), which needs `ladder` loaded in check mode:
     load_kernel("linear_ladder", check=True)."""
     if x.is_cuda:
         seconds = {i: median_ms(ladder.linear_ladder, (x, w, b, 7, i))[0] / 1e3 for i in range(len(TILES))}

@@ -5,15 +5,15 @@ A module imports only modules on floors below its own (no circles, nothing impor
     floor 1  kp.files        the project's folders, display_path, OS-level locks, atomic writes
              kp.binding      the bindings' argument checks in Python (twins of kernels/common/binding.h)
              kp.table        Table: rows of dicts shown as markdown or HTML
-             kp.gpu_constants  the GPU model's constants no data sheet gives (measured, from studies, assumed)
-             kp.caches       the GPU model's L1s and L2: the sectors DRAM moves, from the sampled blocks' sharing
+             kp.gpumodel.gpu_constants  the GPU model's constants no data sheet gives (measured, studies, assumed)
+             kp.gpumodel.caches   the GPU model's L1s and L2: the sectors DRAM moves, from the blocks' sharing
              kp.goals        performance goals in the GPU model's counters, and the lines of a Profile that miss them
     floor 2  kp.toolchain    CUDA_HOME and PATH, Problem and ToolchainError, is nvcc / dot here, the probe of
                              optional compiler and linker flags
              kp.diagnostics  KernelBuildError: a build log read as an error at the `.cu` line
              kp.report       record / read_records: what a notebook found, for `make run`'s index page
              kp.notebooks    execute a notebook in a fresh kernel; tagged_code (imports Jupyter's packages)
-             kp.gpus         the GPU table (data sheets, per-SM limits, measured bandwidth) and occupancy
+             kp.gpumodel.gpus     the GPU table (data sheets, per-SM limits, measured bandwidth) and occupancy
              kp.sourceview   a profile as Nsight's source view: the `.cu` lines with the GPU model's figures
              kp.pictures     a profile's pictures: who touched which element; one shared line's lanes and banks; who
                              took a branch, by lane
@@ -21,25 +21,28 @@ A module imports only modules on floors below its own (no circles, nothing impor
              kp.checksource  where a check-mode finding sits in its `.cu`: the loop a race spans, the `if` over barriers
              kp.puzzlefiles  what runs a puzzle's kernel: its launcher and binding, made from its spec
     floor 3  kp.doctor       every check a target's build needs, and `python helpers.py doctor`
-             kp.gputime      a modelled time of counted launches on a named GPU (LaunchWork -> Estimate)
-             kp.counts       the GPU model's counts as records (Line, Launch, ...), put at their `.cu` lines
+             kp.gpumodel.gputime  a modelled time of counted launches on a named GPU (LaunchWork -> Estimate)
+             kp.gpumodel.counts   the GPU model's counts as records (Line, Launch, ...), put at their `.cu` lines
              kp.standin      the CPU stand-in's shared pieces: translator, runtime, precompiled header, link stubs
     floor 4  kp.build        build key, flags per target, ninja -> Build
     floor 5  kp.check        check mode's findings (KernelCheckError, KernelCheckWarning) and last writers
-             kp.ptxas        ptxas's registers, shared memory and spills per kernel, without a GPU
-             kp.sass         the SASS nvcc compiled for a GPU's arch, each instruction at its `.cu` line, classed
+             kp.gpumodel.ptxas    ptxas's registers, shared memory and spills per kernel, without a GPU
+             kp.gpumodel.sass     the SASS nvcc compiled for a GPU's arch, each instruction at its `.cu` line
              kp.bench        median_ms, bench -> BenchResult
              kp.package      an op as a wheel (`import <op>`: torch.ops.<op>.*) and a CMake library -> Package
     floor 6  kp.load         a built library registered under a fresh namespace -> LoadedKernel (hot reload)
              kp.verify       check_against_reference, gradcheck, check_compiled: print, then assert
-             kp.compiled     a profile's counts as nvcc compiled the kernels: SASS per launch, per line, per GPU
+             kp.gpumodel.compiled  a profile's counts as nvcc compiled the kernels: SASS per launch, line, GPU
              kp.program      a standalone program (`main()`) built and run in a child process; `%%cuda`
-    floor 7  kp.profile      the GPU model's counters per `.cu` line (profile -> Profile) and its modelled time
+    floor 7  kp.gpumodel.profile  the GPU model's counters per `.cu` line (profile -> Profile), its modelled time
              kp.display      setup, show_kernel, show_graph, show_kernel_resources, the notebook's error view
     floor 8  kp.grade        a kernel file against a Puzzle-shaped spec: check mode, the targets, the goals; a score
              kp.contract     a lesson's op contract in one cell: opcheck, gradcheck, torch.compile, the graph
     floor 9  kp.puzzle       notebook 00's puzzles: their table and files, puzzle(name), hints, the scoreboard
              kp.exercise     the lessons' exercises: their table and files, exercise(name), hints
+
+The GPU model's nine modules are one room, kp/gpumodel/ (its __init__ draws how data flows through it: trace ->
+counts -> SASS -> caches -> time); each keeps its floor above.
 
 tests/test_layout.py holds the package to this.
 

@@ -9,7 +9,7 @@ import time
 
 import torch
 
-from kp.gpus import H100_MEASURED, H100_MEASURED_ON
+from kp.gpumodel.gpus import H100_MEASURED, H100_MEASURED_ON
 from kp.report import record
 from kp.table import Quantity, Table, number
 
@@ -142,9 +142,9 @@ def bench(
     them), restored after; on a small shared machine, 1 gives the steadiest numbers. Returns a
     BenchResult (shown as a table in Jupyter).
 
-    On the CPU stand-in the custom op's time is what emulating a GPU costs, not a GPU's. `model` (kp.profile's
+    On the CPU stand-in the custom op's time is what emulating a GPU costs, not a GPU's. `model` (kp.gpumodel.profile's
     `modelled(check_mode_op)`) adds, per size, what the GPU model gives on its GPU, and the table says which is which;
-    `measured_on_h100` names the op's row of kp.gpus.H100_MEASURED, quoted under the table. `emulated`: the
+    `measured_on_h100` names the op's row of kp.gpumodel.gpus.H100_MEASURED, quoted under the table. `emulated`: the
     providers that run on the stand-in (default, with `model`: the custom op), labelled "(emulated)" on the CPU.
     """
     if (bytes_moved is None) == (flops is None):

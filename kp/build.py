@@ -21,7 +21,7 @@ from kp.doctor import doctor
 from kp.files import BUILD_ROOT, COMMON, KERNELS, ROOT, content_key, display_path, locked, write_if_changed
 from kp.standin import (
     UnsupportedConstruct,
-    cpu_runtime,  # noqa: F401  (kp.display, kp.profile, kp.check and tests import it from here)
+    cpu_runtime,  # noqa: F401  (kp.display, kp.gpumodel.profile, kp.check and tests import it from here)
     prepare,
     project_headers,
     torch_link_stubs,

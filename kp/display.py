@@ -21,8 +21,8 @@ from kp.build import cpu_runtime, resolve_kernel
 from kp.check import KernelCheckError, check_from_env
 from kp.diagnostics import KernelBuildError
 from kp.files import ROOT, display_path
-from kp.gpus import occupancy
-from kp.ptxas import resources_table, spills
+from kp.gpumodel.gpus import occupancy
+from kp.gpumodel.ptxas import resources_table, spills
 from kp.standin import blank_comments_and_strings, function_bodies
 from kp.toolchain import ToolchainError, dot_problem
 

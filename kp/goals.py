@@ -1,7 +1,7 @@
 """Performance goals of a puzzle or an exercise, stated in the GPU model's counters (issue 35): `Goal(counter, most)`
-says that a kernel's counter must stay at or under `most`, and `misses(prof, goals)` reads a Profile (kp.profile) and
-returns each Miss: the counter, its value, the goal and the line that misses it, as a learner reads it
-("sectors per request: 32 at 04_map2d.cu:9, the goal is at most 4").
+says that a kernel's counter must stay at or under `most`, and `misses(prof, goals)` reads a Profile
+(kp.gpumodel.profile) and returns each Miss: the counter, its value, the goal and the line that misses it, as a
+learner reads it ("sectors per request: 32 at 04_map2d.cu:9, the goal is at most 4").
 
 The counters, from the Profile as nvcc's SASS for the H100 serves the accesses (`prof.lines`, `prof.branches`,
 `prof.instructions`):
@@ -19,8 +19,8 @@ Owns the goals and their reading only: never builds or runs a kernel (kp.grade p
 "modelled time" goal's reference, and passes the reference's seconds in).
 
 Why the FMAs come from the spec and not from the SASS's FFMAs: how nvcc compiles `acc += c ? a * b : 0` (FMUL, FADD)
-is no measure of the loads a kernel saves, and kp.sass's runs of a fully unrolled loop's line are not exact (the tiled
-matmul's line 20: 720 runs counted where its 72 warps x 2 tiles make 144; 2026-11-27).
+is no measure of the loads a kernel saves, and kp.gpumodel.sass's runs of a fully unrolled loop's line are not exact
+(the tiled matmul's line 20: 720 runs counted where its 72 warps x 2 tiles make 144; 2026-11-27).
 """
 
 import dataclasses
@@ -86,9 +86,9 @@ class Miss:
 
 
 def misses(prof, goals, reference_seconds=None, sizes=()):
-    """Every goal of `goals` that `prof` (a kp.profile.Profile) misses, a Miss per line that misses it, worst first
-    within a goal. `reference_seconds(goal) -> float`: a "modelled time" goal's reference on the H100 (kp.grade runs
-    it), required where there is one; `sizes`: the profiled case's ints, for a goal's `fmas`."""
+    """Every goal of `goals` that `prof` (a kp.gpumodel.profile.Profile) misses, a Miss per line that misses it, worst
+    first within a goal. `reference_seconds(goal) -> float`: a "modelled time" goal's reference on the H100 (kp.grade
+    runs it), required where there is one; `sizes`: the profiled case's ints, for a goal's `fmas`."""
     return [m for goal in goals for m in sorted(_misses(prof, goal, reference_seconds, sizes), key=lambda m: -m.value)]
 
 

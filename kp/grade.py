@@ -15,8 +15,8 @@ import torch
 from kp.check import KernelCheckError
 from kp.files import display_path
 from kp.goals import misses
+from kp.gpumodel.profile import Profile, profile
 from kp.load import load_kernel
-from kp.profile import Profile, profile
 from kp.puzzlefiles import build_files
 from kp.table import Table
 from kp.verify import first_wrong_element

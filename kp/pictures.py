@@ -1,7 +1,7 @@
 """Pictures of a profile (matplotlib), as GPU-Puzzles and triton-viz draw them: which block, warp or thread touched
 which element of a tensor or `__shared__` array (`touch_map` gives the picture's numbers, `picture` draws them);
 for one shared-memory line, its worst warp request's 32 lanes against the 32 banks (`bank_map`, `banks`); and for
-one branch line, which lanes of which warps took it (`branch_map`, `branch_lanes`). Takes kp.profile's records
+one branch line, which lanes of which warps took it (`branch_map`, `branch_lanes`). Takes kp.gpumodel.profile's records
 (duck-typed: `.arrays`, `.touches`, `.launches`, `.worst`, `.branch_lanes`); never counts or runs anything.
 """
 

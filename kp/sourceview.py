@@ -1,8 +1,8 @@
 """A profile shown as Nsight Compute's source view would show it: the kernel's `.cu` lines with the GPU model's
 figures beside them (requests, sectors or wavefronts per request against the ideal, active lanes), the worst
 lines highlighted, the advice in plain words on top, labelled as a model. HTML for Jupyter; takes the records of
-kp.profile (duck-typed: `.lines`, `.advice()`, and `.branches` where there are any). Also the SASS nvcc made of one
-line as a Table (sass_listing, for Profile.sass) and what the SASS says in words (instruction_advice, for
+kp.gpumodel.profile (duck-typed: `.lines`, `.advice()`, and `.branches` where there are any). Also the SASS nvcc made of
+one line as a Table (sass_listing, for Profile.sass) and what the SASS says in words (instruction_advice, for
 Profile.advice). Never counts or runs anything.
 
 Laid out to fit Lab's output area (~850 px at 1280x800 with the file browser open): the figures first, as a
@@ -135,10 +135,10 @@ def profile_html(profile):
 
 
 def sass_listing(rows, line, arch, said, runs):
-    """What nvcc made of one `.cu` line, as a Table: its SASS instructions ((kernel, kp.sass.Instruction) pairs) in
-    address order, with their class and, for a memory instruction, its space, kind and bytes per lane; the title says
-    what they show (vectorised, unrolled, spilled) and how often a warp ran them where the trace says (`runs`:
-    {(kernel, line): warp-level executions})."""
+    """What nvcc made of one `.cu` line, as a Table: its SASS instructions ((kernel, kp.gpumodel.sass.Instruction)
+    pairs) in address order, with their class and, for a memory instruction, its space, kind and bytes per lane; the
+    title says what they show (vectorised, unrolled, spilled) and how often a warp ran them where the trace says
+    (`runs`: {(kernel, line): warp-level executions})."""
     table = [
         {
             "kernel": kernel,
@@ -157,8 +157,8 @@ def sass_listing(rows, line, arch, said, runs):
 def instruction_advice(instructions, local, hotspot=True):
     """What the SASS says, in plain words, for Profile.advice: the lines whose SASS spills registers to local memory
     (`local`: their LDL/STL), and with `hotspot` the line that issues the most instructions (of
-    kp.sass.Instructions; Profile.advice asks for it beside other advice only: where the GPU spends its instructions
-    is no fault by itself)."""
+    kp.gpumodel.sass.Instructions; Profile.advice asks for it beside other advice only: where the GPU spends its
+    instructions is no fault by itself)."""
     said = []
     if instructions and hotspot:
         top = max(instructions, key=lambda i: i.total)

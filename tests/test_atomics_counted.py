@@ -10,7 +10,7 @@ import torch
 
 import helpers
 import kp.files
-from kp.profile import profile
+from kp.gpumodel.profile import profile
 
 ATOMICS = kp.files.ROOT / "tests" / "cuda_cpu" / "atomics.cu"
 

@@ -12,7 +12,7 @@ import torch.nn.functional as F
 from conftest import on
 
 import helpers
-from kp.profile import profile
+from kp.gpumodel.profile import profile
 
 SEQS = [1, 17, 63, 100]
 HEAD_DIMS = [16, 32, 64]

@@ -12,7 +12,7 @@ import torch
 
 import helpers
 import kp.files
-import kp.ptxas
+import kp.gpumodel.ptxas
 import kp.toolchain
 
 BENCH = kp.files.ROOT / "bench"
@@ -115,7 +115,8 @@ def test_resolve_script_takes_a_name_or_a_path(tmp_path):
 
 
 def test_every_script_under_bench_is_in_the_report():
-    assert sorted(p.stem for p in BENCH.glob("*.py") if p.stem != "report") == sorted(report.SCRIPTS)
+    drivers = {"report", "ladder"}  # not scripts: the report itself, and the ladders' shared driver
+    assert sorted(p.stem for p in BENCH.glob("*.py") if p.stem not in drivers) == sorted(report.SCRIPTS)
 
 
 def test_a_failed_section_shows_its_status_output_and_stderr():
@@ -279,7 +280,7 @@ def test_the_ptxas_section_lists_every_kernel_with_its_registers(quick_report):
     if kp.toolchain.find_cuda_root() is None and not os.environ.get("CUDA_HOME"):
         assert "nvcc was not found" in body and not markdown_tables(body)
         return
-    assert f"ptxas resource usage for {kp.ptxas.cuda_arch()}" in body
+    assert f"ptxas resource usage for {kp.gpumodel.ptxas.cuda_arch()}" in body
     (table,) = markdown_tables(body)
     files = {r["kernel file"] for r in table}
     assert files == {f"kernels/{p.name}" for p in helpers.KERNELS.glob("*.cu")}
@@ -403,7 +404,7 @@ def test_the_gpu_model_models_linear_as_the_h100_measured_it_with_the_16_x_16_ti
     """bench/gpu_model.py sets linear's model against an H100 measurement of the 16 x 16 kernel: its copy of
     linear.cu with the register-tiled path switched off must build and launch that kernel at 512³, where
     kernels/linear.cu takes the register-tiled one."""
-    from kp.profile import profile
+    from kp.gpumodel.profile import profile
 
     gpu_model = bench_module("gpu_model")
     variant = helpers.kernel_variant("linear", "linear_as_measured", *gpu_model.AS_MEASURED["linear"])

@@ -1,6 +1,7 @@
-"""The GPU model's memory hierarchy (kp.caches; its inputs from kernels/common/cuda_cpu_profile.h) on kernels whose
-figures follow by hand (tests/cuda_cpu/hierarchy.cu, tests/cuda_cpu/patterns.cu): the sectors blocks share, L1 hits,
-128-byte lines, DRAM traffic per wave and the compulsory traffic, and sampling by strata that does not move them."""
+"""The GPU model's memory hierarchy (kp.gpumodel.caches; its inputs from kernels/common/cuda_cpu_profile.h) on kernels
+whose figures follow by hand (tests/cuda_cpu/hierarchy.cu, tests/cuda_cpu/patterns.cu): the sectors blocks share, L1
+hits, 128-byte lines, DRAM traffic per wave and the compulsory traffic, and sampling by strata that does not move
+them."""
 
 import dataclasses
 import itertools
@@ -11,9 +12,9 @@ import torch
 
 import helpers
 import kp.files
-from kp.caches import Sharing, _projections, parse_sharing, traffic
-from kp.gpus import gpu
-from kp.profile import profile
+from kp.gpumodel.caches import Sharing, _projections, parse_sharing, traffic
+from kp.gpumodel.gpus import gpu
+from kp.gpumodel.profile import profile
 
 HIERARCHY = kp.files.ROOT / "tests" / "cuda_cpu" / "hierarchy.cu"
 PATTERNS = kp.files.ROOT / "tests" / "cuda_cpu" / "patterns.cu"
@@ -94,7 +95,7 @@ def test_a_blocks_repeated_loads_hit_its_l1(k):
     (e,) = p.estimate_detail("H100").launches
     assert e.hit_shares == (0.875, 0.0, 0.125)
     h100 = gpu("H100")
-    assert e.latency == pytest.approx(0.875 * 32 / h100.clock_hz + 0.125 * h100.dram_latency)
+    assert e.latency == pytest.approx(0.875 * h100.l1_hit_clocks / h100.clock_hz + 0.125 * h100.dram_latency)
 
 
 @pytest.mark.parametrize("stride, lines", [(1, 1), (2, 2), (32, 32)])
@@ -165,7 +166,7 @@ def test_a_block_waits_for_its_slowest_warp(k):
 def test_a_round_trip_of_two_loads_waits_for_the_slower():
     """800 sectors asked for, 100 of them from DRAM (the footprint fits the L2, read once), no other L2 hits. With one
     load per round trip, 1 in 8 round trips waits for DRAM; with two loads issued together, 1 in 4 does."""
-    from kp.gputime import LaunchWork, estimate_launch
+    from kp.gpumodel.gputime import LaunchWork, estimate_launch
 
     sharing = Sharing((4, 1, 1), (4, 1, 1), 0, 100, 0, (25,) + (0,) * 7, (0,) * 8)
     h100 = gpu("H100")

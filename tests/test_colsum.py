@@ -11,7 +11,7 @@ import torch
 from conftest import on
 
 import helpers
-from kp.profile import profile
+from kp.gpumodel.profile import profile
 
 SHAPES = [(1, 1), (3, 5), (257, 33), (1000, 7), (33, 1025), (600, 40)]
 VERSIONS = [1, 2, 3, 4, 5]

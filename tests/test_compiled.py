@@ -1,17 +1,17 @@
-"""kp.compiled: a Profile's counts as nvcc compiled its kernels for the GPU asked about (each GPU's arch, its SASS and
-its ptxas row), a kernel outside the project, and the fallback to the source's counts, said, without SASS. The kernels
-and their hand-counted answers are tests/test_sass.py's (tests/cuda_cpu/compiled.cu). Compiles with nvcc; needs no
-GPU."""
+"""kp.gpumodel.compiled: a Profile's counts as nvcc compiled its kernels for the GPU asked about (each GPU's arch, its
+SASS and its ptxas row), a kernel outside the project, and the fallback to the source's counts, said, without SASS. The
+kernels and their hand-counted answers are tests/test_sass.py's (tests/cuda_cpu/compiled.cu). Compiles with nvcc; needs
+no GPU."""
 
 import pytest
 import torch
 from test_sass import COMPILED, line_of, needs_sass, run
 
 import helpers
-import kp.compiled
-import kp.profile
-import kp.sass
-from kp.profile import profile
+import kp.gpumodel.compiled
+import kp.gpumodel.profile
+import kp.gpumodel.sass
+from kp.gpumodel.profile import profile
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +31,9 @@ def test_another_gpu_is_counted_with_its_own_sass(k):
 def test_the_model_of_a_gpu_takes_its_archs_sass_and_ptxas_row(k, monkeypatch):
     p = run(k, "shared4")
     asked = []
-    monkeypatch.setattr(kp.profile, "launch_resources", lambda file, kernel, ctype, arch: asked.append(arch) or (32, 0))
+    monkeypatch.setattr(
+        kp.gpumodel.profile, "launch_resources", lambda file, kernel, ctype, arch: asked.append(arch) or (32, 0)
+    )
     p.estimate_detail("T4")
     p.estimate_detail("H100")
     assert asked == ["sm_75", "sm_90"]
@@ -47,9 +49,9 @@ def test_a_kernel_outside_the_project_is_counted_with_its_sass(kernel_copy):
 
 def test_without_sass_the_source_is_counted_and_the_profile_says_so(k, monkeypatch):
     def unavailable(*args, **kwargs):
-        raise kp.sass.SassUnavailable("no SASS: nvdisasm was not found")
+        raise kp.gpumodel.sass.SassUnavailable("no SASS: nvdisasm was not found")
 
-    monkeypatch.setattr(kp.compiled, "sass_of", unavailable)
+    monkeypatch.setattr(kp.gpumodel.compiled, "sass_of", unavailable)
     p = run(k, "shared4")
     assert p.lines == p.source_lines and p.instructions == []
     assert p.basis == "source (shared4: no SASS: nvdisasm was not found)"

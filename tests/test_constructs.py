@@ -14,7 +14,7 @@ from conftest import DEVICE, TARGETS, edit
 
 import helpers
 import kp.files
-import kp.gpus
+import kp.gpumodel.gpus
 
 CONSTRUCTS = kp.files.ROOT / "tests" / "cuda_cpu" / "constructs.cu"
 N = 1000  # not a multiple of any block size used
@@ -98,7 +98,7 @@ def test_host_runtime_memory_copies_properties_events_and_errors(k):
     assert info[16:18] == [1, 1]  # cudaMallocPitch, cudaMemcpy2D both ways and cudaMemset2D
     assert ms.item() >= 0
     if built == "cpu":  # the stand-in answers as the GPU model's H100 SXM
-        h100 = kp.gpus.GPUS["H100 SXM"]
+        h100 = kp.gpumodel.gpus.GPUS["H100 SXM"]
         cc = h100.compute_capability
         assert info[5:12] == [
             h100.sms,

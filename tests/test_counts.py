@@ -1,11 +1,11 @@
-"""kp.counts: the profiler's report read into records (a report written here, so no kernel runs; kp.profile's tests
-read real ones): sites summed per `.cu` line, launches, what a Line and a Launch derive; the lines counted as nvcc's
-SASS serves them (as_compiled, on SASS written here; tests/test_sass.py counts real kernels)."""
+"""kp.gpumodel.counts: the profiler's report read into records (a report written here, so no kernel runs;
+kp.gpumodel.profile's tests read real ones): sites summed per `.cu` line, launches, what a Line and a Launch derive; the
+lines counted as nvcc's SASS serves them (as_compiled, on SASS written here; tests/test_sass.py counts real kernels)."""
 
 import dataclasses
 from collections import namedtuple
 
-from kp.counts import as_compiled, parse
+from kp.gpumodel.counts import as_compiled, parse
 
 REPORT = "\n".join(
     [

@@ -8,9 +8,9 @@ import torch
 import helpers
 import kp.display
 import kp.files
-import kp.gpus
+import kp.gpumodel.gpus
+import kp.gpumodel.ptxas
 import kp.load
-import kp.ptxas
 import kp.toolchain
 from kp.diagnostics import plain
 
@@ -147,9 +147,9 @@ def test_show_kernel_resources_says_once_what_each_kernel_gets_on_an_h100(monkey
     monkeypatch.setattr(kp.display, "show", lambda kind, data, text=None: shown.append((kind, data)))
     assert helpers.show_kernel_resources("add2") is None  # nothing for Jupyter to display a second time
     ((kind, markdown),) = shown
-    rows = kp.ptxas.resources_table(["add2"]).rows
+    rows = kp.gpumodel.ptxas.resources_table(["add2"]).rows
     first = rows[0]
-    expected = kp.gpus.occupancy("H100", 256, first["registers"], first["shared memory (bytes)"]).describe()
+    expected = kp.gpumodel.gpus.occupancy("H100", 256, first["registers"], first["shared memory (bytes)"]).describe()
     assert kind == "Markdown" and markdown.startswith("ptxas, sm_") and ", 256 threads per block:" in markdown
     assert f"- {first['kernel']}: {expected}" in markdown.splitlines() and len(markdown.splitlines()) == 2 + len(rows)
     assert " registers x 256 threads -> " in expected and "per SM on an H100" in expected

@@ -1,12 +1,15 @@
-"""kp.gputime: counted launches -> a modelled time on a named GPU. Each case is worked out by hand in its comments
-from the GPU table's constants (H100 SXM: 132 SMs, 1.98 GHz, 2.97e12 B/s achievable, 700 ns DRAM latency, 2.5 us
-launch floor), so a change to the model or to a constant shows here."""
+"""kp.gpumodel.gputime: counted launches -> a modelled time on a named GPU. Each case is worked out by hand in its
+comments from the GPU table's constants (H100 SXM: 132 SMs, 1.98 GHz, 2.97e12 B/s achievable, 700 ns DRAM latency, 2.5
+us launch floor), so a change to the model or to a constant shows here."""
+
+import dataclasses
 
 import pytest
 import torch
 
-from kp.gpus import gpu
-from kp.gputime import Estimate, LaunchWork, estimate, estimate_launch
+from kp.gpumodel.caches import Sharing
+from kp.gpumodel.gpus import gpu
+from kp.gpumodel.gputime import Estimate, LaunchWork, estimate, estimate_launch
 
 N = 2**26  # 67,108,864 float32 elements, the size `make bench` measured add2 at
 H100_BW, LATENCY = 2.97e12, 700e-9
@@ -48,8 +51,8 @@ def test_add2_on_an_h100_is_memory_bound_near_the_measured_time():
 
 
 def test_the_model_misses_add2_v1s_measured_slowdown():
-    # Known miss, written down in kp.gputime: one float per thread (262144 blocks of 256) keeps 384 bytes per warp in
-    # flight; a full wave's 1056 x 8 x 384 bytes / 700 ns = 4.63 TB/s > 2.97, so it is memory-bound like add2.
+    # Known miss, written down in kp.gpumodel.gputime: one float per thread (262144 blocks of 256) keeps 384 bytes per
+    # warp in flight; a full wave's 1056 x 8 x 384 bytes / 700 ns = 4.63 TB/s > 2.97, so it is memory-bound like add2.
     # 3072 bytes per block; 249 waves: 248 full (1056 x 3072 = 3,244,032 bytes / 2.97e12 = 1.092 us each), then 256
     # blocks (786,432 bytes = 0.265 us, under one 700 ns round trip). `make bench` measured 2.74 TB/s: 293.9 us.
     v1 = estimate_launch("H100", add2(262144))
@@ -132,6 +135,12 @@ def test_describe_and_table_show_the_time_and_its_bound():
         ("`tiny`", "launch", 1, "50% (blocks)"),  # 32 one-warp blocks: 32 of 64 warps
     ]
     assert rows[0]["modelled"] == pytest.approx(271.58, rel=1e-4) and str(rows[0]["modelled"]) == "272 µs"
+    # The terms in one column, largest first (the bound's first), zeros left out; the tiny launch has none.
+    terms = rows[0]["terms"].split(", ")
+    assert terms[0].startswith("DRAM ") and "FLOP" not in rows[0]["terms"], terms
+    seconds = [float(t.split()[-2]) * {"ns": 1e-9, "µs": 1e-6, "ms": 1e-3}[t.split()[-1]] for t in terms]
+    assert seconds == sorted(seconds, reverse=True)
+    assert rows[1]["terms"] == "none"
 
 
 def test_impossible_launches_are_errors():
@@ -189,9 +198,46 @@ def test_barriers_are_counted_per_block():
     """patterns.cu's transpose: one block, one __syncthreads; shared_stride on 1024 floats: 32 blocks, one each."""
     import helpers
     import kp.files
-    from kp.profile import profile
+    from kp.gpumodel.profile import profile
 
     k = helpers.load_kernel(kp.files.ROOT / "tests" / "cuda_cpu" / "patterns.cu", target="cpu", check=True, quiet=True)
     x, out = torch.arange(1024.0), torch.zeros(1024)
     assert [w.barriers for w in profile(k.run, 5, x, out, 1).work()] == [1]
     assert [w.barriers for w in profile(k.run, 4, x, out, 1).work()] == [32]
+
+
+def test_the_issue_term_is_warp_instructions_over_the_busy_schedulers():
+    """Each of an SM's 4 schedulers issues one warp instruction per clock while it holds a warp. 528 blocks of 8
+    warps, 8 blocks per SM fit (2048 threads): the busiest SM gets 4 blocks, 32 warps, so issues 4 per clock; it runs
+    4 x 8 x 1000 = 32,000 warp instructions: 32,000 / (4 x 1.98e9) = 4.04 us. One warp per SM (132 blocks of 32
+    threads) has one scheduler busy: 10,000 instructions / 1.98e9 = 5.05 us, though it runs fewer of them."""
+    many = estimate_launch("H100", LaunchWork("fma", 528, 256, issued=528 * 8 * 1000))
+    assert (many.bound, many.seconds, many.issue_s) == ("issue", pytest.approx(32_000 / (4 * 1.98e9)), many.seconds)
+    one = estimate_launch("H100", LaunchWork("fma", 132, 32, issued=132 * 10_000))
+    assert (one.bound, one.seconds) == ("issue", pytest.approx(10_000 / 1.98e9))
+    assert estimate_launch("H100", LaunchWork("fma", 132, 32)).issue_s == 0  # no instructions counted: no term
+
+
+def test_the_issue_term_adds_to_the_memory_phase_with_one_block_and_barriers():
+    """phases() with no FLOPs and 2e5 warp instructions per warp: the busiest SM's 2 blocks x 32 warps x 2e5 =
+    1.28e7 instructions at 4 per clock take 1.616 ms, the larger on-SM side; one block per SM with barriers, so it adds
+    to the 22.4 us of memory."""
+    work = dataclasses.replace(phases(1024, 150 * 1024, barriers=32), flops=0, issued=264 * 32 * 2e5)
+    e = estimate_launch("H100", work)
+    assert e.issue_s == pytest.approx(2 * 32 * 2e5 / (4 * 1.98e9))
+    assert (e.bound, e.seconds) == ("latency + issue", pytest.approx(22.4e-6 + e.issue_s))
+
+
+def test_an_l2_resident_tile_reused_by_every_block_is_bound_by_the_l2s_bandwidth():
+    """1056 blocks each read the same 1 MiB (32,768 sectors, shared along x) once, with no L1 reuse: DRAM reads it
+    once (it fits the L2: 0.35 us at 2.97 TB/s), the L2 serves it 1056 times: 1056 x 1 MiB / (34.5 B per clock per SM
+    x 132 SMs x 1.98e9) = 122.8 us, the bound."""
+    tile = 32_768
+    sharing = Sharing(grid=(1056, 1, 1), samples=(4, 1, 1), l1_wavefronts=0, l2_read_sectors=1056 * tile, barriers=0,
+                      reads=(0, tile, 0, 0, 0, 0, 0, 0), writes=(0,) * 8)  # fmt: skip
+    work = LaunchWork("reuse", 1056, 256, sharing=sharing, requested_read_sectors=1056 * tile)
+    e = estimate_launch("H100", work)
+    assert e.dram_bytes == tile * 32 and e.bandwidth_s == pytest.approx(tile * 32 / H100_BW)
+    assert e.l2_s == pytest.approx(1056 * tile * 32 / (34.5 * 132 * 1.98e9))
+    assert (e.bound, e.seconds) == ("L2", pytest.approx(e.l2_s))
+    assert e.hit_shares[1] == pytest.approx(1 - 1 / 1056)  # the L2 serves all but the first read of each sector

@@ -531,11 +531,6 @@ def widest_outputs(page, path):
 
 
 @browser_test
-@pytest.mark.xfail(
-    strict=True,
-    reason="known defect (issue 32, item 3): notebook 01's gpu_trace cell (code cell 19) prints a line 880-903 px wide "
-    "in Lab's 848 px output area (2026-11-27); strict, so this turns red once it fits and the mark must go",
-)
 def test_every_output_of_the_notebooks_run_here_fits_labs_output_area(lab, page):
     page.set_viewport_size({"width": 1280, "height": 800})
     page.evaluate("window.jupyterapp.shell.activateById('filebrowser')")  # the left side bar open, as a learner has it

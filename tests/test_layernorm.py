@@ -1,8 +1,8 @@
 """layernorm (kernels/layernorm.cu), notebook 09: the forward (Welford, one warp per row) and the backward (dx per
 row, dweight and dbias as notebook 08's column sums) against torch's layer_norm on ragged shapes in float32 and
-float64 (and float16 and bfloat16, summed in float), on every target; rows of a large offset keep their variance (one pass, no E[x²] - E[x]²); the saved mean and
-rstd are torch's; eps reaches the kernel; check mode finds nothing; gradcheck in float64; the argument errors name
-what is wrong."""
+float64 (and float16 and bfloat16, summed in float), on every target; rows of a large offset keep their variance (one
+pass, no E[x²] - E[x]²); the saved mean and rstd are torch's; eps reaches the kernel; check mode finds nothing;
+gradcheck in float64; the argument errors name what is wrong."""
 
 import pytest
 import torch
@@ -92,9 +92,10 @@ def test_a_large_offset_keeps_the_variance(layernorm, target_device, dtype):
 def test_half_inputs_accumulate_in_float(layernorm, target_device, dtype):
     """16-bit x, weight and bias: every sum in float, mean and rstd saved in float32 (as torch's CUDA layer norm saves
     them), one rounding to the 16-bit type per output. Against the float64 layer norm of the same inputs, y, dx, dw
-    and db are within an ulp of the type (eps |exact|, plus the smallest subnormal) plus float32's own rounding of
-    the sums (as assert_gradients bounds it, at float32's eps); and y within an ulp of torch's float32 layer norm
-    rounded to the type, plus both float32 roundings. Rows of 100 + N(0, 1): a mean rounded to 16 bits would lose xhat's every digit."""
+    and db are within an ulp of the type (eps |exact|, plus the smallest subnormal) plus float32's own rounding of the
+    sums (as assert_gradients bounds it, at float32's eps); and y within an ulp of torch's float32 layer norm rounded
+    to the type, plus both float32 roundings. Rows of 100 + N(0, 1): a mean rounded to 16 bits would lose xhat's every
+    digit."""
     gen = torch.Generator().manual_seed(0)
     R, C = 261, 131  # past 256 rows: the column sums' second stage adds float partial sums
     x = (torch.randn(R, C, generator=gen) + torch.tensor([0.0, 100.0]).repeat(R // 2 + 1)[:R, None]).to(dtype)
@@ -121,7 +122,9 @@ def test_half_inputs_accumulate_in_float(layernorm, target_device, dtype):
     g64 = g.double()
     d = g64 * w64
     exact_dx = exact_rstd[:, None] * (d - d.mean(1, keepdim=True) - xhat * (d * xhat).mean(1, keepdim=True))
-    dx_size = exact_rstd[:, None] * (d.abs() + d.abs().mean(1, keepdim=True) + xhat.abs() * (d * xhat).abs().mean(1, keepdim=True))
+    dx_size = exact_rstd[:, None] * (
+        d.abs() + d.abs().mean(1, keepdim=True) + xhat.abs() * (d * xhat).abs().mean(1, keepdim=True)
+    )
     assert ((dx.double() - exact_dx).abs() <= finfo.eps * exact_dx.abs() + 2 * (C + 8) * f32 * dx_size + smallest).all()
     for got, terms in ((dw, g64 * xhat), (db, g64)):
         bound = finfo.eps * terms.sum(0).abs() + 2 * (R + C + 8) * f32 * terms.abs().sum(0) + smallest
@@ -147,8 +150,12 @@ def test_no_rows_give_zero_gradients_of_weight_and_bias(layernorm, target_device
 
 def test_check_mode_finds_nothing():
     checked = helpers.load_kernel("layernorm", target="cpu", check=True, quiet=True)
-    for shape, dtype in [((3, 5), torch.float64), ((9, 1), torch.float64), ((260, 33), torch.float64),
-                         ((260, 33), torch.bfloat16)]:
+    for shape, dtype in [
+        ((3, 5), torch.float64),
+        ((9, 1), torch.float64),
+        ((260, 33), torch.float64),
+        ((260, 33), torch.bfloat16),
+    ]:
         x, w, b = inputs("cpu", shape, dtype)
         y, _, _ = checked.layernorm(x, w, b, 1e-5)
         reference = F.layer_norm(x.float(), shape[1:], w.float(), b.float(), 1e-5).to(dtype)

@@ -13,32 +13,32 @@ FLOORS = {
     "files": 1,
     "binding": 1,
     "table": 1,
-    "gpu_constants": 1,
-    "caches": 1,
+    "gpumodel.gpu_constants": 1,
+    "gpumodel.caches": 1,
     "goals": 1,
     "toolchain": 2,
     "diagnostics": 2,
     "report": 2,
     "notebooks": 2,
-    "gpus": 2,
+    "gpumodel.gpus": 2,
     "sourceview": 2,
     "pictures": 2,
-    "counts": 3,
+    "gpumodel.counts": 3,
     "newop": 2,
     "checksource": 2,
     "puzzlefiles": 2,
     "doctor": 3,
-    "gputime": 3,
+    "gpumodel.gputime": 3,
     "standin": 3,
     "build": 4,
     "check": 5,
     "load": 6,
-    "ptxas": 5,
-    "sass": 5,
+    "gpumodel.ptxas": 5,
+    "gpumodel.sass": 5,
     "package": 5,
     "verify": 6,
-    "profile": 7,
-    "compiled": 6,
+    "gpumodel.profile": 7,
+    "gpumodel.compiled": 6,
     "program": 6,
     "bench": 5,
     "display": 7,
@@ -48,6 +48,21 @@ FLOORS = {
     "contract": 8,
 }
 PACKAGE = kp.files.ROOT / "kp"
+SUBPACKAGES = {"gpumodel"}  # a room of its own inside kp/: the GPU model (kp/gpumodel/__init__.py draws it)
+
+
+def path_of(name):
+    """kp/<name>.py, for a module named as FLOORS names it ("files", "gpumodel.sass")."""
+    return PACKAGE / f"{name.replace('.', '/')}.py"
+
+
+def ours(module):
+    """The FLOORS name of a kp module named in an import ("kp.files" -> "files", "kp.gpumodel.sass" ->
+    "gpumodel.sass"); None for a subpackage itself ("kp.gpumodel": its __init__ imports nothing) or another package."""
+    if not module.startswith("kp."):
+        return None
+    name = module[len("kp.") :]
+    return None if name in SUBPACKAGES else name
 
 
 def imported_modules(path):
@@ -58,28 +73,35 @@ def imported_modules(path):
             names |= {a.name for a in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module:
             names.add(node.module)
-            if node.module == "kp":
-                names |= {f"kp.{a.name}" for a in node.names}
+            if node.module == "kp" or node.module.startswith("kp.") and node.module[3:] in SUBPACKAGES:
+                names |= {f"{node.module}.{a.name}" for a in node.names}
     return names
 
 
 def test_every_module_of_the_package_has_a_floor():
-    assert {p.stem for p in PACKAGE.glob("*.py")} - {"__init__"} == set(FLOORS)
+    found = {p.relative_to(PACKAGE).with_suffix("").as_posix().replace("/", ".") for p in PACKAGE.rglob("*.py")}
+    assert {m for m in found if not m.endswith("__init__")} == set(FLOORS)
+
+
+def test_the_gpu_model_room_opens_with_its_architecture():
+    assert "trace -> counts -> SASS -> caches -> time" in ast.get_docstring(
+        ast.parse(path_of("gpumodel/__init__").read_text())
+    )
 
 
 @pytest.mark.parametrize("name", FLOORS)
 def test_a_module_imports_only_from_floors_below_and_never_helpers(name):
-    imports = imported_modules(PACKAGE / f"{name}.py")
+    imports = imported_modules(path_of(name))
     assert "helpers" not in imports
-    ours = {m.split(".")[1] for m in imports if m.startswith("kp.")}
-    above = {m for m in ours if FLOORS[m] >= FLOORS[name]}
+    mine = {ours(m) for m in imports} - {None}
+    above = {m for m in mine if FLOORS[m] >= FLOORS[name]}
     assert not above, f"kp.{name} (floor {FLOORS[name]}) imports {sorted(above)} from its floor or above"
 
 
 @pytest.mark.parametrize("name", FLOORS)
 def test_a_module_opens_with_what_it_owns_and_stays_small(name):
-    path = PACKAGE / f"{name}.py"
-    assert ast.get_docstring(ast.parse(path.read_text())), f"kp/{name}.py opens with no docstring"
+    path = path_of(name)
+    assert ast.get_docstring(ast.parse(path.read_text())), f"{path} opens with no docstring"
     assert len(path.read_text().splitlines()) <= 300
 
 
@@ -98,4 +120,5 @@ def test_helpers_defines_nothing_and_re_exports_the_notebook_api():
 
 @pytest.mark.parametrize("module", FLOORS)
 def test_every_module_has_its_own_test_module(module):
-    assert (kp.files.ROOT / "tests" / f"test_{module}.py").exists(), f"kp.{module} has no tests/test_{module}.py"
+    stem = module.rsplit(".", 1)[-1]
+    assert (kp.files.ROOT / "tests" / f"test_{stem}.py").exists(), f"kp.{module} has no tests/test_{stem}.py"

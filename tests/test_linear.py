@@ -15,7 +15,7 @@ import torch.nn.functional as F
 from conftest import edit, on
 
 import helpers
-from kp.profile import profile
+from kp.gpumodel.profile import profile
 
 # (B, M, N): batch, in_features, out_features. 1x1x1 is smaller than a tile, 37x53x29 crosses tile edges
 # everywhere, 128x256x64 is a multiple of the 16x16 tile, 15x17x33 sits one below, one above and one past two

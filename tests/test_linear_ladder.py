@@ -14,8 +14,8 @@ import torch.nn.functional as F
 from conftest import on
 
 import helpers
-from kp.profile import profile
-from kp.ptxas import kernel_resources
+from kp.gpumodel.profile import profile
+from kp.gpumodel.ptxas import kernel_resources
 from kp.toolchain import find_cuda_root
 
 # (M, K, N): no dimension a multiple of a tile; K = 36 and 128 take the 16-byte loads of v6 and v7, the others their

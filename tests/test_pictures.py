@@ -8,7 +8,7 @@ import torch
 
 import helpers
 import kp.files
-from kp.profile import profile
+from kp.gpumodel.profile import profile
 
 matplotlib.use("Agg")
 PATTERNS = kp.files.ROOT / "tests" / "cuda_cpu" / "patterns.cu"

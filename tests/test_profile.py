@@ -1,6 +1,6 @@
-"""The GPU model's counters (kernels/common/cuda_cpu_profile.h, kp.profile) on access patterns whose counts follow from
-Nsight Compute's rules by hand (tests/cuda_cpu/patterns.cu), every op of kernels/ profiled on irregular sizes, the
-source view, sampling, and the errors. The CPU stand-in counts: no GPU is needed, and none is used."""
+"""The GPU model's counters (kernels/common/cuda_cpu_profile.h, kp.gpumodel.profile) on access patterns whose counts
+follow from Nsight Compute's rules by hand (tests/cuda_cpu/patterns.cu), every op of kernels/ profiled on irregular
+sizes, the source view, sampling, and the errors. The CPU stand-in counts: no GPU is needed, and none is used."""
 
 import warnings
 
@@ -11,7 +11,7 @@ from op_samples import SAMPLES
 import helpers
 import kp.files
 import kp.toolchain
-from kp.profile import ProfileError, profile
+from kp.gpumodel.profile import ProfileError, profile
 
 PATTERNS = kp.files.ROOT / "tests" / "cuda_cpu" / "patterns.cu"
 LINES = PATTERNS.read_text().splitlines()
@@ -201,7 +201,7 @@ def test_every_op_of_the_collection_is_profiled_on_irregular_sizes(name):
 
 
 def test_modelled_is_the_profiles_estimate_as_a_function_of_the_arguments(k):
-    from kp.profile import modelled
+    from kp.gpumodel.profile import modelled
 
     x, out = torch.arange(1024.0), torch.zeros(1024)
     seconds = modelled(k.run, "A100")(NAMES.index("strided"), x, out, 1)
@@ -214,7 +214,7 @@ def test_modelled_is_the_profiles_estimate_as_a_function_of_the_arguments(k):
 def test_the_model_takes_ptxas_figures_of_the_instantiation_the_call_ran(dtype, ctype):
     """A launch is named as the source wrote it (colsum_v3<T>); ptxas lists colsum_v3<double> before
     colsum_v3<float>, and a double's shared tile is twice a float's: a float32 call is modelled with the float one."""
-    from kp.ptxas import kernel_resources
+    from kp.gpumodel.ptxas import kernel_resources
 
     rows = {r["kernel"]: r for r in kernel_resources(kp.files.ROOT / "kernels" / "colsum.cu")}
     assert rows["colsum_v3<float>"]["shared memory (bytes)"] != rows["colsum_v3<double>"]["shared memory (bytes)"]

@@ -10,7 +10,6 @@ import kp.build
 import kp.files
 import kp.grade
 import kp.load
-import kp.profile
 import kp.puzzle
 from kp.puzzle import puzzle, puzzles
 
@@ -198,8 +197,8 @@ def test_profile_true_shows_the_gpu_models_counts_per_line_and_keeps_them(capsys
 
 
 def test_profiling_a_puzzle_call_from_outside_says_how_to_profile_a_puzzle():
-    with pytest.raises(kp.profile.ProfileError, match=r"launched no kernel .*puzzle\(name, profile=True\)"):
-        kp.profile.profile(lambda: puzzle("map", solution=True, target="cpu", quiet=True))
+    with pytest.raises(kp.gpumodel.profile.ProfileError, match=r"launched no kernel .*puzzle\(name, profile=True\)"):
+        kp.gpumodel.profile.profile(lambda: puzzle("map", solution=True, target="cpu", quiet=True))
 
 
 def test_load_kernel_of_a_puzzle_path_resolves_from_the_project_and_points_to_profile(monkeypatch, tmp_path):

@@ -10,7 +10,7 @@ import torch
 from conftest import on
 
 import helpers
-from kp.profile import profile
+from kp.gpumodel.profile import profile
 
 SIZES = [0, 1, 31, 256, 257, 513, 1000, 65537, 140001]  # empty, under a warp, a block +-1, three launches
 VERSIONS = [1, 2, 3, 4, 5, 6]

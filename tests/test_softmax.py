@@ -9,7 +9,7 @@ import torch
 from conftest import on
 
 import helpers
-from kp.profile import profile
+from kp.gpumodel.profile import profile
 
 # (1, 1) and (9, 1): one column; 257: not a multiple of 8 (versions 3 to 5) nor of 256 (version 1); 33, 781: not
 # multiples of 4; (5, 1024): whole Packs.

@@ -1,6 +1,6 @@
-"""kp.sourceview: a profile's records as Nsight's source view, on records made here (kp.profile's own tests show it on
-a real profile): the counted lines with their figures and a few lines around them, the worst highlighted, the advice
-on top, labelled as a model."""
+"""kp.sourceview: a profile's records as Nsight's source view, on records made here (kp.gpumodel.profile's own tests
+show it on a real profile): the counted lines with their figures and a few lines around them, the worst highlighted, the
+advice on top, labelled as a model."""
 
 from types import SimpleNamespace
 

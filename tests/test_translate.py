@@ -95,9 +95,9 @@ def test_check_mode_guards_and_registers_every_shared_variable_on_the_same_lines
 
 
 def test_check_mode_wraps_the_branch_conditions_of_device_code_for_the_gpu_model():
-    """`if`, `while`, `do ... while` and a `for`'s condition in device code go through KP_BRANCH (kp.profile counts
-    each lane's outcome); `if constexpr`, a declaration as the condition, a range-for, a `for` without a condition
-    and host code are left alone, and so is everything in the plain translation. Lines keep their numbers."""
+    """`if`, `while`, `do ... while` and a `for`'s condition in device code go through KP_BRANCH (kp.gpumodel.profile
+    counts each lane's outcome); `if constexpr`, a declaration as the condition, a range-for, a `for` without a
+    condition and host code are left alone, and so is everything in the plain translation. Lines keep their numbers."""
     src = (
         "__global__ void k(float* c, int n) {\n"
         "  if (n > 0) c[0] = 1;\n"

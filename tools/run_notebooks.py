@@ -69,9 +69,11 @@ def row(name, run_seconds, status, records):
 
 def resources_section():
     """ptxas's registers, shared memory and spills of every kernel (nvcc compile-only: no GPU needed)."""
-    from kp.diagnostics import KernelBuildError  # imported here: kp.ptxas imports torch, which the runs do not need
+    from kp.diagnostics import (
+        KernelBuildError,  # imported here: kp.gpumodel.ptxas imports torch, which the runs do not need
+    )
     from kp.files import KERNELS
-    from kp.ptxas import resources_table, spills
+    from kp.gpumodel.ptxas import resources_table, spills
     from kp.toolchain import ToolchainError
 
     parts = ["<h2>What nvcc made of each kernel</h2>"]

@@ -8,6 +8,12 @@
 //   shared4         four consecutive floats of shared memory per lane, s[4t] .. s[4t + 3]: one LDS.128, 4 wavefronts
 //                   (the source's four scalar reads would be four 4-way bank conflicts)
 //   unrolled        a loop of 4 over s[k * 32 + t], unrolled by nvcc: 4 LDS per warp, each one wavefront
+//   fma_loop        n iterations of a = a * 0.999 + 1 per lane, kept a loop (#pragma unroll 1): one FFMA per iteration
+//                   and no load, so the issue term bounds it
+//   chain4          four loads, each at the address the one before it loaded (x = 0, 1, 2, ...: x[v] = v): four
+//                   dependent rounds, one load in flight in each
+//   independent4    a loop of 4 over x[k * n + i], unrolled by nvcc: four independent loads, issued before any is
+//                   used, in flight together (one round)
 #include <stdexcept>
 #include <string>
 
@@ -48,7 +54,34 @@ __global__ void unrolled(const float* x, float* out, int n) {
   if (i < n) out[i] = acc;
 }
 
-const char* const kCompiled[] = {"float4_whole", "float4_members", "shared4", "unrolled"};
+__global__ void fma_loop(const float* x, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  float a = 1.0f;
+#pragma unroll 1
+  for (int k = 0; k < n; ++k) a = a * 0.999f + 1.0f;
+  if (i < n) out[i] = a;
+}
+
+__global__ void chain4(const float* x, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  float v = float(i);
+#pragma unroll
+  for (int k = 0; k < 4; ++k) v = x[int(v)];  // the address waits for the load before
+  out[i] = v;
+}
+
+__global__ void independent4(const float* x, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  float acc = 0.0f;
+#pragma unroll
+  for (int k = 0; k < 4; ++k) acc += x[k * n + i];
+  out[i] = acc;
+}
+
+const char* const kCompiled[] = {"float4_whole", "float4_members", "shared4", "unrolled", "fma_loop", "chain4",
+                                 "independent4"};
 
 // n: the floats of out; x holds 4 n.
 void run_compiled(int64_t index, const float* x, float* out, int n) {
@@ -62,7 +95,13 @@ void run_compiled(int64_t index, const float* x, float* out, int n) {
     float4_members<<<blocks, threads>>>(x4, out, n);
   else if (which == "shared4")
     shared4<<<blocks, threads>>>(x, out, n);
-  else
+  else if (which == "unrolled")
     unrolled<<<blocks, threads>>>(x, out, n);
+  else if (which == "fma_loop")
+    fma_loop<<<blocks, threads>>>(x, out, n);
+  else if (which == "chain4")
+    chain4<<<blocks, threads>>>(x, out, n);
+  else
+    independent4<<<blocks, threads>>>(x, out, n);
   KP_CHECK_LAUNCH();
 }

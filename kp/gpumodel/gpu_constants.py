@@ -1,6 +1,6 @@
 """The GPU model's constants that no data sheet gives, each with its source: what this project measured on an H100
 (H100_MEASURED: the README's "On a GPU" table), what microbenchmark studies report (latencies), and what is assumed
-(said so, with the range it was taken from). Data only: kp.gpus builds the GPU table from these and the data
+(said so, with the range it was taken from). Data only: kp.gpumodel.gpus builds the GPU table from these and the data
 sheets; nothing here is fitted to any kernel's published timing, and nothing here computes.
 """
 
@@ -12,23 +12,38 @@ sheets; nothing here is fitted to any kernel's published timing, and nothing her
 H100_MEASURED_BANDWIDTH = 2.97e12
 ACHIEVABLE_FRACTION = H100_MEASURED_BANDWIDTH / 3.35e12
 
-# DRAM latency, seconds, for Little's law in kp.gputime: an assumption, neither measured by this project nor checked
-# here against a paper's table. Such numbers come from pointer-chasing microbenchmarks (e.g. Luo et al., "Benchmarking
-# and Dissecting the Nvidia Hopper GPU Architecture", arXiv:2402.13499, 2024; Chips and Cheese, "Nvidia's H100: Funny
-# L2, and Tons of Bandwidth", 2023), and a loaded memory system adds queueing to an idle access; we take 700 ns, the
-# middle of the 600-800 ns issue 23 gives for HBM on Hopper, for every GPU here (the GDDR parts too, unchecked). The
-# first constant to replace with a measurement.
+# DRAM latency, seconds, for Little's law in kp.gpumodel.gputime: an assumption, not measured by this project: 700 ns,
+# the middle of the 600-800 ns issue 23 gives for HBM on Hopper, for every GPU here (the GDDR parts too, unchecked). An
+# idle pointer chase reads less (gpu-benches, below: H100 PCIe 650 clocks = 370 ns, A100 570 = 404 ns, L40 631 =
+# 253 ns); a loaded memory system adds queueing to that, by an amount no source here gives. The first constant to
+# replace with a measurement on a lent GPU (a pointer chase under a streaming load).
 DRAM_LATENCY = 700e-9
 
 # Hit latencies, in clocks of the SM (seconds = clocks / boost clock), for the mean latency of a round trip in
-# kp.gputime: Jia, Maggioni, Smith and Scarpazza, "Dissecting the NVIDIA Turing T4 GPU via Microbenchmarking"
-# (arXiv:1903.07486, 2019), pointer-chasing on the T4: L1 data cache hit 32 clocks, L2 hit 188 clocks (their Volta
-# V100 figures, in "Dissecting the NVIDIA Volta GPU Architecture via Microbenchmarking", arXiv:1804.06826, are close:
-# 28 and 193). Taken for every compute capability here, as these figures were recalled for this table and not
-# re-read from the papers; Ampere's, Ada's and Hopper's own (Luo et al., arXiv:2402.13499, 2024) are the next to
-# take: their L2 is larger and partitioned, so its hits are likely slower than 188 clocks.
-L1_HIT_CLOCKS = 32
-L2_HIT_CLOCKS = 188
+# kp.gpumodel.gputime, per compute capability: (L1 hit, L2 hit). Read from the pointer-chasing results Ernst, Hager,
+# Wellein et al. publish with their GPU microbenchmarks (github.com/te42kyfo/gpu-benches, the data behind "Analytical
+# performance estimation during code generation on modern GPUs", 2023; one warp chases a random cycle through a
+# buffer, cycles at the clock the run reports), each the plateau of its level:
+# - 9.0: H100 PCIe (gpu-latency/h100_pcie.txt, 1755 MHz): L1 34.1, L2 265.5 for 0.25-20 MB (the SM's near partition;
+#   past ~25 MB, the far partition, 475; DRAM 650-658);
+# - 8.9: L40 (gpu-latency/l40.txt, 2490 MHz): L1 36.1, L2 276.5 (DRAM 631);
+# - 8.0: A100 80GB (cuda-latency/a100_80.txt, 1410 MHz): L1 36.0, L2 211.0 for 0.2-18 MB (far: 424; DRAM 570);
+# - 8.6: none of these sources measures a GA10x card: taken as 8.0's (the same generation), an assumption;
+# - 7.5: Jia, Maggioni, Smith and Scarpazza, "Dissecting the NVIDIA Turing T4 GPU via Microbenchmarking"
+#   (arXiv:1903.07486, 2019), the T4: L1 32, L2 188, as recalled for this table, not re-read (no copy was at hand);
+#   the same benchmarks' V100 (cc 7.0, the README of gpu-benches: L1 30-31, L2 214) is close.
+HIT_CLOCKS = {(9, 0): (34, 265), (8, 9): (36, 277), (8, 0): (36, 211), (8, 6): (36, 211), (7, 5): (32, 188)}
+
+# L2 bandwidth, bytes per clock per SM (x SMs x boost clock = the GPU's), per compute capability, for
+# kp.gpumodel.gputime's L2 term: the same benchmarks' L2 plateaus (every SM streams a buffer that fits the L2 but not
+# the L1s), over SMs x the clock the run reports:
+# - 9.0: H100 PCIe, gpu-l2-cache/h100_pcie.txt: 6.85-6.95 TB/s for 9-33 MB: 6.9e12 / (114 x 1.755e9) = 34.5;
+# - 8.0: A100 80GB, gpu-l2-cache/a100_80.txt: 5.33-5.43 TB/s up to 25 MB: 5.4e12 / (108 x 1.41e9) = 35.5;
+# - 8.9: L40, gpu-cache/l40.txt: 5.70-5.72 TB/s for 1-100 MB: 5.71e12 / (142 x 2.49e9) = 16.1;
+# - 8.6: A40 (GA102), gpu-cache/a40.txt: 2.43 TB/s for 1-8 MB: 2.43e12 / (84 x 1.74e9) = 16.6;
+# - 7.5: not measured there: taken as 8.6's (the GDDR parts' design), an assumption. (V100, cc 7.0, in the README of
+#   gpu-benches: 2.54 TB/s / (80 x 1.38e9) = 23.0.)
+L2_BYTES_PER_CLOCK_PER_SM = {(9, 0): 34.5, (8, 0): 35.5, (8, 9): 16.1, (8, 6): 16.6, (7, 5): 16.6}
 
 # The L1's data pipe: one wavefront per clock per SM. Nsight Compute's Kernel Profiling Guide ("Memory Tables"): a
 # wavefront is "the maximum unit that can pass through the pipeline stage per cycle"; for a global request, one
@@ -38,6 +53,14 @@ L2_HIT_CLOCKS = 188
 # Capability 7.x/8.x/9.x: Shared Memory"). 128 bytes per clock per SM is also the shared-memory bandwidth the Volta
 # and A100 whitepapers give.
 L1_WAVEFRONTS_PER_CLOCK = 1
+
+# Instruction issue: each of an SM's 4 warp schedulers (one per sub-partition: the Volta, Ampere and Hopper
+# architecture whitepapers' SM diagrams; the CUDA C++ Programming Guide, "Compute Capability 7.x / 8.x / 9.0:
+# Architecture": "An SM statically distributes its warps among its schedulers. Then, at every instruction issue
+# time, each scheduler issues one instruction for one of its assigned warps that is ready to execute") issues one warp
+# instruction per clock. kp.gpumodel.gputime's issue term: warp instructions / (schedulers busy x this x clock), a
+# scheduler being busy only while it holds a warp (one warp issues at most one instruction per clock).
+ISSUE_PER_SCHEDULER_PER_CLOCK = 1
 
 # The least time one launch takes, seconds: an assumption, not measured by this project: issue 23's ~2-3 us for an
 # empty kernel timed with CUDA events; we take 2.5 us. (The README's 9.55 us per torch.add of 1024 elements is the

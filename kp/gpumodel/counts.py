@@ -1,9 +1,9 @@
 """The GPU model's counts as records: what the stand-in's profiler (kernels/common/cuda_cpu_profile.h) reports, read
 and put at the `.cu` lines they are about (addr2line), counted as the source wrote the accesses or, with the SASS at
-each line (kp.sass), as nvcc's instructions group them (as_compiled). Line (one `.cu` line's accesses of one space and
-kind), Branch (one `.cu` line's branch conditions: executions, active lanes, divergent ones, loop exits), Launch,
-and for pictures Array, Touch, Worst (a shared line's worst warp request) and BranchLanes (who took a branch, by
-lane). Never runs or models anything (kp.profile does).
+each line (kp.gpumodel.sass), as nvcc's instructions group them (as_compiled). Line (one `.cu` line's accesses of one
+space and kind), Branch (one `.cu` line's branch conditions: executions, active lanes, divergent ones, loop exits),
+Launch, and for pictures Array, Touch, Worst (a shared line's worst warp request) and BranchLanes (who took a branch,
+by lane). Never runs or models anything (kp.gpumodel.profile does).
 """
 
 import dataclasses
@@ -230,15 +230,15 @@ def _as_width(line, width):
 def as_compiled(lines, sass_at, basis):
     """The source-counted `lines` as nvcc's instructions serve them, and how often each line's SASS ran.
 
-    `sass_at(kernel, file, line)`: the SASS instructions (kp.sass.Instruction) at that line of that kernel, or None
-    where there is no SASS of the kernel (its lines stay counted as the source wrote them). A line's accesses of one
-    space and kind are counted at the width of its SASS instructions of that space and kind; with several widths
+    `sass_at(kernel, file, line)`: the SASS instructions (kp.gpumodel.sass.Instruction) at that line of that kernel, or
+    None where there is no SASS of the kernel (its lines stay counted as the source wrote them). A line's accesses of
+    one space and kind are counted at the width of its SASS instructions of that space and kind; with several widths
     (a packed path and its scalar fallback, or a loop vectorised in part), the widest: accesses that fit one such
     instruction merge into it, the others stay apart as they would. Where it has none, nvcc served them with another
     line's instruction (a vectorised neighbour) or kept them in registers: they count at the widest regrouping, where
     they join the group an earlier access opened, and a line left with no request is dropped.
     Returns (lines, passes): passes {(kernel, file, line): warp-level runs of the line's SASS} for the lines with
-    memory instructions (their requests over their instructions; kp.sass.executed takes it from there)."""
+    memory instructions (their requests over their instructions; kp.gpumodel.sass.executed takes it from there)."""
     out, passes = [], defaultdict(float)
     for ln in lines:
         ins = sass_at(ln.kernel, ln.file, ln.line)

@@ -1,7 +1,8 @@
 """The GPU model's memory hierarchy: what the L1 of each SM and the one L2 leave for DRAM to move, from the addresses
 the stand-in's sampled blocks touched (kernels/common/cuda_cpu_profile.h, "The memory hierarchy's inputs"). Sharing
-(one launch's inputs, read from the profile's `hierarchy` rows) in; sectors out. Never times anything (kp.gputime
-does) and never names a GPU: the L2's size and how many blocks are resident together come in as numbers.
+(one launch's inputs, read from the profile's `hierarchy` rows) in; sectors out. Never times anything
+(kp.gpumodel.gputime does) and never names a GPU: the L2's size and how many blocks are resident together come in as
+numbers.
 
 The rules, all sector-granular (32 bytes; CUDA C++ Best Practices Guide, "Coalesced Access to Global Memory"):
 - L1, per SM: a block's loads of a sector it has already loaded hit its SM's L1 (the L1 caches global loads from
@@ -53,7 +54,7 @@ class Sharing:
 
 def parse_sharing(report, launches):
     """The profile report's `hierarchy` rows as one Sharing per launch (None where the report has none); `launches`:
-    kp.counts' Launch records, in the report's order (for their grids)."""
+    kp.gpumodel.counts' Launch records, in the report's order (for their grids)."""
     rows = {}
     for row in report.splitlines():
         f = row.split("\t")

@@ -3,8 +3,8 @@ GPU's architecture, each instruction put at its `.cu` line (nvcc -lineinfo, then
 memory, control, barrier, other) and, for a memory instruction, its space, kind and width (LDS.128: shared, load, 16
 bytes per lane). Cached per build key under build/ext/cuda/sass (profiling twice compiles once; nothing of it runs on
 the edit -> reload path). Owns finding nvdisasm (the toolkit's, or PyPI's nvidia-cuda-nvdisasm), and Instructions:
-the SASS each line ran, from how often the trace says the line ran (executed). Never counts a trace (kp.counts) or
-models a time (kp.gputime); the GPU model (kp.profile) combines the two.
+the SASS each line ran, from how often the trace says the line ran (executed). Never counts a trace (kp.gpumodel.counts)
+or models a time (kp.gpumodel.gputime); the GPU model (kp.gpumodel.profile) combines the two.
 """
 
 import contextlib
@@ -21,7 +21,7 @@ from pathlib import Path
 from kp.build import project_headers, resolve_kernel
 from kp.diagnostics import KernelBuildError
 from kp.files import BUILD_ROOT, COMMON, KERNELS, ROOT, content_key, write_if_changed
-from kp.gpus import gpu as named_gpu
+from kp.gpumodel.gpus import gpu as named_gpu
 from kp.toolchain import ToolchainError, require_nvcc
 
 CLASSES = ("fp32", "integer", "memory", "control", "barrier", "other")
@@ -59,7 +59,7 @@ class SassUnavailable(RuntimeError):
 
 
 def arch_of(gpu="H100"):
-    """nvcc's `sm_XX` for a GPU of kp.gpus's table by name ("H100" -> sm_90, "A100" -> sm_80), or an `sm_XX` as is."""
+    """nvcc's `sm_XX` for a GPU of kp.gpumodel.gpus by name ("H100" -> sm_90, "A100" -> sm_80), or an `sm_XX` as is."""
     if isinstance(gpu, str) and re.fullmatch(r"sm_\d+a?", gpu):
         return gpu
     return "sm_{}{}".format(*named_gpu(gpu).compute_capability)
@@ -103,8 +103,8 @@ def _shown(file):
 
 def parse_sass(text):
     """nvdisasm -gi output -> Instructions, each at the `.cu` line its line information names: for code inlined from a
-    header, the kernel file's line it was inlined at (as kp.counts places the stand-in's code). The padding after a
-    function's end (NOPs, and the branch to itself after the last EXIT) is left out: no warp runs it."""
+    header, the kernel file's line it was inlined at (as kp.gpumodel.counts places the stand-in's code). The padding
+    after a function's end (NOPs, and the branch to itself after the last EXIT) is left out: no warp runs it."""
     out, function, place, pending, chain, label = [], None, ("?", 0), True, [], None
     for line in text.splitlines():
         if m := FUNCTION.match(line):
@@ -127,8 +127,8 @@ def parse_sass(text):
 
 
 def sass(name_or_path, gpu="H100"):
-    """The SASS of every kernel in a `.cu` file, compiled with nvcc for `gpu`'s architecture (a name of kp.gpus or
-    an sm_XX) with line information: a list of Instructions. Compiles the kernel file alone (no binding, no torch:
+    """The SASS of every kernel in a `.cu` file, compiled with nvcc for `gpu`'s architecture (a name of kp.gpumodel.gpus
+    or an sm_XX) with line information: a list of Instructions. Compiles the kernel file alone (no binding, no torch:
     about a second) the first time, then reads the cache. SassUnavailable if nvcc or nvdisasm is missing, or fails
     (the failure is cached too: a kernel file nvcc does not compile alone is not compiled again until it changes)."""
     # A kernel file needs no binding here (a puzzle's file has none): nvcc compiles its kernels alone.
@@ -249,13 +249,13 @@ def _enclosing_loop(source, line):
 
 def executed(passes, branches, warps, by_line, source_of):
     """The Instructions each line of SASS ran. A line's runs, warp-level: `passes` where it has memory instructions
-    (kp.counts.as_compiled: its requests over its instructions, exact); a line with a branch condition whose SASS
-    branches, or that is no loop (an `if`), once per evaluation (Branch.executions); a loop nvcc unrolled (no
+    (kp.gpumodel.counts.as_compiled: its requests over its instructions, exact); a line with a branch condition whose
+    SASS branches, or that is no loop (an `if`), once per evaluation (Branch.executions); a loop nvcc unrolled (no
     branch left), once per entry (the enclosing loop's runs of its body, or its own exits); any other line as
     often as the body of the loop it is in runs, or once per warp outside loops (an upper bound past an early
     return). A loop nvcc unrolled only in part counts its body once per iteration: that many times too many.
 
-    passes: {(kernel, file, line): runs}; branches: kp.counts.Branch records; warps: {kernel: warps launched};
+    passes: {(kernel, file, line): runs}; branches: kp.gpumodel.counts.Branch records; warps: {kernel: warps launched};
     by_line: {(kernel, file, line): [Instruction]}; source_of(file): the file's lines (a list of str)."""
     branch = {(b.kernel, b.file, b.line): b for b in branches}
 

@@ -1,7 +1,7 @@
 """The GPU table and occupancy: what each named GPU has (SMs, clock, DRAM bandwidth, L2, the per-SM limits of its
 compute capability) and how many blocks of a kernel fit on one of its SMs, by the CUDA Occupancy Calculator's rules.
 Data first: GPU and Occupancy are frozen records a test can read; gpu_table() is the Table people read. Never times
-a kernel (kp.gputime turns counted work into a modelled time) and never needs a GPU.
+a kernel (kp.gpumodel.gputime turns counted work into a modelled time) and never needs a GPU.
 
 Sources, named again where each number is set:
 - the CUDA C++ Programming Guide, "Compute Capabilities": the table "Technical Specifications per Compute Capability"
@@ -12,22 +12,24 @@ Sources, named again where each number is set:
   shared memory goes in units of 128 bytes (256 before 8.0), the runtime's reserve included; with the default
   carveout a block may use all of the SM's shared memory;
 - each GPU's NVIDIA data sheet or architecture whitepaper: SMs, boost clock, DRAM bandwidth, L2 (named on its row);
-- kp.gpu_constants: what no data sheet gives (achievable bandwidth, latencies, the launch floor), each with its source.
+- kp.gpumodel.gpu_constants: what no data sheet gives (achievable bandwidth, latencies and L2 bandwidth per compute
+  capability, the launch floor), each with its source.
 """
 
 import dataclasses
 import re
 
-from kp.gpu_constants import (  # noqa: F401 (H100_MEASURED* and h100_measured: read from kp.gpus too)
+from kp.gpumodel.gpu_constants import (  # noqa: F401 (H100_MEASURED* and h100_measured: read from kp.gpumodel.gpus too)
     ACHIEVABLE_FRACTION,
     DRAM_LATENCY,
     H100_MEASURED,
     H100_MEASURED_BANDWIDTH,
     H100_MEASURED_ON,
     H100_MEASURED_TORCH,
-    L1_HIT_CLOCKS,
+    HIT_CLOCKS,
+    ISSUE_PER_SCHEDULER_PER_CLOCK,
     L1_WAVEFRONTS_PER_CLOCK,
-    L2_HIT_CLOCKS,
+    L2_BYTES_PER_CLOCK_PER_SM,
     LAUNCH_FLOOR,
     h100_measured,
 )
@@ -52,7 +54,7 @@ SM_LIMITS = {
 
 @dataclasses.dataclass(frozen=True)
 class GPU:
-    """One GPU: its data sheet, its compute capability's per-SM limits, and the constants kp.gputime uses.
+    """One GPU: its data sheet, its compute capability's per-SM limits, and the constants kp.gpumodel.gputime uses.
     Bandwidths in bytes/s, sizes in bytes, times in seconds; the same on every compute capability here: 65536
     registers per SM and per block, at most 255 per thread, 1024 threads per block, 4 sub-partitions per SM."""
 
@@ -71,16 +73,18 @@ class GPU:
     shared_unit: int  # shared memory is allocated in multiples of this
     fp32_per_clock_per_sm: int
     fp64_per_clock_per_sm: int
+    l1_hit_clocks: int
+    l2_hit_clocks: int
+    l2_bytes_per_clock_per_sm: float  # the L2's bandwidth per SM (kp.gpumodel.gpu_constants)
     dram_latency: float = DRAM_LATENCY
-    l1_hit_clocks: int = L1_HIT_CLOCKS
-    l2_hit_clocks: int = L2_HIT_CLOCKS
     l1_wavefronts_per_clock: int = L1_WAVEFRONTS_PER_CLOCK  # per SM: shared wavefronts and global 128-byte lines
     launch_floor: float = LAUNCH_FLOOR
+    issue_per_scheduler_per_clock: int = ISSUE_PER_SCHEDULER_PER_CLOCK
     registers_per_sm: int = 65536
     max_registers_per_block: int = 65536
     max_registers_per_thread: int = 255
     register_unit: int = 256  # a warp's registers are allocated in multiples of 256
-    sub_partitions: int = 4
+    sub_partitions: int = 4  # each with one warp scheduler
     max_threads_per_block: int = 1024
 
     @property
@@ -102,6 +106,11 @@ class GPU:
         return self.l2_hit_clocks / self.clock_hz
 
     @property
+    def l2_bandwidth(self):
+        """The L2's bandwidth, bytes/s: bytes per clock per SM x SMs x boost clock."""
+        return self.l2_bytes_per_clock_per_sm * self.sms * self.clock_hz
+
+    @property
     def fp32_flops(self):
         """Peak FP32 FLOP/s: SMs x results per clock x 2 (a fused multiply-add is two) x boost clock."""
         return self.sms * self.fp32_per_clock_per_sm * 2 * self.clock_hz
@@ -115,7 +124,10 @@ class GPU:
 def _gpu(name, cc, sms, boost_clock_ghz, dram_bandwidth, l2_mib, achievable=None):
     """A GPU row: its data sheet numbers, and the rest from its compute capability's SM_LIMITS."""
     achievable = achievable or dram_bandwidth * ACHIEVABLE_FRACTION
-    return GPU(name, cc, sms, boost_clock_ghz, dram_bandwidth, achievable, int(l2_mib * MiB), *SM_LIMITS[cc])
+    return GPU(
+        name, cc, sms, boost_clock_ghz, dram_bandwidth, achievable, int(l2_mib * MiB), *SM_LIMITS[cc], *HIT_CLOCKS[cc],
+        L2_BYTES_PER_CLOCK_PER_SM[cc],
+    )  # fmt: skip
 
 
 # The SM counts are the data sheets' CUDA cores / FP32 lanes per SM (e.g. 16,896 / 128 = 132 on the H100 SXM).
@@ -155,17 +167,8 @@ GPUS = {
     )
 }
 
-ALIASES = {
-    "h100": "H100 SXM",
-    "h100sxm5": "H100 SXM",
-    "a100sxm": "A100",
-    "a10080gb": "A100",
-    "4090": "RTX 4090",
-    "a6000": "RTX A6000",
-    "3090": "RTX 3090",
-    "3080": "RTX 3080",
-    "2080ti": "RTX 2080 Ti",
-}
+ALIASES = {"h100": "H100 SXM", "h100sxm5": "H100 SXM", "a100sxm": "A100", "a10080gb": "A100", "4090": "RTX 4090",
+           "a6000": "RTX A6000", "3090": "RTX 3090", "3080": "RTX 3080", "2080ti": "RTX 2080 Ti"}  # fmt: skip
 
 
 def _key(name):
@@ -202,7 +205,7 @@ def gpu_table():
         }
         for g in GPUS.values()
     ]
-    return Table(rows, "GPUs (kp.gpus; achievable DRAM bandwidth measured on the H100 SXM, derived for the others)")
+    return Table(rows, "GPUs (kp.gpumodel.gpus; achievable DRAM bandwidth measured on the H100 SXM, derived elsewhere)")
 
 
 # What can stop one more block from fitting on an SM, in the order `limited_by` names ties.

@@ -1,43 +1,50 @@
 """A modelled kernel time on a named GPU from the work each launch did (as the CPU stand-in's counters count it):
-LaunchWork in, Estimate out. No constant is fitted to any kernel: every number is the GPU table's (kp.gpus, where
-each is sourced: data sheets, NVIDIA's documentation, microbenchmark studies, this project's one bandwidth
+LaunchWork in, Estimate out. No constant is fitted to any kernel: every number is the GPU table's (kp.gpumodel.gpus,
+where each is sourced: data sheets, NVIDIA's documentation, microbenchmark studies, this project's one bandwidth
 measurement, and stated assumptions). Never counts anything itself and never runs on a GPU.
 
 The terms of one launch:
-- memory: the DRAM bytes (kp.caches: the sectors the L1s and the L2 leave for DRAM, from the addresses the sampled
-  blocks touched; a LaunchWork without them takes its dram_*_sectors as given) / the GPU's achievable DRAM bandwidth,
-  against the latency (Little's law): a warp makes `dram_round_trips_per_warp` waits one after another (kp.profile
-  gives a block's slowest warp's: a block frees its place when its last warp exits), each as long
-  as the slowest of its loads (L1 hit, L2 hit or DRAM: the share of round trips that miss each level follows from
-  the misses kp.caches finds, a missing request missing whole); the loads of one round trip are in flight together,
-  and the resident warps' round trips overlap. Blocks run in waves of
-  blocks_per_sm x SMs; a wave takes max(its bytes / achievable bandwidth, round trips x mean latency). "latency"
-  names a launch whose waves' round trips add up to more than its bytes / achievable bandwidth;
+- memory: the DRAM bytes (kp.gpumodel.caches: the sectors the L1s and the L2 leave for DRAM, from the addresses
+  the sampled blocks touched; a LaunchWork without them takes its dram_*_sectors as given) / the GPU's achievable
+  DRAM bandwidth, against the latency (Little's law): a warp makes `dram_round_trips_per_warp` waits one after
+  another (kp.gpumodel.profile gives a block's slowest warp's: a block frees its place when its last warp exits),
+  each as long as the slowest of its loads (L1 hit, L2 hit or DRAM: the share of round trips that miss each level
+  follows from the misses kp.gpumodel.caches finds, a missing request missing whole); the loads of one round trip
+  are in flight together, and the resident warps' round trips overlap. Blocks run in waves of blocks_per_sm x SMs;
+  a wave takes max(its bytes / achievable bandwidth, round trips x mean latency). "latency" names a launch whose
+  waves' round trips add up to more than its bytes / achievable bandwidth;
+- L2: the bytes the L2 serves (the loads' L1 misses, from kp.gpumodel.caches, and every store's sectors) / the
+  L2's bandwidth (kp.gpumodel.gpu_constants: bytes per clock per SM, from a microbenchmark study); on the memory
+  side with the DRAM terms, named "L2" where it is the larger;
 - compute: fp32 FLOPs / FP32 peak + fp64 FLOPs / FP64 peak (added: both issue from the same warp schedulers);
 - shared memory and L1: the L1's data pipe serves one wavefront per clock per SM, shared between shared-memory
-  wavefronts and the 128-byte lines of global requests (kp.caches); named "shared memory" or "L1" by the larger;
-  compute and the L1 pipe run on the SMs holding blocks: the SM given the most blocks, ceil(blocks / SMs),
+  wavefronts and the 128-byte lines of global requests (kp.gpumodel.caches); named "shared memory" or "L1" by the
+  larger; compute and the L1 pipe run on the SMs holding blocks: the SM given the most blocks, ceil(blocks / SMs),
   finishes last, so these take (that many blocks' work) / (one SM's rate);
+- issue: the warp instructions the launch executed (kp.gpumodel.compiled: the SASS each line ran) over the issue
+  rate of the SMs holding blocks: each of an SM's schedulers issues one warp instruction per clock, and only while
+  it holds a warp, so the busiest SM issues min(schedulers, its resident warps) per clock (kp.gpumodel.gpu_constants);
 - launch: no launch takes less than the GPU's launch floor.
 
 How the terms combine (what can run at the same time): with several blocks resident per SM, one block's memory
-waits overlap another's compute, so the slowest resource bounds: max(memory, compute, L1 pipe). With one block per
-SM and barriers (__syncthreads) in it, the block's phases are separated: its warps load (memory), wait at the
-barrier, then compute from shared memory (compute, L1 pipe) while no load is in flight, so the two sides add:
-memory + max(compute, L1 pipe); the bound then names both ("latency + compute"). Launches are taken as run back to
-back (as `make bench` times them): the total is the sum of the launches' times. Every block is taken to do the same
-work (the launch's counts / its blocks).
+waits overlap another's compute, so the slowest resource bounds: max(memory or L2, compute, issue, L1 pipe). With one
+block per SM and barriers (__syncthreads) in it, the block's phases are separated: its warps load (memory), wait at
+the barrier, then compute from shared memory (compute, issue, L1 pipe) while no load is in flight, so the two sides
+add: max(memory, L2) + max(compute, issue, L1 pipe); the bound then names both ("latency + compute"). Launches are
+taken as run back to back (as `make bench` times them): the total is the sum of the launches' times. Every block is
+taken to do the same work (the launch's counts / its blocks).
 
-Not modelled: L2 bandwidth (L2 hits are free but for their latency), instruction issue limits other than FLOP/s,
-tensor cores, overlap between launches, clocks below boost, partly exposed latency near the edge between the two
-memory terms (add2_v1, one float per thread, is modelled as add2 is: the README says by how much it misses).
+Not modelled: the L2's two partitions (a far hit is slower: kp.gpumodel.gpu_constants), dependent-instruction latency (a
+warp is taken to issue whenever its scheduler is free), tensor cores, overlap between launches, clocks below boost,
+partly exposed latency near the edge between the two memory terms (add2_v1, one float per thread, is modelled as add2
+is: the README says by how much it misses).
 """
 
 import dataclasses
 import math
 
-from kp.caches import SECTOR_BYTES, traffic
-from kp.gpus import WARP, Occupancy, gpu, occupancy
+from kp.gpumodel.caches import SECTOR_BYTES, traffic
+from kp.gpumodel.gpus import WARP, Occupancy, gpu, occupancy
 from kp.table import Quantity, Table, quantity
 
 
@@ -48,7 +55,7 @@ class LaunchWork:
     kernel: str
     grid_blocks: int
     threads_per_block: int
-    registers_per_thread: int = 32  # ptxas's count (kp.ptxas.kernel_resources); 32 when not known
+    registers_per_thread: int = 32  # ptxas's count (kp.gpumodel.ptxas.kernel_resources); 32 when not known
     shared_bytes_per_block: int = 0  # static + dynamic
     dram_read_sectors: int = 0  # 32-byte sectors the warps' loads touched, as traced
     dram_write_sectors: int = 0
@@ -58,14 +65,16 @@ class LaunchWork:
     # DRAM waits one warp makes one after another: 1 for a kernel that loads what it needs, computes and stores; a
     # grid-stride loop waits once per iteration (unless it loads ahead); a load whose address comes from a load, twice.
     dram_round_trips_per_warp: float = 1
-    # The memory hierarchy (kp.caches): the sampled blocks' sharing of sectors (a kp.caches.Sharing; None: the
-    # dram_*_sectors above are what DRAM moves, and every load waits for DRAM), the sectors the loads asked for, the
-    # global requests' 128-byte lines, and the barriers (__syncthreads) released, summed over the blocks.
+    # The memory hierarchy (kp.gpumodel.caches): the sampled blocks' sharing of sectors (a kp.gpumodel.caches.Sharing;
+    # None: the dram_*_sectors above are what DRAM moves, and every load waits for DRAM), the sectors the loads asked
+    # for, the global requests' 128-byte lines, and the barriers (__syncthreads) released, summed over the blocks.
     sharing: object = None
     requested_read_sectors: int = 0
     load_sites: int = 1  # the global load instructions a round trip issues together
     l1_wavefronts: int = 0
     barriers: int = 0
+    written_sectors: int = 0  # the sectors the stores wrote, as requested (each passes through the L2)
+    issued: float = 0  # warp instructions executed, every class (kp.gpumodel.compiled); 0: not counted
 
     @property
     def dram_bytes(self):
@@ -93,7 +102,7 @@ class LaunchEstimate:
 
     kernel: str
     seconds: float
-    bound: str  # "memory", "latency", "compute", "shared memory", "L1" or "launch"; "A + B" where phases add
+    bound: str  # "memory", "latency", "L2", "compute", "issue", "shared memory", "L1", "launch"; "A + B": phases add
     dram_bytes: int
     achieved_bandwidth: float  # dram_bytes / seconds, bytes/s
     occupancy: Occupancy
@@ -106,6 +115,8 @@ class LaunchEstimate:
     shared_s: float  # the shared-memory wavefronts alone
     launch_floor_s: float
     l1_s: float = 0.0  # the L1's data pipe: shared wavefronts + global lines
+    issue_s: float = 0.0  # the busiest SM's warp instructions / its issue rate
+    l2_s: float = 0.0  # the bytes the L2 serves / its bandwidth
     latency: float = 0.0  # the latency of a round trip, seconds
     hit_shares: tuple = (0.0, 0.0, 1.0)  # the shares of the requested sectors the L1, the L2 and DRAM serve
     phases_add: bool = False  # one block per SM with barriers: memory + on-SM work
@@ -124,8 +135,10 @@ class Estimate:
         return f"{_time(self.seconds)} on the {self.gpu}, modelled ({bounds})"
 
     def table(self):
-        """A row per launch: the modelled time and its bound first, then occupancy and waves, then each term of the
-        time (the largest is the bound); times as Quantities (5.73 ms, 42.1 µs); short headers, to fit Lab's output."""
+        """A row per launch: the modelled time and its bound first, then occupancy and waves, then the terms of the
+        time in one column, largest first (the first is the bound; terms of 0 left out); times as Quantities (5.73 ms,
+        42.1 µs). One column for the terms: seven of their own ran past Lab's output area (880-903 px of 848 at
+        1280x800, measured by tests/test_lab.py on notebook 01)."""
         rows = [
             {
                 "kernel": f"`{e.kernel}`",
@@ -134,16 +147,27 @@ class Estimate:
                 "DRAM": Quantity(e.achieved_bandwidth / 1e12, "TB/s"),
                 "occupancy": f"{e.occupancy.occupancy:.0%} ({e.occupancy.limited_by})",
                 "waves": e.waves,
-                "DRAM term": Quantity(e.bandwidth_s * 1e6, "µs"),
-                "latency term": Quantity(e.latency_s * 1e6, "µs"),
-                "FLOP term": Quantity(e.compute_s * 1e6, "µs"),
-                "shared term": Quantity(e.shared_s * 1e6, "µs"),
-                "L1 pipe term": Quantity(e.l1_s * 1e6, "µs"),
-                "L1 / L2 / DRAM": "{:.0%} / {:.0%} / {:.0%}".format(*e.hit_shares),
+                "terms": _terms(e),
+                "served by L1 / L2 / DRAM": "{:.0%} / {:.0%} / {:.0%}".format(*e.hit_shares),
             }
             for e in self.launches
         ]
-        return Table(rows, f"modelled on the {self.gpu} (kp.gputime): {_time(self.seconds)} in all")
+        return Table(rows, f"modelled on the {self.gpu} (kp.gpumodel.gputime): {_time(self.seconds)} in all")
+
+
+def _terms(e):
+    """A launch's terms, largest first, zeros left out: "DRAM 271 µs, latency 174 µs, L1 pipe 24.1 µs"."""
+    terms = {
+        "DRAM": e.bandwidth_s,
+        "latency": e.latency_s,
+        "FLOP": e.compute_s,
+        "shared": e.shared_s,
+        "L1 pipe": e.l1_s,
+        "issue": e.issue_s,
+        "L2": e.l2_s,
+    }
+    ranked = sorted((t for t in terms.items() if t[1] > 0), key=lambda t: -t[1])
+    return ", ".join(f"{name} {_time(seconds)}" for name, seconds in ranked) or "none"
 
 
 def _time(seconds):
@@ -151,12 +175,14 @@ def _time(seconds):
 
 
 def _dram_sectors(g, work, resident_blocks):
-    """(read, write, hit shares, round-trip latency) of a launch on `g`: kp.caches' where the work has its sharing;
-    else as given, every load waiting for DRAM."""
+    """(read, write, hit shares, round-trip latency, sectors the L2 reads out) of a launch on `g`: kp.gpumodel.caches'
+    where the work has its sharing; else as given, every load waiting for DRAM."""
     if work.sharing is None:
-        return work.dram_read_sectors, work.dram_write_sectors, (0.0, 0.0, 1.0), g.dram_latency
+        reads = work.dram_read_sectors
+        return reads, work.dram_write_sectors, (0.0, 0.0, 1.0), g.dram_latency, reads
     t = traffic(work.sharing, work.requested_read_sectors, resident_blocks, g.l2_bytes)
-    return t.dram_read, t.dram_write, t.hit_shares(), _round_trip_latency(g, work, t.l2_read, t.dram_read)
+    latency = _round_trip_latency(g, work, t.l2_read, t.dram_read)
+    return t.dram_read, t.dram_write, t.hit_shares(), latency, t.l2_read
 
 
 def _round_trip_latency(g, work, l2_sectors, dram_sectors):
@@ -180,7 +206,8 @@ def estimate_launch(gpu_or_name, work):
     per_wave = occ.blocks_per_sm * g.sms
     waves = math.ceil(work.grid_blocks / per_wave)
     wave_blocks = [per_wave] * (waves - 1) + [work.grid_blocks - per_wave * (waves - 1)]
-    reads, writes, shares, latency = _dram_sectors(g, work, per_wave)
+    reads, writes, shares, latency, l2_reads = _dram_sectors(g, work, per_wave)
+    l2_s = SECTOR_BYTES * (l2_reads + max(work.written_sectors, writes)) / g.l2_bandwidth
     dram_bytes = SECTOR_BYTES * (reads + writes)
     waited = SECTOR_BYTES * (work.requested_read_sectors or work.dram_read_sectors) or dram_bytes
     warps_per_block = work.warps // work.grid_blocks
@@ -198,15 +225,23 @@ def estimate_launch(gpu_or_name, work):
     per_clock = g.l1_wavefronts_per_clock * g.clock_hz  # one SM's L1 data pipe
     shared_s = work.shared_wavefronts * busiest / per_clock
     l1_s = (work.shared_wavefronts + work.l1_wavefronts) * busiest / per_clock
+    # The busiest SM's warps: its schedulers issue only while they hold one (one warp, one instruction per clock)
+    resident_warps = min(occ.blocks_per_sm, math.ceil(work.grid_blocks / g.sms)) * warps_per_block
+    issue_rate = min(g.sub_partitions, resident_warps) * g.issue_per_scheduler_per_clock * g.clock_hz
+    issue_s = work.issued * busiest / issue_rate
     memory_name = "latency" if latency_s > bandwidth_s else "memory"
+    if l2_s > memory_s:  # the L2 serves less than DRAM and the latency ask for
+        memory_name, memory_side = "L2", l2_s
+    else:
+        memory_side = memory_s
     pipe_name = "shared memory" if work.shared_wavefronts >= work.l1_wavefronts else "L1"
-    on_sm = {"compute": compute_s, pipe_name: l1_s}
-    phases_add = occ.blocks_per_sm == 1 and work.barriers > 0 and memory_s > 0
+    on_sm = {"compute": compute_s, "issue": issue_s, pipe_name: l1_s}
+    phases_add = occ.blocks_per_sm == 1 and work.barriers > 0 and memory_side > 0
     if phases_add:
         sm_name = max(on_sm, key=on_sm.get)
-        terms = {f"{memory_name} + {sm_name}": memory_s + on_sm[sm_name], "launch": g.launch_floor}
+        terms = {f"{memory_name} + {sm_name}": memory_side + on_sm[sm_name], "launch": g.launch_floor}
     else:
-        terms = {memory_name: memory_s, **on_sm, "launch": g.launch_floor}
+        terms = {memory_name: memory_side, **on_sm, "launch": g.launch_floor}
     bound = max(terms, key=terms.get)
     seconds = terms[bound]
     return LaunchEstimate(
@@ -225,6 +260,8 @@ def estimate_launch(gpu_or_name, work):
         shared_s=shared_s,
         launch_floor_s=g.launch_floor,
         l1_s=l1_s,
+        issue_s=issue_s,
+        l2_s=l2_s,
         latency=latency,
         hit_shares=shares,
         phases_add=phases_add,

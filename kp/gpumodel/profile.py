@@ -5,15 +5,16 @@ callable that calls such ops) with the CPU stand-in's profiler on, and returns a
 (kernel, file, line, memory space, access kind) with Nsight Compute's source counters (requests, sectors or
 wavefronts, the ideal, active lanes); `.branches`, one Branch per line of branch conditions (warp-level executions,
 active lanes, divergent executions; `.branch_lanes` and `.branch_picture(line)`: which lanes of one block took it);
-`.launches`, one Launch per kernel launch; `.estimate(gpu="H100")`, the
-modelled time of the call on that GPU (kp.gputime); `.advice()`, the worst lines in plain words.
+`.launches`, one Launch per kernel launch; `.estimate(gpu="H100")`, the modelled time of the call on that GPU
+(kp.gpumodel.gputime); `.advice()`, the worst lines in plain words.
 
 The counting rules (warp requests from the threads' accesses, 32-byte sectors, 32 banks of 4 bytes and their
 wavefronts), with their sources, are in kernels/common/cuda_cpu_profile.h, which counts; this module reads the
-counts, puts them at their `.cu` lines (addr2line), counts them as nvcc's SASS for the GPU serves them (kp.sass:
-`.lines` are the H100's, `.compiled(gpu)` another GPU's; `.instructions`, the SASS instructions each line ran;
-`.sass(line)`, what nvcc made of a line) and models. Without nvcc or nvdisasm the lines stay counted as the source
-wrote the accesses, and `.basis` says so. Never loads a kernel itself (kp.sass compiles one for its SASS, cached).
+counts, puts them at their `.cu` lines (addr2line), counts them as nvcc's SASS for the GPU serves them
+(kp.gpumodel.sass: `.lines` are the H100's, `.compiled(gpu)` another GPU's; `.instructions`, the SASS instructions each
+line ran; `.sass(line)`, what nvcc made of a line) and models. Without nvcc or nvdisasm the lines stay counted as the
+source wrote the accesses, and `.basis` says so. Never loads a kernel itself (kp.gpumodel.sass compiles one for its
+SASS, cached).
 """
 
 import ctypes
@@ -22,16 +23,17 @@ import warnings
 import torch
 
 from kp.build import cpu_runtime
-from kp.caches import parse_sharing
-from kp.compiled import CompiledCounts
-from kp.counts import WARP, Advice, parse
-from kp.gputime import LaunchWork, estimate
+from kp.gpumodel.caches import parse_sharing
+from kp.gpumodel.compiled import CompiledCounts
+from kp.gpumodel.counts import WARP, Advice, parse
+from kp.gpumodel.gputime import LaunchWork, estimate
+from kp.gpumodel.ptxas import launch_resources
+from kp.gpumodel.sass import arch_of
 from kp.pictures import banks, branch_lanes, picture
-from kp.ptxas import launch_resources
-from kp.sass import arch_of
 from kp.sourceview import instruction_advice, profile_html
 from kp.table import Table
 
+GLOBAL_LOAD = ("global", "load")
 DIVERGENT_SHARE = 0.05  # advice names a branch when at least this share of its warp executions diverge
 # Each floating dtype's C++ type, as ptxas names a kernel's instantiations (colsum_v1<float>, poly2_fwd_kernel<__half>)
 CTYPES = {torch.float32: "float", torch.float64: "double", torch.float16: "__half", torch.bfloat16: "__nv_bfloat16"}
@@ -86,11 +88,15 @@ class Profile(CompiledCounts):
     Jupyter, a source view (kp.sourceview) show them."""
 
     def __init__(self, counts, ctype=None, sharing=None):
-        # Per launch, the memory hierarchy's inputs (kp.caches.Sharing; None: DRAM takes the distinct sectors)
+        # Per launch, the memory hierarchy's inputs (kp.gpumodel.caches.Sharing; None: DRAM takes the distinct sectors)
         self.sharing = sharing or [None] * len(counts.launches)
         # The C++ type of the call's first floating tensor: the kernels' instantiation whose ptxas figures apply.
         self.ctype = ctype
-        self.source_lines, self.launches, self.branches = counts.lines, counts.launches, counts.branches  # kp.counts
+        self.source_lines, self.launches, self.branches = (
+            counts.lines,
+            counts.launches,
+            counts.branches,
+        )  # kp.gpumodel.counts
         self.unprofiled, self.unprofiled_names = counts.unprofiled, counts.unprofiled_names
         self.worst, self.arrays, self.touches = counts.worst, counts.arrays, counts.touches  # for kp.pictures
         self.branch_lanes = counts.branch_lanes  # kp.pictures too
@@ -133,17 +139,23 @@ class Profile(CompiledCounts):
         )
 
     def work(self, flops=0.0, gpu="H100"):
-        """Each launch as kp.gputime's LaunchWork: its memory hierarchy's inputs (kp.caches: which sectors the
-        sampled blocks share, each block's L1 misses, the global requests' 128-byte lines, the barriers), the
-        distinct sectors it touched (what DRAM moves where those inputs are missing), its shared wavefronts as `gpu`'s
-        SASS serves them (the launch's share of its kernel's lines), registers and static shared memory from ptxas for
-        `gpu`'s arch and the instantiation launched (32 registers where nvcc is missing), `flops` shared out by the
-        launches' blocks."""
+        """Each launch as kp.gpumodel.gputime's LaunchWork: its memory hierarchy's inputs (kp.gpumodel.caches: which
+        sectors the sampled blocks share, each block's L1 misses, the global requests' 128-byte lines, the barriers),
+        the distinct sectors it touched (what DRAM moves where those inputs are missing), its shared wavefronts as
+        `gpu`'s SASS serves them (the launch's share of its kernel's lines), the warp instructions it executed (its
+        blocks' share of its kernel's SASS as executed), the round trips its slowest warp waits (its loads over those in
+        flight together), registers and static shared memory from ptxas for `gpu`'s arch and the instantiation
+        launched (32 registers where nvcc is missing), `flops` shared out by the launches' blocks."""
         total_blocks = sum(la.blocks for la in self.launches) or 1
         compiled_lines = self.compiled(gpu)[0]
+        issued = self.issue_instructions(gpu)
+        kernel_blocks = {}
+        for la in self.launches:
+            kernel_blocks[la.kernel] = kernel_blocks.get(la.kernel, 0) + la.blocks
         work = []
         for la, sharing in zip(self.launches, self.sharing):
             registers, static = launch_resources(la.file, la.kernel, self.ctype, arch_of(gpu))
+            in_flight, sites = self._in_flight(la, compiled_lines, gpu)
             source = sum(ln.units for ln in self.source_lines if ln.kernel == la.kernel and ln.space == "shared")
             served = sum(ln.units for ln in compiled_lines if ln.kernel == la.kernel and ln.space == "shared")
             hierarchy = (
@@ -152,14 +164,14 @@ class Profile(CompiledCounts):
                 else dict(
                     sharing=sharing,
                     requested_read_sectors=la.sectors_read,
-                    load_sites=max(1, la.load_sites),
+                    load_sites=in_flight,
                     l1_wavefronts=sharing.l1_wavefronts,
                     barriers=sharing.barriers,
                 )
             )
             if sharing is not None and sharing.slowest_requests and la.load_sites:
                 # A block frees its place when its last warp exits: its slowest warp's round trips, not the mean
-                slowest = sharing.slowest_requests / la.blocks / la.load_sites
+                slowest = sharing.slowest_requests / la.blocks / sites
                 hierarchy["dram_round_trips_per_warp"] = max(1.0, slowest)
             work.append(
                 LaunchWork(
@@ -172,14 +184,34 @@ class Profile(CompiledCounts):
                     dram_write_sectors=la.distinct_written,
                     shared_wavefronts=round(la.wavefronts * served / source) if source else la.wavefronts,
                     flops=flops * la.blocks / total_blocks,
-                    **{"dram_round_trips_per_warp": la.round_trips_per_warp, **hierarchy},
+                    issued=issued.get(la.kernel, 0.0) * la.blocks / kernel_blocks[la.kernel],
+                    written_sectors=la.sectors_written,
+                    **(
+                        {"dram_round_trips_per_warp": max(1.0, la.round_trips_per_warp * la.load_sites / sites)}
+                        | hierarchy
+                    ),
                 )
             )
         return work
 
+    def _in_flight(self, la, compiled_lines, gpu):
+        """(the global loads one warp of `la` has in flight per round trip as `gpu`'s SASS issues them, the source's
+        load requests that stands for): kp.gpumodel.compiled's loads_in_flight, and the source's requests per SASS
+        request; without SASS, the trace's load sites, all taken in flight together (one round trip per pass over
+        them)."""
+        in_flight = self.loads_in_flight(la.kernel, gpu)
+        if in_flight is None or not la.load_sites:
+            return max(1, la.load_sites), max(1, la.load_sites)
+
+        def requests(lines):
+            return sum(ln.requests for ln in lines if ln.kernel == la.kernel and (ln.space, ln.kind) == GLOBAL_LOAD)
+
+        compiled, source = requests(compiled_lines), requests(self.source_lines)
+        return in_flight, in_flight * (source / compiled if compiled else 1.0)
+
     def estimate(self, gpu="H100", flops=0.0):
-        """The modelled time in seconds of the profiled call on `gpu` (kp.gputime; `flops`: fp32 FLOPs the call does,
-        which the trace does not count). `estimate_detail` gives the terms."""
+        """The modelled time in seconds of the profiled call on `gpu` (kp.gpumodel.gputime; `flops`: fp32 FLOPs the call
+        does, which the trace does not count). `estimate_detail` gives the terms."""
         return self.estimate_detail(gpu, flops).seconds
 
     def estimate_detail(self, gpu="H100", flops=0.0):
