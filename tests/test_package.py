@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import CUDA_BUILD_MISSING, CUDA_RUN_MISSING
-from test_constructs import write_header_ops
+from conftest import CUDA_BUILD_MISSING, CUDA_RUN_MISSING, edit
+from test_constructs import SCALE_HEADER, write_header_ops
 
 import kp.package
 from kp.build import build_flags, resolve_kernel
@@ -140,6 +140,17 @@ def test_a_header_with_a_kernel_its_shared_tile_and_its_launcher_is_translated_i
     assert (csrc / "scale.cuh").read_text() == cu.with_name("scale.cuh").read_text()  # the original, kept beside
     python = fresh_venv(tmp_path / "venv", made.wheel)
     assert run_in(python, CALL_HEADER_LAUNCH, cwd=tmp_path).strip() == "cpu ['header_launch']"
+
+
+def test_a_construct_the_stand_in_lacks_in_a_packaged_ops_header_is_named_at_the_headers_line(tmp_path):
+    cu = write_header_ops(tmp_path / "ops")["header_launch"]
+    edit(cu.with_name("scale.cuh"), "  __syncthreads();\n", '  __syncthreads();\n  asm("bar.sync 0;");\n')
+    with pytest.raises(kp.package.KernelBuildError) as err:
+        kp.package.write_tree(cu, tmp_path / "out", target="cpu")
+    line = 1 + SCALE_HEADER.splitlines().index("  __syncthreads();") + 2  # after `#define FACTOR`
+    message = str(err.value)
+    assert message.startswith(f"{cu.with_name('scale.cuh')}:{line}: inline asm/PTX is not supported"), message
+    assert f'{line} |   asm("bar.sync 0;");' in message, message
 
 
 @pytest.mark.skipif(CMAKE is None, reason="cmake is not installed (apt-get install -y cmake, or pip install cmake)")
