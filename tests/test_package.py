@@ -127,10 +127,13 @@ def test_the_wheel_installs_in_a_fresh_venv_and_its_op_passes_opcheck(cpu_packag
     assert "add2: b has shape [5] but a has [1823]" in out
 
 
-def test_a_header_with_a_kernel_its_shared_tile_and_its_launcher_is_translated_into_the_wheel(tmp_path):
+def test_a_header_with_a_kernel_its_file_scope_shared_tile_and_its_launcher_is_translated_into_the_wheel(tmp_path):
     """The stand-in's tree translates the project headers the .cu includes as load_kernel does (kp.standin's
     translate_tree), each beside its original: before, scale.cuh went in as written and g++ stopped at its `<<<`."""
     cu = write_header_ops(tmp_path / "ops")["header_launch"]
+    # The tile at file scope: a header's __shared__ variable, which each kernel registers as it starts (cuda_cpu.h).
+    edit(cu.with_name("scale.cuh"), "\n__global__", "\n__shared__ float tile[64];\n__global__")
+    edit(cu.with_name("scale.cuh"), "  __shared__ float tile[64];\n", "")
     made = kp.package.package(cu, tmp_path / "out", target="cpu")
     csrc = made.tree / "csrc"
     assert '#include "scale.cuh.cpp"' in (csrc / "header_launch.cu.cpp").read_text()
