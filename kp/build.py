@@ -25,7 +25,6 @@ from kp.standin import (
     prepare,
     project_headers,
     torch_link_stubs,
-    translate,  # noqa: F401  (kp.package and tests import it from here)
     translate_tree,
     with_precompiled_header,
 )

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import torch
 
-from kp.build import UnsupportedConstruct, build_flags, project_headers, python_side_of, resolve_kernel, translate
+from kp.build import UnsupportedConstruct, build_flags, project_headers, python_side_of, resolve_kernel, translate_tree
 from kp.diagnostics import KernelBuildError, source_excerpt
 from kp.doctor import doctor
 from kp.files import COMMON, KERNELS, ROOT, display_path, write_if_changed
@@ -65,6 +65,15 @@ def python_side(cu):
     return re.sub(r"(?m)^(\s*)from kp\.binding import", r"\1from ._binding import", text)
 
 
+def in_tree(path, cu):
+    """Where `path`, a file that `cu`'s package holds, lies under csrc/ (an include dir, as kernels/ is for
+    load_kernel): below kernels/ (common/...) as there, or beside the .cu."""
+    base = KERNELS if path.is_relative_to(KERNELS) else cu.parent
+    if not path.is_relative_to(base):
+        raise ValueError(f"{display_path(path)}, which {cu.stem} includes, is neither under kernels/ nor beside it")
+    return path.relative_to(base).as_posix()
+
+
 def tree_files(cu, binding, target, version):
     """{path in the tree: text} of `cu`'s package for `target`: kp_package.json (what to build, with kp.build's flags),
     the packaging/ files, csrc/ (the sources and every project header they include) and the Python package."""
@@ -74,21 +83,26 @@ def tree_files(cu, binding, target, version):
     files = {f"csrc/{op}.cu": cu.read_text(), f"csrc/{op}_binding.cpp": binding.read_text()}
     sources = [f"csrc/{op}.cu", f"csrc/{op}_binding.cpp", "csrc/kp_register_static.cpp"]
     if target == "cpu":
-        try:  # errors and faults name csrc/<op>.cu, which the tree keeps beside its translation
-            files[f"csrc/{op}.cu.cpp"] = translate(cu.read_text(), f"csrc/{op}.cu", display_path(cu))
+        # The .cu and the project headers it includes, translated as load_kernel translates them (kp.standin's
+        # translate_tree), each beside its original: errors and faults name csrc/<file>, which the tree keeps, and
+        # an #include names a header's translation from csrc/, an include dir.
+        def place(path):
+            name = in_tree(path, cu)
+            return f"csrc/{name}.cpp", f"{name}.cpp", f"csrc/{name}"
+
+        try:
+            text = translate_tree(cu, includes, None, shown=display_path, place=place, files=files)
         except UnsupportedConstruct as e:
-            raise KernelBuildError(f"{e}\n{source_excerpt(cu, e.line)}") from None
+            raise KernelBuildError(f"{e}\n{source_excerpt(e.file, e.line)}") from None
+        files[f"csrc/{op}.cu.cpp"] = text
         standin = [COMMON / "cuda_cpu.h", *RUNTIME_SOURCES]
         headers |= {standin[0], *set().union(*(project_headers(p, [COMMON]) for p in standin))}
         sources[0] = f"csrc/{op}.cu.cpp"
         for path in RUNTIME_SOURCES:
             files[f"csrc/{path.relative_to(KERNELS).as_posix()}"] = path.read_text()
             sources.append(f"csrc/{path.relative_to(KERNELS).as_posix()}")
-    for header in headers:  # as the sources include them: below kernels/ (common/...) or beside the .cu
-        base = KERNELS if header.is_relative_to(KERNELS) else cu.parent
-        if not header.is_relative_to(base):
-            raise ValueError(f"{display_path(header)}, which {op} includes, is neither under kernels/ nor beside it")
-        files[f"csrc/{header.relative_to(base).as_posix()}"] = header.read_text()
+    for header in headers:  # as the sources include them
+        files[f"csrc/{in_tree(header, cu)}"] = header.read_text()
     variant = "cpu" if target == "cpu" else "cu" + (torch.version.cuda or "").replace(".", "")
     spec = {
         "op": op,

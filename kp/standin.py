@@ -51,18 +51,28 @@ def project_headers(path, include_dirs):
     return seen
 
 
-def translate_tree(cu, include_dirs, folder, check=False, shown=None):
+def translate_tree(cu, include_dirs, folder, check=False, shown=None, place=None, files=None):
     """The translation of `cu`, whose project and user headers (every `#include "..."` that g++ compiles and that
     resolves beside the including file or in `include_dirs`, transitively) are translated the same way into
     `folder`/h/<hash of their path>/<name>.cpp (each names its own file and lines: `#line`) and included from
     there; the stand-in's own headers (kernels/common/cuda_cpu*) are included as they are. An UnsupportedConstruct
-    (in `cu` or in a header) has `.file`, the file whose line it names. `shown(path)`: how errors name a file."""
+    (in `cu` or in a header) has `.file`, the file whose line it names. `shown(path)`: how errors name a file.
+    A tree that keeps the files' own layout (kp.package) passes `place(path)`: for `cu` and each header, (where its
+    translation goes, how an #include names that, how its #line names the file), and `files`, a dict that takes
+    the headers' translations by where they go, written by the caller; the stand-in's headers stay as written."""
     shown = shown or str
-    copies = {}  # a header's path -> its copy's, made before its translation: an include cycle ends there
+
+    def in_folder(path):
+        copy = Path(folder) / "h" / hashlib.sha256(str(path).encode()).hexdigest()[:8] / f"{path.name}.cpp"
+        return copy, str(copy), str(path)
+
+    where = place or in_folder
+    copies = {}  # a header's path -> where(path), taken before its translation: an include cycle ends there
 
     def convert(path, header, tag):
         try:
-            return translate(path.read_text(), str(path), shown(path), check, lambda n: include(n, path), header, tag)
+            include_from = lambda n: include(n, path)  # noqa: E731
+            return translate(path.read_text(), where(path)[2], shown(path), check, include_from, header, tag)
         except UnsupportedConstruct as e:
             e.file = getattr(e, "file", path)  # the innermost file's, as the exception passes its includers
             raise
@@ -70,13 +80,16 @@ def translate_tree(cu, include_dirs, folder, check=False, shown=None):
     def include(name, includer):
         found = next((p for b in (includer.parent, *include_dirs) if (p := (Path(b) / name).resolve()).is_file()), None)
         if found is None or (found.is_relative_to(COMMON) and found.name.startswith("cuda_cpu")):
-            return None if found is None else str(found)
+            return None if found is None or place else str(found)
         if found not in copies:
-            digest = hashlib.sha256(str(found).encode()).hexdigest()[:8]
-            copies[found] = Path(folder) / "h" / digest / f"{found.name}.cpp"
-            copies[found].parent.mkdir(parents=True, exist_ok=True)
-            write_if_changed(copies[found], convert(found, True, f"h{len(copies)}_"))
-        return str(copies[found])
+            copies[found] = where(found)
+            text = convert(found, True, f"h{len(copies)}_")
+            if files is not None:
+                files[copies[found][0]] = text
+            else:
+                copies[found][0].parent.mkdir(parents=True, exist_ok=True)
+                write_if_changed(copies[found][0], text)
+        return copies[found][1]
 
     return convert(Path(cu), False, "")
 

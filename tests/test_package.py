@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import CUDA_BUILD_MISSING, CUDA_RUN_MISSING
+from conftest import CUDA_BUILD_MISSING, CUDA_RUN_MISSING, edit
+from test_constructs import SCALE_HEADER, write_header_ops
 
 import kp.package
 from kp.build import build_flags, resolve_kernel
@@ -47,6 +48,17 @@ torch.ops.load_library(sys.argv[1])
 a, b = (torch.randn(1823, device=sys.argv[2] if len(sys.argv) > 2 else "cpu") for _ in range(2))
 torch.testing.assert_close(torch.ops.add2.add2(a, b), a + b, rtol=0, atol=0)
 print(torch.ops.add2.add2.default._schema)
+"""
+
+# The header_launch op of tests/test_constructs.py: its .cu calls scale.cuh's launcher, which launches scale.cuh's
+# kernel (a __shared__ tile of 64, each block's elements reversed, times FACTOR 2), on a size not a multiple of 64.
+CALL_HEADER_LAUNCH = """
+import torch, header_launch
+x = torch.randn(1823, generator=torch.Generator().manual_seed(4))
+blocks = torch.zeros(29 * 64)
+blocks[:1823] = x
+torch.testing.assert_close(header_launch.header_launch(x), 2 * blocks.view(-1, 64).flip(1).reshape(-1)[:1823])
+print(header_launch.TARGET, header_launch.OPS)
 """
 
 
@@ -113,6 +125,35 @@ def test_the_wheel_installs_in_a_fresh_venv_and_its_op_passes_opcheck(cpu_packag
     out = run_in(python, CALL_ADD2, cwd=tmp_path)
     assert out.startswith("cpu ['add2', 'add2_v1'] add2::add2(Tensor a, Tensor b) -> Tensor")
     assert "add2: b has shape [5] but a has [1823]" in out
+
+
+def test_a_header_with_a_kernel_its_file_scope_shared_tile_and_its_launcher_is_translated_into_the_wheel(tmp_path):
+    """The stand-in's tree translates the project headers the .cu includes as load_kernel does (kp.standin's
+    translate_tree), each beside its original: before, scale.cuh went in as written and g++ stopped at its `<<<`."""
+    cu = write_header_ops(tmp_path / "ops")["header_launch"]
+    # The tile at file scope: a header's __shared__ variable, which each kernel registers as it starts (cuda_cpu.h).
+    edit(cu.with_name("scale.cuh"), "\n__global__", "\n__shared__ float tile[64];\n__global__")
+    edit(cu.with_name("scale.cuh"), "  __shared__ float tile[64];\n", "")
+    made = kp.package.package(cu, tmp_path / "out", target="cpu")
+    csrc = made.tree / "csrc"
+    assert '#include "scale.cuh.cpp"' in (csrc / "header_launch.cu.cpp").read_text()
+    header = (csrc / "scale.cuh.cpp").read_text()
+    assert header.startswith('#line 1 "csrc/scale.cuh"\n') and "<<<" not in header and "::kp::launch(" in header
+    assert '#include "common/kp.cuh.cpp"' in header and (csrc / "common/kp.cuh.cpp").is_file()
+    assert (csrc / "scale.cuh").read_text() == cu.with_name("scale.cuh").read_text()  # the original, kept beside
+    python = fresh_venv(tmp_path / "venv", made.wheel)
+    assert run_in(python, CALL_HEADER_LAUNCH, cwd=tmp_path).strip() == "cpu ['header_launch']"
+
+
+def test_a_construct_the_stand_in_lacks_in_a_packaged_ops_header_is_named_at_the_headers_line(tmp_path):
+    cu = write_header_ops(tmp_path / "ops")["header_launch"]
+    edit(cu.with_name("scale.cuh"), "  __syncthreads();\n", '  __syncthreads();\n  asm("bar.sync 0;");\n')
+    with pytest.raises(kp.package.KernelBuildError) as err:
+        kp.package.write_tree(cu, tmp_path / "out", target="cpu")
+    line = 1 + SCALE_HEADER.splitlines().index("  __syncthreads();") + 2  # after `#define FACTOR`
+    message = str(err.value)
+    assert message.startswith(f"{cu.with_name('scale.cuh')}:{line}: inline asm/PTX is not supported"), message
+    assert f'{line} |   asm("bar.sync 0;");' in message, message
 
 
 @pytest.mark.skipif(CMAKE is None, reason="cmake is not installed (apt-get install -y cmake, or pip install cmake)")
