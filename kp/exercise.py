@@ -6,8 +6,8 @@ checks anything itself. The files live outside kernels/, so that a lesson's own 
 learner does to them.
 """
 
-from kp.files import ROOT, display_path, module_from_file
-from kp.grade import grade
+from kp.files import ROOT, module_from_file
+from kp.grade import grade_task, show_code
 
 EXERCISES_DIR = ROOT / "exercises"
 
@@ -27,35 +27,16 @@ def find_exercise(name):
     raise ValueError(f"no exercise {name!r}; the exercises: {', '.join(e.file[:-3] for e in every)}")
 
 
-HINT_LEVELS = ("a nudge", "the approach", "a sketch, not the kernel")  # as kp.puzzle's
-
-
 def exercise(name, solution=False, hint=0, target=None, quiet=False, profile=False):
     """Grade exercises/NN_<name>.cu (`solution=True`: exercises/solutions/NN_<name>.cu) against its spec, on every
     size in check mode, then against its performance goals in the GPU model's counters. Prints PASS or FAIL (a FAIL
     never raises: the notebook goes on); returns kp.grade's result (`.passed`, `.missed`, `.profile`). `hint=1`, `2`
     or `3` prints a hint instead (a nudge, the approach, a sketch) and checks nothing, as `puzzle(name, hint=N)`."""
     e = find_exercise(name)
-    if hint:
-        if hint not in (1, 2, 3):
-            raise RuntimeError(f"exercise: hint must be 1, 2 or 3 ({', '.join(HINT_LEVELS)}), not {hint!r}")
-        more = f" (hint={hint + 1}: {HINT_LEVELS[hint]})" if hint < 3 else ""
-        print(
-            f"exercise {e.number:02d} · {e.name}, hint {hint} of 3, {HINT_LEVELS[hint - 1]}{more}:\n{e.hints[hint - 1]}"
-        )
-        return None
-    source = EXERCISES_DIR / "solutions" / e.file if solution else EXERCISES_DIR / e.file
-    if not source.is_file():
-        raise FileNotFoundError(f"no file {display_path(source)}: the exercise's kernel goes there")
-    return grade(e, source, target, quiet, profile, title=f"exercise {e.number:02d} · {e.name}")
+    title = f"exercise {e.number:02d} · {e.name}"
+    return grade_task("exercise", e, EXERCISES_DIR, title, e.hints, solution, hint, target, quiet, profile)
 
 
 def show_exercise(name):
     """Display exercises/NN_<name>.cu, the learner's file, with syntax highlighting (plain text outside IPython)."""
-    text = (EXERCISES_DIR / find_exercise(name).file).read_text()
-    try:
-        from IPython.display import Code, display
-    except ImportError:
-        print(text)
-        return
-    display(Code(text, language="cuda"))
+    show_code(EXERCISES_DIR / find_exercise(name).file)

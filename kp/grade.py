@@ -260,3 +260,33 @@ def _show_profile(p, result):
     else:
         print(plain_text(prof.table()))
         print(prof.advice())
+
+
+HINT_LEVELS = ("a nudge", "the approach", "a sketch, not the kernel")
+
+
+def grade_task(kind, task, folder, title, hints, solution=False, hint=0, target=None, quiet=False, profile=False):
+    """What `puzzle()` and `exercise()` do with a task found in `folder` (puzzles/, exercises/): with `hint` 1, 2 or
+    3, print that hint of `hints` (a nudge, the approach, a sketch) and check nothing (None); else grade
+    folder/<task.file> (`solution`: folder/solutions/<task.file>). `kind` ("puzzle") and `title` name it."""
+    if hint:
+        if hint not in (1, 2, 3):
+            raise RuntimeError(f"{kind}: hint must be 1, 2 or 3 ({', '.join(HINT_LEVELS)}), not {hint!r}")
+        more = f" (hint={hint + 1}: {HINT_LEVELS[hint]})" if hint < 3 else ""
+        print(f"{title}, hint {hint} of 3, {HINT_LEVELS[hint - 1]}{more}:\n{hints[hint - 1]}")
+        return None
+    source = folder / "solutions" / task.file if solution else folder / task.file
+    if not source.is_file():
+        raise FileNotFoundError(f"no file {display_path(source)}: the {kind}'s kernel goes there")
+    return grade(task, source, target, quiet, profile, title=title)
+
+
+def show_code(path):
+    """Display a learner's kernel file with syntax highlighting (plain text outside IPython)."""
+    text = Path(path).read_text()
+    try:
+        from IPython.display import Code, display
+    except ImportError:
+        print(text)
+        return
+    display(Code(text, language="cuda"))

@@ -12,8 +12,8 @@ solutions are in puzzles/solutions/. The order follows GPU-Puzzles (github.com/s
 
 from pathlib import Path
 
-from kp.files import ROOT, display_path, module_from_file
-from kp.grade import COUNTS, PuzzleResult, grade, plain_text, show_table
+from kp.files import ROOT, module_from_file
+from kp.grade import COUNTS, PuzzleResult, grade, grade_task, plain_text, show_code, show_table
 from kp.table import Table
 
 __all__ = ["COUNTS", "PuzzleResult", "grade", "hints", "plain_text", "puzzle", "puzzles", "scoreboard", "show_puzzle"]
@@ -42,9 +42,6 @@ def hints(name):
     return module_from_file("kp_puzzle_hints", PUZZLES_DIR / "hints.py").HINTS[p.name]
 
 
-HINT_LEVELS = ("a nudge", "the approach", "a sketch, not the kernel")
-
-
 def puzzle(name, solution=False, target=None, quiet=False, profile=False, hint=0):
     """Check puzzles/NN_<name>.cu (`solution=True`: puzzles/solutions/NN_<name>.cu) against its spec with kp.grade:
     in check mode on the CPU stand-in on every size of the puzzle, then the counts of one thread against the target
@@ -54,29 +51,15 @@ def puzzle(name, solution=False, target=None, quiet=False, profile=False, hint=0
     `.profile` is that Profile. `hint=1`, `2` or `3` prints a hint instead (a nudge, the approach, a sketch), and
     checks nothing."""
     p = _find(name)
-    if hint:
-        if hint not in (1, 2, 3):
-            raise RuntimeError(f"puzzle: hint must be 1, 2 or 3 ({', '.join(HINT_LEVELS)}), not {hint!r}")
-        more = f" (hint={hint + 1}: {HINT_LEVELS[hint]})" if hint < 3 else ""
-        print(
-            f"puzzle {p.number} · {p.name}, hint {hint} of 3, {HINT_LEVELS[hint - 1]}{more}:\n{hints(p.name)[hint - 1]}"
-        )
-        return None
-    source = PUZZLES_DIR / "solutions" / p.file if solution else PUZZLES_DIR / p.file
-    if not source.is_file():
-        raise FileNotFoundError(f"no file {display_path(source)}: the puzzle's kernel goes there")
-    return grade(p, source, target, quiet, profile, title=f"puzzle {p.number} · {p.name}")
+    title = f"puzzle {p.number} · {p.name}"
+    return grade_task(
+        "puzzle", p, PUZZLES_DIR, title, hints(p.name) if hint else (), solution, hint, target, quiet, profile
+    )
 
 
 def show_puzzle(name):
     """Display puzzles/NN_<name>.cu, the learner's file, with syntax highlighting (plain text outside IPython)."""
-    text = (PUZZLES_DIR / _find(name).file).read_text()
-    try:
-        from IPython.display import Code, display
-    except ImportError:
-        print(text)
-        return
-    display(Code(text, language="cuda"))
+    show_code(PUZZLES_DIR / _find(name).file)
 
 
 GOAL_NAMES = {  # a goal's counter in the scoreboard's narrow column
