@@ -77,6 +77,18 @@ def test_a_lines_sass_runs_as_often_as_the_trace_says_that_line_ran():
     assert (five.executions, five.total) == (3, 12)
 
 
+def test_a_loop_whose_condition_the_trace_never_saw_ran_none_nor_its_body():
+    """n = 0: line 3's condition was evaluated once per warp (2) and entered by no lane, so the stand-in never
+    evaluated line 4's: line 4 and line 5 in it ran none (before: line 4 as often as line 3's body, 2 each); line 7,
+    outside loops, once per warp. The runs of any line, a call site without SASS of its own too (line_runs)."""
+    branches = [Branch("k", "f.cu", 3, 2, 64, 0, none=2)]
+    by_line = {("k", "f.cu", n): [FFMA] for n in (4, 5, 7)}
+    runs = kp.gpumodel.sass.line_runs({}, branches, {"k": 2}, by_line, lambda file: LOOPS)
+    assert [runs(("k", "f.cu", n)) for n in (4, 5, 6, 7)] == [0, 0, 2, 2]
+    got = kp.gpumodel.sass.executed({}, branches, {"k": 2}, by_line, lambda file: LOOPS)
+    assert [(i.line, i.executions) for i in got] == [(4, 0), (5, 0), (7, 2)]
+
+
 def line_of(text):
     return next(i for i, line in enumerate(LINES, 1) if text in line)
 
