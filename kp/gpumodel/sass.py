@@ -49,8 +49,9 @@ WIDTH_SUFFIX |= {"F64": 8, "U64": 8, "S64": 8, "F16": 2, "BF16": 2, "F16x2": 4} 
 
 # site: the kernel-level `.cu` line the code was inlined at (its own line if not inlined); routine: the subroutine
 # (a CALL target such as nvcc's `$__internal_5_$__cuda_sm20_div_s64`) the instruction is in, "" in the kernel's body.
-Instruction = namedtuple("Instruction", "function offset file line text opcode cls space kind width site routine",
-                         defaults=(None, ""))
+Instruction = namedtuple(
+    "Instruction", "function offset file line text opcode cls space kind width site routine", defaults=(None, "")
+)
 
 INSTRUCTION = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
 LOCATION = re.compile(r'File "([^"]+)", line (\d+)')
@@ -125,7 +126,9 @@ def parse_sass(text):
             opcode = body.split()[0]
             if opcode == "NOP" or (opcode == "BRA" and target and f"`({target})" in body):
                 continue
-            out.append(Instruction(function, int(m[1], 16), *place, m[2].strip(), opcode, *classify(opcode), site, routine))
+            out.append(
+                Instruction(function, int(m[1], 16), *place, m[2].strip(), opcode, *classify(opcode), site, routine)
+            )
     return out
 
 
