@@ -5,7 +5,7 @@ no GPU."""
 
 import pytest
 import torch
-from test_sass import COMPILED, line_of, needs_sass, run
+from test_sass import COMPILED, counted, line_of, needs_sass, run
 
 import helpers
 import kp.gpumodel.compiled
@@ -108,7 +108,7 @@ $__internal_5_$__cuda_sm20_div_s64:
 
 
 def test_the_issue_term_charges_the_copies_of_a_line_on_the_paths_that_ran_and_the_32_bit_division():
-    """4 warps. Line 5 ran 8 times (two copies per warp), all at site 10 (site 20's line ran none): its 5 instructions
+    """Line 5 ran 8 times (two copies per warp), all at site 10 (site 20's line ran none): its 5 instructions
     there in 2 fragments, 2.5 per run, 20; site 20's 7 are not charged. Line 6 ran 4 times: its 9 less the division's
     slow side (MOV, CALL, BRA), 6 per run, 24. Line 30 (4 runs): the EXIT, 4; the routine is not charged. 48 in all,
     where the rule before charged the mean fragment of every copy and the slow side: 12 / 3 x 8 + 9 x 4 + 3 x 4, 80."""
@@ -117,19 +117,5 @@ def test_the_issue_term_charges_the_copies_of_a_line_on_the_paths_that_ran_and_t
     assert {i.routine for i in listing if i.offset >= 0x160} == {"$__internal_5_$__cuda_sm20_div_s64"}
     assert kp.gpumodel.compiled.slow_division(listing) == {0x50, 0x60, 0x70, 0x160, 0x170}
 
-    class Counted(kp.gpumodel.compiled.CompiledCounts):
-        launches = [kp.gpumodel.counts.Launch("k", (1, 1, 1), (128, 1, 1), 0, 1, 1, 0, 0, 0, 0, 0, 0, 0)]
-        _compiled = {("runs", "sm_90"): lambda key: {10: 4.0, 20: 0.0, 30: 4.0}[key[2]]}
-
-        def kernel_sass(self, kernel, gpu="H100"):
-            return listing
-
-        def compiled(self, gpu="H100"):
-            by_line = {}
-            for i in listing:
-                by_line.setdefault(("k", i.file, i.line), []).append(i)
-            runs = {5: 8.0, 6: 4.0, 30: 4.0}
-            return [], [kp.gpumodel.sass.Instructions("k", f, n, runs[n], ((c, len(v)),), ((c, len(v) * runs[n]),))
-                        for (_, f, n), v in by_line.items() for c in ["all"]], "SASS sm_90"  # fmt: skip
-
-    assert Counted().issue_instructions() == {"k": pytest.approx(5 / 2 * 8 + 6 * 4 + 1 * 4)}
+    runs, site_runs = {5: 8.0, 6: 4.0, 30: 4.0}, {10: 4.0, 20: 0.0, 30: 4.0}.get
+    assert counted(listing, runs, site_runs).issue_instructions() == {"k": pytest.approx(5 / 2 * 8 + 6 * 4 + 1 * 4)}

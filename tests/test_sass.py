@@ -301,13 +301,13 @@ FRAGMENTS = """\
 """
 
 
-def test_the_issue_term_charges_a_line_counted_exactly_in_full_and_any_other_its_mean_fragment():
-    """Line 3 (a loop test: 4 instructions in 2 stretches) ran 10 times: 2 per run, 20; line 4 has a shared load, so
-    its runs (5, the trace's passes) go through all 3 of its instructions: 15. issued(), the upper bound, says 55."""
-    listing = kp.gpumodel.sass.parse_sass(FRAGMENTS)
+def counted(listing, runs, site_runs=None):
+    """A CompiledCounts of one kernel "k" (one block of 32 lanes) whose SASS is `listing` (parse_sass's), each line
+    run as often as `runs` ({line: runs}) says, and any line's runs, for a call site, `site_runs` (line -> runs)."""
 
     class Counted(kp.gpumodel.compiled.CompiledCounts):
         launches = [kp.gpumodel.counts.Launch("k", (1, 1, 1), (32, 1, 1), 0, 1, 1, 0, 0, 0, 0, 0, 0, 0)]
+        _compiled = {("runs", "sm_90"): lambda key: site_runs(key[2])} if site_runs else {}
 
         def kernel_sass(self, kernel, gpu="H100"):
             return listing
@@ -316,8 +316,14 @@ def test_the_issue_term_charges_a_line_counted_exactly_in_full_and_any_other_its
             by_line = {}
             for i in listing:
                 by_line.setdefault(("k", i.file, i.line), []).append(i)
-            runs = {3: 10.0, 4: 5.0}
             return [], [kp.gpumodel.sass.Instructions("k", f, n, runs[n], ((c, len(v)),), ((c, len(v) * runs[n]),))
                         for (_, f, n), v in by_line.items() for c in ["all"]], "SASS sm_90"  # fmt: skip
 
-    assert Counted().issue_instructions() == {"k": 4 / 2 * 10 + 3 * 5}
+    return Counted()
+
+
+def test_the_issue_term_charges_a_line_counted_exactly_in_full_and_any_other_its_mean_fragment():
+    """Line 3 (a loop test: 4 instructions in 2 stretches) ran 10 times: 2 per run, 20; line 4 has a shared load, so
+    its runs (5, the trace's passes) go through all 3 of its instructions: 15. issued(), the upper bound, says 55."""
+    listing = kp.gpumodel.sass.parse_sass(FRAGMENTS)
+    assert counted(listing, {3: 10.0, 4: 5.0}).issue_instructions() == {"k": 4 / 2 * 10 + 3 * 5}
