@@ -5,7 +5,7 @@ no GPU."""
 
 import pytest
 import torch
-from test_sass import COMPILED, line_of, needs_sass, run
+from test_sass import COMPILED, counted, line_of, needs_sass, run
 
 import helpers
 import kp.gpumodel.compiled
@@ -57,3 +57,65 @@ def test_without_sass_the_source_is_counted_and_the_profile_says_so(k, monkeypat
     assert p.basis == "source (shared4: no SASS: nvdisasm was not found)"
     assert "counted as the source wrote it" in repr(p)
     assert "nvdisasm was not found" in p.sass(line_of("float a = s[4 * t];")).title
+
+
+# An inlined helper's line 5 (an unrolled `if (d >= ndim) continue;`: two copies) and line 6 (a 64-bit `%`: nvcc's
+# 32-bit path inline, a CALL to its division routine on the other side), inlined at line 10 (a path that ran) and, line
+# 5 once more, at line 20 (a path that never ran), then the kernel's EXIT and the routine: kernels/mul_add.cu's
+# broadcast_offsets as nvcc compiles it for sm_90, in small.
+INLINED = """\
+\t.section\t.text._Z1kPf,"ax",@progbits
+\t//## File "k.cu", line 5 inlined at "k.cu", line 10
+\t//## File "k.cu", line 10
+        /*0000*/                   ISETP.GE.AND P0, PT, R0, 0x7, PT ;
+        /*0010*/               @!P0 BRA `(.L_x_1) ;
+\t//## File "k.cu", line 6 inlined at "k.cu", line 10
+\t//## File "k.cu", line 10
+        /*0020*/                   LOP3.LUT R8, R3, R5, RZ, 0xfc, !PT ;
+        /*0030*/                   ISETP.NE.U32.AND P0, PT, R8, RZ, PT ;
+        /*0040*/               @!P0 BRA `(.L_x_2) ;
+        /*0050*/                   MOV R12, R0 ;
+        /*0060*/                   CALL.REL.NOINC `($__internal_5_$__cuda_sm20_div_s64) ;
+        /*0070*/                   BRA `(.L_x_3) ;
+.L_x_2:
+        /*0080*/                   I2F.U32.RP R10, R5 ;
+        /*0090*/                   MUFU.RCP R10, R10 ;
+        /*00a0*/                   IMAD.HI.U32 R8, R10, R0, RZ ;
+.L_x_3:
+.L_x_1:
+\t//## File "k.cu", line 5 inlined at "k.cu", line 10
+\t//## File "k.cu", line 10
+        /*00b0*/                   LDC R4, c[0x0][0x230] ;
+        /*00c0*/                   ISETP.GE.AND P0, PT, R4, 0x6, PT ;
+        /*00d0*/               @!P0 BRA `(.L_x_4) ;
+.L_x_4:
+\t//## File "k.cu", line 5 inlined at "k.cu", line 20
+\t//## File "k.cu", line 20
+        /*00e0*/                   ISETP.GE.AND P0, PT, R0, 0x7, PT ;
+        /*00f0*/                   IMAD R9, R1, R2, RZ ;
+        /*0100*/                   IMAD R9, R9, R2, RZ ;
+        /*0110*/                   LOP3.LUT R8, R3, R5, RZ, 0xfc, !PT ;
+        /*0120*/                   IADD3 R9, R9, 0x1, RZ ;
+        /*0130*/                   IMAD R9, R9, R2, RZ ;
+        /*0140*/               @!P0 BRA `(.L_x_5) ;
+.L_x_5:
+\t//## File "k.cu", line 30
+        /*0150*/                   EXIT ;
+$__internal_5_$__cuda_sm20_div_s64:
+        /*0160*/                   IADD3 R16, P1, RZ, -R15, RZ ;
+        /*0170*/                   RET.REL.NODEC R14 `(_Z1kPf) ;
+"""
+
+
+def test_the_issue_term_charges_the_copies_of_a_line_on_the_paths_that_ran_and_the_32_bit_division():
+    """Line 5 ran 8 times (two copies per warp), all at site 10 (site 20's line ran none): its 5 instructions
+    there in 2 fragments, 2.5 per run, 20; site 20's 7 are not charged. Line 6 ran 4 times: its 9 less the division's
+    slow side (MOV, CALL, BRA), 6 per run, 24. Line 30 (4 runs): the EXIT, 4; the routine is not charged. 48 in all,
+    where the rule before charged the mean fragment of every copy and the slow side: 12 / 3 x 8 + 9 x 4 + 3 x 4, 80."""
+    listing = kp.gpumodel.sass.parse_sass(INLINED)
+    assert [(i.line, i.site) for i in listing if i.offset in (0x00, 0xE0, 0x150)] == [(5, 10), (5, 20), (30, 30)]
+    assert {i.routine for i in listing if i.offset >= 0x160} == {"$__internal_5_$__cuda_sm20_div_s64"}
+    assert kp.gpumodel.compiled.slow_division(listing) == {0x50, 0x60, 0x70, 0x160, 0x170}
+
+    runs, site_runs = {5: 8.0, 6: 4.0, 30: 4.0}, {10: 4.0, 20: 0.0, 30: 4.0}.get
+    assert counted(listing, runs, site_runs).issue_instructions() == {"k": pytest.approx(5 / 2 * 8 + 6 * 4 + 1 * 4)}

@@ -77,6 +77,18 @@ def test_a_lines_sass_runs_as_often_as_the_trace_says_that_line_ran():
     assert (five.executions, five.total) == (3, 12)
 
 
+def test_a_loop_whose_condition_the_trace_never_saw_ran_none_nor_its_body():
+    """n = 0: line 3's condition was evaluated once per warp (2) and entered by no lane, so the stand-in never
+    evaluated line 4's: line 4 and line 5 in it ran none (before: line 4 as often as line 3's body, 2 each); line 7,
+    outside loops, once per warp. The runs of any line, a call site without SASS of its own too (line_runs)."""
+    branches = [Branch("k", "f.cu", 3, 2, 64, 0, none=2)]
+    by_line = {("k", "f.cu", n): [FFMA] for n in (4, 5, 7)}
+    runs = kp.gpumodel.sass.line_runs({}, branches, {"k": 2}, by_line, lambda file: LOOPS)
+    assert [runs(("k", "f.cu", n)) for n in (4, 5, 6, 7)] == [0, 0, 2, 2]
+    got = kp.gpumodel.sass.executed({}, branches, {"k": 2}, by_line, lambda file: LOOPS)
+    assert [(i.line, i.executions) for i in got] == [(4, 0), (5, 0), (7, 2)]
+
+
 def line_of(text):
     return next(i for i, line in enumerate(LINES, 1) if text in line)
 
@@ -289,13 +301,13 @@ FRAGMENTS = """\
 """
 
 
-def test_the_issue_term_charges_a_line_counted_exactly_in_full_and_any_other_its_mean_fragment():
-    """Line 3 (a loop test: 4 instructions in 2 stretches) ran 10 times: 2 per run, 20; line 4 has a shared load, so
-    its runs (5, the trace's passes) go through all 3 of its instructions: 15. issued(), the upper bound, says 55."""
-    listing = kp.gpumodel.sass.parse_sass(FRAGMENTS)
+def counted(listing, runs, site_runs=None):
+    """A CompiledCounts of one kernel "k" (one block of 32 lanes) whose SASS is `listing` (parse_sass's), each line
+    run as often as `runs` ({line: runs}) says, and any line's runs, for a call site, `site_runs` (line -> runs)."""
 
     class Counted(kp.gpumodel.compiled.CompiledCounts):
         launches = [kp.gpumodel.counts.Launch("k", (1, 1, 1), (32, 1, 1), 0, 1, 1, 0, 0, 0, 0, 0, 0, 0)]
+        _compiled = {("runs", "sm_90"): lambda key: site_runs(key[2])} if site_runs else {}
 
         def kernel_sass(self, kernel, gpu="H100"):
             return listing
@@ -304,8 +316,14 @@ def test_the_issue_term_charges_a_line_counted_exactly_in_full_and_any_other_its
             by_line = {}
             for i in listing:
                 by_line.setdefault(("k", i.file, i.line), []).append(i)
-            runs = {3: 10.0, 4: 5.0}
             return [], [kp.gpumodel.sass.Instructions("k", f, n, runs[n], ((c, len(v)),), ((c, len(v) * runs[n]),))
                         for (_, f, n), v in by_line.items() for c in ["all"]], "SASS sm_90"  # fmt: skip
 
-    assert Counted().issue_instructions() == {"k": 4 / 2 * 10 + 3 * 5}
+    return Counted()
+
+
+def test_the_issue_term_charges_a_line_counted_exactly_in_full_and_any_other_its_mean_fragment():
+    """Line 3 (a loop test: 4 instructions in 2 stretches) ran 10 times: 2 per run, 20; line 4 has a shared load, so
+    its runs (5, the trace's passes) go through all 3 of its instructions: 15. issued(), the upper bound, says 55."""
+    listing = kp.gpumodel.sass.parse_sass(FRAGMENTS)
+    assert counted(listing, {3: 10.0, 4: 5.0}).issue_instructions() == {"k": 4 / 2 * 10 + 3 * 5}

@@ -13,11 +13,29 @@ from kp.diagnostics import KernelBuildError
 from kp.files import ROOT
 from kp.gpumodel.counts import WARP, as_compiled
 from kp.gpumodel.ptxas import demangle, file_constants, instantiation
-from kp.gpumodel.sass import SassUnavailable, arch_of, by_kernel, describe, executed, source_lines
+from kp.gpumodel.sass import SassUnavailable, arch_of, by_kernel, executed, line_runs, source_lines
 from kp.gpumodel.sass import sass as sass_of
 from kp.sourceview import sass_listing
 
 REGISTER = re.compile(r"(?<![A-Z])R(\d+)(\.64)?")
+# nvcc's 64-bit integer division and remainder (`i / n`, `i % n` on int64_t): a 32-bit fast path inline, and a CALL
+# to this routine on the other side of a branch on whether both operands fit in 32 bits (the CUDA Math API's integer
+# intrinsics; seen in the SASS of kernels/mul_add.cu's broadcast_offsets).
+SLOW_DIVISION = re.compile(r"__cuda_sm\d+_(?:div|rem)_[su]64")
+
+
+def slow_division(instructions):
+    """The offsets of nvcc's 64-bit division slow side in one function's SASS (address order): each CALL of
+    SLOW_DIVISION's routine with the stretch it lies in (from after the conditional BRA that skips to the 32-bit
+    path, to the BRA that rejoins it), and the routine itself. Its operands are element indices and sizes here, which
+    take the 32-bit path below 2^32 elements; the trace does not see which path ran, so the model assumes that one."""
+    out = {i.offset for i in instructions if SLOW_DIVISION.search(i.routine or "")}
+    for at, i in enumerate(instructions):
+        if i.opcode.startswith("CALL") and SLOW_DIVISION.search(i.text):
+            start = next((k for k in range(at - 1, -1, -1) if instructions[k].opcode.startswith("BRA")), -1) + 1
+            end = next((k for k in range(at + 1, len(instructions)) if instructions[k].opcode.startswith("BRA")), at)
+            out |= {j.offset for j in instructions[start : end + 1]}
+    return out
 
 
 def _registers(operands):
@@ -45,6 +63,23 @@ def load_rounds(instructions):
             current.append(i)
             pending |= {first + k for k in range(max(1, (i.width or 4) // 4))} if first >= 0 else set()
     return rounds + ([current] if current else [])
+
+
+def describe(instructions):
+    """What a line's instructions show, in words: vectorised (a 64- or 128-bit access), unrolled (the same access
+    instruction several times), spilled (local memory: registers that did not fit)."""
+    said = []
+    wide = sorted({i.opcode for i in instructions if i.width and i.width >= 8 and i.space in ("global", "shared")})
+    if wide:
+        widest = max(i.width for i in instructions if i.width)
+        said.append(f"vectorised: {', '.join(wide)} moves {widest} bytes per lane")
+    memory = [i.opcode for i in instructions if i.space in ("global", "shared")]
+    repeated = sorted({op for op in memory if memory.count(op) > 1})
+    if repeated:
+        said.append("unrolled: " + ", ".join(f"{memory.count(op)} x {op}" for op in repeated))
+    if any(i.space == "local" for i in instructions):
+        said.append("spilled: local memory (LDL/STL), registers that did not fit")
+    return said
 
 
 class CompiledCounts:
@@ -87,6 +122,7 @@ class CompiledCounts:
                 self.source_lines, lambda k, f, n: None if k in missing else by_line.get((k, f, n), []), f"SASS {arch}"
             )
             instructions = executed(passes, self.branches, warps, by_line, source_lines)
+            self._compiled[("runs", arch)] = line_runs(passes, self.branches, warps, by_line, source_lines)
             why = "; ".join(missing.values())
             basis = f"SASS {arch}" if not missing else f"source ({why})" if len(missing) == len(warps) else (
                 f"SASS {arch}, the source for {why}"
@@ -101,30 +137,45 @@ class CompiledCounts:
         return by_kernel(self.compiled(gpu)[1])
 
     def issue_instructions(self, gpu="H100"):
-        """{kernel: warp instructions issued}, for kp.gpumodel.gputime's issue term: a line whose runs the trace counts
-        exactly (one with global or shared accesses: its requests over its instructions are passes through all of them)
-        and whose SASS does not branch, at its instructions x runs; any other line (a branch condition, a loop body's
-        arithmetic, an inlined helper with a vector and a scalar path) at the mean of its fragments (the separate
-        stretches of it in address order: an unrolled or branching line runs one per execution) x runs. A heuristic
-        where issued() is an upper bound: code a branch skips is still charged, at one fragment."""
-        out = {}
+        """{kernel: warp instructions issued}, for kp.gpumodel.gputime's issue term. A line's SASS is taken per call
+        site it was inlined at (Instruction.site), each site's share of the line's runs as the share of the runs of the
+        site's line (kp.gpumodel.sass.line_runs): a copy inlined on a path the trace shows never ran is not charged.
+        Per run, a site's SASS is charged in full where the trace counts the runs exactly (a line with global or
+        shared accesses: its requests over its instructions are passes through all of them) and it does not branch;
+        any other line (a branch condition, a loop body's arithmetic, an unrolled line: one copy per execution) at the
+        mean of its fragments (the separate stretches of it in address order). nvcc's 64-bit division slow side
+        (slow_division) is never charged. A heuristic where issued() is an upper bound: code a branch skips inside a
+        fragment is still charged."""
+        arch, out = arch_of(gpu), {}
         for kernel in dict.fromkeys(la.kernel for la in self.launches):
             found = self.kernel_sass(kernel, gpu)
             if isinstance(found, str):
                 continue
-            fragments, exact, branches, last = {}, set(), set(), None
+            skipped, counted, fragments, sites, exact, branches = slow_division(found), {}, {}, {}, set(), set()
+            last = None
             for i in found:
-                place = (i.file, i.line)
-                fragments[place] = fragments.get(place, 0) + (place != last)
+                place, group = (i.file, i.line), (i.file, i.line, i.site)
+                fragments[group] = fragments.get(group, 0) + (group != last)
+                counted[group] = counted.get(group, 0) + (i.offset not in skipped)
+                sites.setdefault(place, {})[i.site] = 1.0
                 exact |= {place} if i.space in ("global", "shared") else set()
                 branches |= {place} if i.cls == "control" else set()
-                last = place
+                last = group
             exact -= branches
-            out[kernel] = sum(
-                x.total / (1 if (x.file, x.line) in exact else fragments.get((x.file, x.line), 1))
-                for x in self.compiled(gpu)[1]
-                if x.kernel == kernel
-            )
+            lines = self.compiled(gpu)[1]  # fills the runs of any line too
+            runs, total = getattr(self, "_compiled", {}).get(("runs", arch)), 0.0
+            for x in lines:
+                place = (x.file, x.line)
+                if x.kernel != kernel or place not in sites:
+                    continue
+                share = sites[place]
+                if len(share) > 1 and runs:
+                    share = {s: runs((kernel, x.file, s)) if s else 1.0 for s in share}
+                weight = sum(share.values())
+                for s, w in share.items():
+                    n = counted[(*place, s)] / (1 if place in exact else fragments[(*place, s)])
+                    total += x.executions * n * (w / weight if weight else 1 / len(share))
+            out[kernel] = total
         return out
 
     def loads_in_flight(self, kernel, gpu="H100"):

@@ -47,7 +47,11 @@ SPACES = {"LDG": ("global", "load"), "LD": ("global", "load"), "LDGSTS": ("globa
 WIDTH_SUFFIX = {"U8": 1, "S8": 1, "U16": 2, "S16": 2, "64": 8, "128": 16}  # loads and stores: LDG.E.64
 WIDTH_SUFFIX |= {"F64": 8, "U64": 8, "S64": 8, "F16": 2, "BF16": 2, "F16x2": 4}  # atomics: REDG.E.ADD.F64
 
-Instruction = namedtuple("Instruction", "function offset file line text opcode cls space kind width")
+# site: the kernel-level `.cu` line the code was inlined at (its own line if not inlined); routine: the subroutine
+# (a CALL target such as nvcc's `$__internal_5_$__cuda_sm20_div_s64`) the instruction is in, "" in the kernel's body.
+Instruction = namedtuple(
+    "Instruction", "function offset file line text opcode cls space kind width site routine", defaults=(None, "")
+)
 
 INSTRUCTION = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
 LOCATION = re.compile(r'File "([^"]+)", line (\d+)')
@@ -105,24 +109,26 @@ def parse_sass(text):
     """nvdisasm -gi output -> Instructions, each at the `.cu` line its line information names: for code inlined from a
     header, the kernel file's line it was inlined at (as kp.gpumodel.counts places the stand-in's code). The padding
     after a function's end (NOPs, and the branch to itself after the last EXIT) is left out: no warp runs it."""
-    out, function, place, pending, chain, label = [], None, ("?", 0), True, [], None
+    out, function, place, pending, chain, label, site, routine = [], None, ("?", 0), True, [], None, None, ""
     for line in text.splitlines():
         if m := FUNCTION.match(line):
-            function, place, chain = m[1], ("?", 0), []
+            function, place, chain, routine = m[1], ("?", 0), [], ""
         elif "//##" in line and (found := LOCATION.findall(line)):
             chain = chain if pending else []  # a location after instructions starts a new chain
             chain += [(f, int(n)) for f, n in found]
-            first = ([c for c in chain if c[0].endswith(".cu")] or chain)[0]
-            place, pending = (_shown(first[0]), first[1]), True
-        elif m := re.match(r"^(\.L_x_\d+):", line.strip()):
-            label = m[1]
+            cu = [c for c in chain if c[0].endswith(".cu")] or chain
+            place, site, pending = (_shown(cu[0][0]), cu[0][1]), cu[-1][1], True
+        elif m := re.match(r"^(\.L_x_\d+|\$\S+):", line.strip()):
+            label, routine = m[1], m[1] if m[1].startswith("$") else routine
         elif function and (m := INSTRUCTION.match(line)):
             pending, target, label = False, label, None
             body = re.sub(r"^@!?U?P\w+\s+", "", m[2]).strip()  # without its predicate (`@!P0`), if any
             opcode = body.split()[0]
             if opcode == "NOP" or (opcode == "BRA" and target and f"`({target})" in body):
                 continue
-            out.append(Instruction(function, int(m[1], 16), *place, m[2].strip(), opcode, *classify(opcode)))
+            out.append(
+                Instruction(function, int(m[1], 16), *place, m[2].strip(), opcode, *classify(opcode), site, routine)
+            )
     return out
 
 
@@ -144,12 +150,12 @@ def sass(name_or_path, gpu="H100"):
         raise SassUnavailable("no SASS: nvdisasm was not found (pip install nvidia-cuda-nvdisasm, or a CUDA toolkit)")
     includes = [COMMON, KERNELS, cu.parent]
     inputs = sorted({cu, *project_headers(cu, includes)})
-    cache = BUILD_ROOT / "cuda" / "sass" / f"{cu.stem}-{content_key((arch, home, tool, 'sass2'), inputs)}.json"
+    cache = BUILD_ROOT / "cuda" / "sass" / f"{cu.stem}-{content_key((arch, home, tool, 'sass3'), inputs)}.json"
     with contextlib.suppress(OSError, ValueError):
         rows = json.loads(cache.read_text())
         if isinstance(rows, dict):  # a failure, kept so that each profile does not pay nvcc's time again
             raise SassUnavailable(rows["error"])
-        return [Instruction(*row[:6], *classify(row[5])) for row in rows]  # classed anew: the rules may have changed
+        return [Instruction(*row[:6], *classify(row[5]), *row[10:]) for row in rows]  # classed anew: rules change
     cache.parent.mkdir(parents=True, exist_ok=True)
     cubin = cache.with_suffix(f".cubin.tmp{os.getpid()}")
     cmd = [str(Path(home) / "bin" / "nvcc"), "-cubin", "-O2", "-lineinfo", f"-arch={arch}"]
@@ -168,30 +174,6 @@ def sass(name_or_path, gpu="H100"):
     instructions = parse_sass(listing.stdout)
     write_if_changed(cache, json.dumps([list(i) for i in instructions]))
     return instructions
-
-
-def at_line(instructions, file, line, functions=None):
-    """The instructions at `file`:`line` (of `functions`, mangled names, where given), in address order."""
-    return [
-        i for i in instructions if i.line == line and i.file == file and (functions is None or i.function in functions)
-    ]
-
-
-def describe(instructions):
-    """What a line's instructions show, in words: vectorised (a 64- or 128-bit access), unrolled (the same access
-    instruction several times), spilled (local memory: registers that did not fit)."""
-    said = []
-    wide = sorted({i.opcode for i in instructions if i.width and i.width >= 8 and i.space in ("global", "shared")})
-    if wide:
-        widest = max(i.width for i in instructions if i.width)
-        said.append(f"vectorised: {', '.join(wide)} moves {widest} bytes per lane")
-    memory = [i.opcode for i in instructions if i.space in ("global", "shared")]
-    repeated = sorted({op for op in memory if memory.count(op) > 1})
-    if repeated:
-        said.append("unrolled: " + ", ".join(f"{memory.count(op)} x {op}" for op in repeated))
-    if any(i.space == "local" for i in instructions):
-        said.append("spilled: local memory (LDL/STL), registers that did not fit")
-    return said
 
 
 @dataclasses.dataclass(frozen=True)
@@ -247,13 +229,16 @@ def _enclosing_loop(source, line):
     return None
 
 
-def executed(passes, branches, warps, by_line, source_of):
-    """The Instructions each line of SASS ran. A line's runs, warp-level: `passes` where it has memory instructions
+def line_runs(passes, branches, warps, by_line, source_of):
+    """runs((kernel, file, line)): the warp-level runs of a line, as executed() counts them (any line: a call site
+    with no SASS of its own too). A line's runs: `passes` where it has memory instructions
     (kp.gpumodel.counts.as_compiled: its requests over its instructions, exact); a line with a branch condition whose
     SASS branches, or that is no loop (an `if`), once per evaluation (Branch.executions); a loop nvcc unrolled (no
     branch left), once per entry (the enclosing loop's runs of its body, or its own exits); any other line as
     often as the body of the loop it is in runs, or once per warp outside loops (an upper bound past an early
-    return). A loop nvcc unrolled only in part counts its body once per iteration: that many times too many.
+    return); a loop whose condition the trace never saw evaluated, none (the stand-in records every condition it
+    evaluates: the loop was never reached, nor its body). A loop nvcc unrolled only in part counts its body once per
+    iteration: that many times too many.
 
     passes: {(kernel, file, line): runs}; branches: kp.gpumodel.counts.Branch records; warps: {kernel: warps launched};
     by_line: {(kernel, file, line): [Instruction]}; source_of(file): the file's lines (a list of str)."""
@@ -270,6 +255,8 @@ def executed(passes, branches, warps, by_line, source_of):
             return passes[key]
         if key in branch and (branches_in(key) or not is_loop):
             return float(branch[key].executions)
+        if is_loop and key not in branch and any(b.kernel == kernel for b in branches):
+            return 0.0
         outer = _enclosing_loop(source, line) if 0 < line <= len(source) and depth < 16 else None
         if outer is not None:
             return body_runs((kernel, file, outer), depth + 1)
@@ -282,7 +269,12 @@ def executed(passes, branches, warps, by_line, source_of):
             return float(branch[loop].executions - branch[loop].none)
         return runs(loop, depth)
 
-    out = []
+    return runs
+
+
+def executed(passes, branches, warps, by_line, source_of):
+    """The Instructions each line of SASS ran, at its runs (line_runs, which takes the same arguments)."""
+    runs, out = line_runs(passes, branches, warps, by_line, source_of), []
     for key in sorted(by_line, key=lambda k: k[1:]):
         static = tuple((c, n) for c in CLASSES if (n := sum(i.cls == c for i in by_line[key])))
         n = runs(key)
