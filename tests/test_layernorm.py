@@ -196,3 +196,13 @@ def test_gradcheck_of_all_three_outputs(layernorm, target_device):
     assert torch.autograd.gradcheck(lambda x, w, b: layernorm.layernorm(x, w, b, 1e-5), args)
     x = args[0]
     assert torch.autograd.gradcheck(lambda x: layernorm.layernorm(x, args[1], args[2], 1e-5)[1:], (x,))
+
+
+def test_statistics_of_another_dtype_than_layernorm_saves_are_named(layernorm, target_device):
+    """mean and rstd are float32 for a float32 or 16-bit x (float64 for float64): a float64 mean for a float32 x is
+    named, with the dtype layernorm returns."""
+    x, w, _ = inputs(target_device, (3, 4), torch.float32)
+    g, mean = torch.randn_like(x), on(target_device, torch.zeros(3, dtype=torch.float64))
+    message = "layernorm_backward: mean has dtype Double but x has Float: mean and rstd are Float, as layernorm"
+    with pytest.raises(RuntimeError, match=message):
+        layernorm.layernorm_backward(g, x.detach(), w.detach(), mean, mean)
