@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `python bench
 import helpers  # noqa: E402
 from kp.bench import median_ms  # noqa: E402
 from kp.gpumodel.profile import profile  # noqa: E402
-from kp.table import Table  # noqa: E402
+from kp.table import Table, number  # noqa: E402
 
 MAX_BLOCKS = 64
 GPU = "H100"
@@ -62,18 +62,18 @@ def rows(ladder, shapes):
         for shape in shapes:
             x = torch.randn(shape)
             us = modelled_us(checked, ladder, x, version)
-            row[f"{shape[0]} x {shape[1]}: model µs ({GPU})"] = f"{us:.3g}"
-            row[f"{shape[0]} x {shape[1]}: model GB/s"] = f"{x.numel() * ladder.bytes_per_element / us / 1e3:.3g}"
+            row[f"{shape[0]} x {shape[1]}: model µs ({GPU})"] = number(us)
+            row[f"{shape[0]} x {shape[1]}: model GB/s"] = number(x.numel() * ladder.bytes_per_element / us / 1e3)
             if gpu is not None:
                 ms, _ = median_ms(getattr(gpu, ladder.op), (x.cuda(), version))
-                row[f"{shape[0]} x {shape[1]}: measured µs"] = f"{ms * 1e3:.3g}"
+                row[f"{shape[0]} x {shape[1]}: measured µs"] = number(ms * 1e3)
         out.append(row)
     if gpu is not None:
         row = {"version": "torch", "what changed": ladder.torch_name}
         for shape in shapes:
             row[f"{shape[0]} x {shape[1]}: model µs ({GPU})"] = row[f"{shape[0]} x {shape[1]}: model GB/s"] = ""
             ms, _ = median_ms(ladder.torch_op, (torch.randn(shape, device="cuda"),))
-            row[f"{shape[0]} x {shape[1]}: measured µs"] = f"{ms * 1e3:.3g}"
+            row[f"{shape[0]} x {shape[1]}: measured µs"] = number(ms * 1e3)
         out.append(row)
     return out
 

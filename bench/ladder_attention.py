@@ -28,16 +28,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `python bench
 import helpers  # noqa: E402
 from kp.bench import median_ms  # noqa: E402
 from kp.gpumodel.profile import profile  # noqa: E402
-from kp.table import Table  # noqa: E402
+from kp.table import Table, number  # noqa: E402
 
 MAX_BLOCKS = 4  # the fused kernel's blocks are long (64 rows x every key): a few of them cost seconds to count
 GPU = "H100"
 VERSIONS = {1: "naive", 2: "fused"}
-
-
-def figure(x):
-    """Three significant digits, whole numbers past 1000 (2150, not 2.15e+03)."""
-    return f"{x:.0f}" if x >= 1000 else f"{x:.3g}"
 
 
 def causal_flops(heads, N, d):
@@ -65,20 +60,20 @@ def main(argv=None):
     rows = []
     for N in seqs:
         q, k, v = (torch.randn(heads, N, d) for _ in range(3))
-        row = {"N": N, "scores MiB": figure(4 * heads * N * N / 2**20)}
+        row = {"N": N, "scores MiB": number(4 * heads * N * N / 2**20)}
         us = {}
         for version, name in VERSIONS.items():
             us[version], mib = modelled(checked, q, k, v, version)
-            row[f"{name}: model µs ({GPU})"] = figure(us[version])
-            row[f"{name}: model DRAM MiB"] = figure(mib)
+            row[f"{name}: model µs ({GPU})"] = number(us[version])
+            row[f"{name}: model DRAM MiB"] = number(mib)
         row["naive ÷ fused (model)"] = f"{us[1] / us[2]:.2f}"
         if gpu is not None:
             on_gpu = tuple(t.cuda() for t in (q, k, v))
             for version, name in VERSIONS.items():
                 ms, _ = median_ms(gpu.attention, (*on_gpu, True, version))
-                row[f"{name}: measured µs"] = figure(ms * 1e3)
+                row[f"{name}: measured µs"] = number(ms * 1e3)
             ms, _ = median_ms(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True), on_gpu)
-            row["SDPA: measured µs"] = figure(ms * 1e3)
+            row["SDPA: measured µs"] = number(ms * 1e3)
         rows.append(row)
     where = torch.cuda.get_device_name() if gpu is not None else "no GPU here: the measurement is pending"
     print(
