@@ -28,7 +28,7 @@ import helpers  # noqa: E402
 from kp.bench import median_ms  # noqa: E402
 from kp.gpumodel.gpus import h100_measured  # noqa: E402
 from kp.gpumodel.profile import profile  # noqa: E402
-from kp.table import Table  # noqa: E402
+from kp.table import Table, number  # noqa: E402
 
 MAX_BLOCKS = {256: 8, 1024: 8, 4096: 2}  # blocks of each launch the model runs and counts, per size
 SIZES, QUICK_SIZES, GOAL = (1024, 4096), (256,), 4096
@@ -82,14 +82,12 @@ def main(argv=None):
         for n in sizes:
             seconds = modelled[op_args, n]
             unit, scale = ("ms", 1e3) if n >= GOAL else ("µs", 1e6)
-            row[f"{n}³: model {unit} ({GPU})"] = (
-                f"{seconds * scale:.3g}" if seconds * scale < 1e3 else f"{seconds * scale:.0f}"
-            )
-            row[f"{n}³: model TFLOP/s"] = f"{2 * n**3 / seconds / 1e12:.3g}"
+            row[f"{n}³: model {unit} ({GPU})"] = number(seconds * scale)
+            row[f"{n}³: model TFLOP/s"] = number(2 * n**3 / seconds / 1e12)
             if (n,) * 3 == cublas_size:
                 row[f"{n}³: model ÷ cuBLAS"] = f"{2 * n**3 / seconds / cublas:.2f}x"
         if measured:
-            row[f"{GOAL}³: measured TFLOP/s"] = f"{2 * GOAL**3 / measured[op_args] / 1e9:.3g}"
+            row[f"{GOAL}³: measured TFLOP/s"] = number(2 * GOAL**3 / measured[op_args] / 1e9)
             row[f"{GOAL}³: ÷ F.linear, measured"] = f"{f_linear_ms / measured[op_args]:.2f}x"
         rows.append(row)
     if measured:
@@ -98,7 +96,7 @@ def main(argv=None):
                 **dict.fromkeys(rows[0], ""),
                 "version": "F.linear",
                 "what changed": "cuBLAS, float32, TF32 off",
-                f"{GOAL}³: measured TFLOP/s": f"{2 * GOAL**3 / f_linear_ms / 1e9:.3g}",
+                f"{GOAL}³: measured TFLOP/s": number(2 * GOAL**3 / f_linear_ms / 1e9),
             }
         )
     where = torch.cuda.get_device_name() if gpu is not None else "no GPU here: the measurement is pending"
