@@ -204,6 +204,22 @@ def open_in_editor(page, path):
     )
 
 
+def type_in_editor(page, line, text, column=0, backspaces=0):
+    """In the editor in view: the cursor to (line, column) through Lab's editor API, `backspaces` presses of
+    Backspace, then `text` typed key by key, as a person would."""
+    page.evaluate(
+        """([line, column]) => {
+            const editor = window.jupyterapp.shell.currentWidget.content.editor;
+            editor.setCursorPosition({line, column});
+            editor.focus();
+        }""",
+        [line, column],
+    )
+    for _ in range(backspaces):
+        page.keyboard.press("Backspace")
+    page.keyboard.type(text)
+
+
 def test_make_lab_passes_port_and_lab_gets_the_projects_settings_and_extension():
     """`make lab PORT=8899` starts Lab on that port; Lab reads its settings (no news, no update check) and its one
     extension (.cu and .cuh as C++) from tools/, not from the environment's Jupyter folders."""
@@ -278,16 +294,7 @@ def test_the_edit_run_loop_in_jupyterlab(lab, page):
     cu = lab["project"] / "kernels" / "add2.cu"
     line = next(i for i, text in enumerate(cu.read_text().splitlines()) if text.strip() == KERNEL_LINE)
     end = len(cu.read_text().splitlines()[line])
-    page.evaluate(  # the cursor to the end of the line, through Lab's editor; then typed, as a person would
-        """([line, column]) => {
-            const editor = window.jupyterapp.shell.currentWidget.content.editor;
-            editor.setCursorPosition({line, column});
-            editor.focus();
-        }""",
-        [line, end],
-    )
-    page.keyboard.press("Backspace")  # the ';'
-    page.keyboard.type(" + T(1);")
+    type_in_editor(page, line, " + T(1);", column=end, backspaces=1)  # the ';' replaced
     page.keyboard.press("Control+s")
     deadline = time.time() + 10
     while "a[i] + b[i] + T(1);" not in cu.read_text() and time.time() < deadline:
@@ -377,15 +384,7 @@ def test_the_edit_run_loop_in_jupyterlab(lab, page):
     assert open_in_editor(page, "puzzles/01_map.cu")["language"] == "cpp"
     stub = lab["project"] / "puzzles" / "01_map.cu"
     line = next(i for i, text in enumerate(stub.read_text().splitlines()) if "FILL ME IN" in text)
-    page.evaluate(
-        """(line) => {
-            const editor = window.jupyterapp.shell.currentWidget.content.editor;
-            editor.setCursorPosition({line, column: 0});
-            editor.focus();
-        }""",
-        line,
-    )
-    page.keyboard.type("  out[threadIdx.x] = a[threadIdx.x] + 10;\n")
+    type_in_editor(page, line, "  out[threadIdx.x] = a[threadIdx.x] + 10;\n")
     page.keyboard.press("Control+s")
     deadline = time.time() + 10
     while "out[threadIdx.x] = a[threadIdx.x] + 10;" not in stub.read_text() and time.time() < deadline:
@@ -424,16 +423,8 @@ def test_an_edit_not_saved_is_saved_before_the_cell_runs_and_a_puzzle_profiles_i
     assert open_in_editor(page, "puzzles/02_zip.cu")["language"] == "cpp"
     stub = lab["project"] / "puzzles" / "02_zip.cu"
     line = next(i for i, text in enumerate(stub.read_text().splitlines()) if "FILL ME IN" in text)
-    page.evaluate(
-        """(line) => {
-            const editor = window.jupyterapp.shell.currentWidget.content.editor;
-            editor.setCursorPosition({line, column: 0});
-            editor.focus();
-        }""",
-        line,
-    )
     body = "  out[threadIdx.x] = a[threadIdx.x] + b[threadIdx.x];"
-    page.keyboard.type(body + "\n")
+    type_in_editor(page, line, body + "\n")
     unsaved = page.evaluate("() => window.jupyterapp.shell.currentWidget.context.model.dirty")
     assert unsaved and body not in stub.read_text()
     page.screenshot(path=SHOTS / "10-puzzle-edited-not-saved.png")
@@ -459,20 +450,9 @@ def test_a_lesson_exercise_solved_in_lab_fails_on_its_counter_then_passes(lab, p
     assert open_in_editor(page, "exercises/01_grid_stride.cu")["language"] == "cpp"
     line = next(i for i, text in enumerate(stub.read_text().splitlines()) if text.startswith("__global__")) + 1
 
-    def type_body(body):
-        page.evaluate(
-            """(line) => {
-                const editor = window.jupyterapp.shell.currentWidget.content.editor;
-                editor.setCursorPosition({line, column: 0});
-                editor.focus();
-            }""",
-            line,
-        )
-        page.keyboard.type(body)
-
     chunked = "  int t = blockIdx.x * blockDim.x + threadIdx.x, chunk = (size + 255) / 256;\n"
     chunked += "  for (int i = t * chunk; i < size && i < (t + 1) * chunk; ++i) out[i] = a[i] * a[i] + b[i] * b[i];\n"
-    type_body(chunked)
+    type_in_editor(page, line, chunked)
     notebook_js(page, "app.shell.activateById(nb.id);")
     failed = run_new_cell(page, 'from helpers import exercise\n\nexercise("01_grid_stride");')
     page.screenshot(path=SHOTS / "11-exercise-fails-on-its-counter.png", full_page=True)
@@ -490,7 +470,7 @@ def test_a_lesson_exercise_solved_in_lab_fails_on_its_counter_then_passes(lab, p
         line,
     )
     stride = "  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < size; i += gridDim.x * blockDim.x)\n"
-    type_body(stride + "    out[i] = a[i] * a[i] + b[i] * b[i];\n")
+    type_in_editor(page, line, stride + "    out[i] = a[i] * a[i] + b[i] * b[i];\n")
     notebook_js(page, "app.shell.activateById(nb.id);")
     solved = run_new_cell(page, 'exercise("01_grid_stride");')
     page.screenshot(path=SHOTS / "11-exercise-solved.png", full_page=True)
