@@ -26,11 +26,13 @@ The terms of one launch:
   it holds a warp, so the busiest SM issues min(schedulers, its resident warps) per clock (kp.gpumodel.gpu_constants);
 - launch: no launch takes less than the GPU's launch floor.
 
-How the terms combine (what can run at the same time): with several blocks resident per SM, one block's memory
-waits overlap another's compute, so the slowest resource bounds: max(memory or L2, compute, issue, L1 pipe). With one
-block per SM and barriers (__syncthreads) in it, the block's phases are separated: its warps load (memory), wait at
-the barrier, then compute from shared memory (compute, issue, L1 pipe) while no load is in flight, so the two sides
-add: max(memory, L2) + max(compute, issue, L1 pipe); the bound then names both ("latency + compute"). Launches are
+How the terms combine (kp.gpumodel.overlap, where the rule is derived): by what can run at the same time on the
+busiest SM. Without barriers the terms overlap: max(memory or L2, compute, issue, L1 pipe). With barriers
+(__syncthreads) a block cycles through a memory phase (its loads, waited for at the barrier) and an SM phase (compute,
+issue, L1 pipe) and cannot overlap its own two; B blocks resident on an SM take, per iteration, max(M + C, B x C):
+the launch takes max(memory, SM side, memory + the SM time one block slot runs in sequence, each block with the SM
+to itself). With one block per SM the phases add, max(memory, L2) + max(compute, issue, L1 pipe); with many, the max
+of the terms. Where the chain is the longest the bound names both sides ("latency + compute"). Launches are
 taken as run back to back (as `make bench` times them): the total is the sum of the launches' times. Every block is
 taken to do the same work (the launch's counts / its blocks).
 
@@ -45,6 +47,7 @@ import math
 
 from kp.gpumodel.caches import SECTOR_BYTES, traffic
 from kp.gpumodel.gpus import WARP, Occupancy, gpu, occupancy
+from kp.gpumodel.overlap import combine
 from kp.table import Quantity, Table, quantity
 
 
@@ -119,7 +122,7 @@ class LaunchEstimate:
     l2_s: float = 0.0  # the bytes the L2 serves / its bandwidth
     latency: float = 0.0  # the latency of a round trip, seconds
     hit_shares: tuple = (0.0, 0.0, 1.0)  # the shares of the requested sectors the L1, the L2 and DRAM serve
-    phases_add: bool = False  # one block per SM with barriers: memory + on-SM work
+    phases_add: bool = False  # barriers, and one block's memory + its SM phases outlast every term
 
 
 @dataclasses.dataclass(frozen=True)
@@ -236,10 +239,17 @@ def estimate_launch(gpu_or_name, work):
         memory_side = memory_s
     pipe_name = "shared memory" if work.shared_wavefronts >= work.l1_wavefronts else "L1"
     on_sm = {"compute": compute_s, "issue": issue_s, pipe_name: l1_s}
-    phases_add = occ.blocks_per_sm == 1 and work.barriers > 0 and memory_side > 0
+    # One block slot's blocks in sequence (as many as the waves), each with the SM to itself: the busiest SM's compute
+    # and L1 pipe shared out by its blocks; its issue at the rate of one block's warps (kp.gpumodel.overlap)
+    slot = waves / math.ceil(work.grid_blocks / g.sms)
+    block_issue = min(g.sub_partitions, warps_per_block) * g.issue_per_scheduler_per_clock * g.clock_hz
+    chain_sm = {k: v * slot for k, v in on_sm.items()}
+    chain_sm["issue"] = work.issued / work.grid_blocks * waves / block_issue
+    sm_name = max(on_sm, key=on_sm.get)
+    _, phases_add = combine(memory_side, on_sm[sm_name], max(chain_sm.values()), work.barriers > 0)
     if phases_add:
-        sm_name = max(on_sm, key=on_sm.get)
-        terms = {f"{memory_name} + {sm_name}": memory_side + on_sm[sm_name], "launch": g.launch_floor}
+        chain_name = max(chain_sm, key=chain_sm.get)
+        terms = {f"{memory_name} + {chain_name}": memory_side + chain_sm[chain_name], "launch": g.launch_floor}
     else:
         terms = {memory_name: memory_side, **on_sm, "launch": g.launch_floor}
     bound = max(terms, key=terms.get)
