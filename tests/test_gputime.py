@@ -271,3 +271,18 @@ def test_an_l2_resident_tile_reused_by_every_block_is_bound_by_the_l2s_bandwidth
     assert e.l2_s == pytest.approx(1056 * tile * 32 / (34.5 * 132 * 1.98e9))
     assert (e.bound, e.seconds) == ("L2", pytest.approx(e.l2_s))
     assert e.hit_shares[1] == pytest.approx(1 - 1 / 1056)  # the L2 serves all but the first read of each sector
+
+
+def test_local_memory_passes_the_l1_pipe_and_what_the_l1_cannot_keep_goes_to_the_l2():
+    """1056 blocks of 256 threads, 8 per SM (2048 threads), 65 local lines per warp (tests/test_local.py's
+    local_array): 1056 x 8 x 65 = 549,120 lines. The busiest SM's 8 x 8 x 65 = 4160 lines take 4160 / 1.98e9 = 2.10
+    us of its L1 pipe. 256 bytes of stack per thread: 2048 x 256 = 512 KiB resident against the 256 KiB unified L1
+    less 8 x 1 KiB reserved for the blocks' shared memory: 1 - 248 / 512 = 51.6% of the lines go to the L2: 549,120 x
+    128 x 0.515625 = 36.2 MB / (34.5 x 132 x 1.98e9 = 9.017 TB/s) = 4.02 us. 64 bytes a thread (128 KiB) fit: no L2."""
+    spilled = LaunchWork("local", 1056, 256, local_lines=1056 * 8 * 65, local_bytes_per_thread=256)
+    e = estimate_launch("H100", spilled)
+    assert e.occupancy.blocks_per_sm == 8 and e.l1_s == pytest.approx(8 * 8 * 65 / 1.98e9)
+    assert e.l2_s == pytest.approx(1056 * 8 * 65 * 128 * (1 - 248 / 512) / (34.5 * 132 * 1.98e9))
+    assert (e.bound, e.seconds) == ("L2", e.l2_s)
+    fits = estimate_launch("H100", dataclasses.replace(spilled, local_bytes_per_thread=64))
+    assert (fits.l2_s, fits.l1_s, fits.bound) == (0, e.l1_s, "launch")  # 2.10 us of L1 pipe, under the 2.5 us floor

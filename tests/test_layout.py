@@ -40,6 +40,7 @@ FLOORS = {
     "verify": 6,
     "gpumodel.profile": 7,
     "gpumodel.compiled": 6,
+    "gpumodel.local": 6,
     "program": 6,
     "bench": 5,
     "display": 7,
