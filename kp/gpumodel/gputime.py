@@ -42,7 +42,7 @@ taken to do the same work (the launch's counts / its blocks).
 Not modelled: the L2's two partitions (a far hit is slower: kp.gpumodel.gpu_constants), dependent-instruction latency (a
 warp is taken to issue whenever its scheduler is free), tensor cores, overlap between launches, clocks below boost,
 partly exposed latency near the edge between the two memory terms (add2_v1, one float per thread, is modelled as add2
-is: the README says by how much it misses).
+is: the README says by how much it misses), atomics' serialisation at the L2 (no sourced rate yet), local latency.
 """
 
 import dataclasses
