@@ -286,3 +286,29 @@ def test_local_memory_passes_the_l1_pipe_and_what_the_l1_cannot_keep_goes_to_the
     assert (e.bound, e.seconds) == ("L2", e.l2_s)
     fits = estimate_launch("H100", dataclasses.replace(spilled, local_bytes_per_thread=64))
     assert (fits.l2_s, fits.l1_s, fits.bound) == (0, e.l1_s, "launch")  # 2.10 us of L1 pipe, under the 2.5 us floor
+
+
+def test_the_model_misses_same_address_atomics_serialising_at_the_l2():
+    """Known miss, written down in kp.gpumodel.gputime: tests/cuda_cpu/terms.cu's atomic_one (2^22 threads, each
+    atomicAdd(out, 1.0f): one REDG per warp, its 32 updates of one address served one after another at the L2) is
+    charged its sectors alone, 1 per warp request, and models as fast as atomic_distinct (out[i]: 4 sectors a request;
+    16384 blocks of 256 in 16 waves of 1056, each writing 1 MiB, 0.35 us at 2.97 TB/s, under the one 700 ns round trip
+    a kernel that only stores waits for its stores: both 16 x 700 ns = 11.2 us), where a GPU serialises every one of
+    atomic_one's 2^22 updates."""
+    import warnings
+
+    import helpers
+    import kp.files
+    from kp.gpumodel.profile import profile
+
+    k = helpers.load_kernel(kp.files.ROOT / "tests" / "cuda_cpu" / "terms.cu", target="cpu", check=True, quiet=True)
+    n, seconds = 2**22, {}
+    for which, name in ((1, "one"), (2, "distinct")):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "sampled: ..."
+            p = profile(k.run, which, torch.zeros(64), torch.zeros(n, dtype=torch.int32), torch.zeros(n), max_blocks=8)
+        [line] = p.lines
+        assert (line.kind, line.units / line.requests) == ("atomic", 1 if name == "one" else 4)
+        seconds[name] = p.estimate("H100")
+    assert seconds["distinct"] == pytest.approx(16 * LATENCY)
+    assert seconds["one"] == seconds["distinct"]

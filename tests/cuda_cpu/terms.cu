@@ -1,5 +1,6 @@
-// Kernels whose GPU-model terms follow by hand (tests/test_local.py): local memory and global atomics. One launcher
-// runs case `which` over n threads in blocks of 256.
+// Kernels whose GPU-model terms follow by hand: local memory (tests/test_local.py) and global atomics
+// (tests/test_gputime.py: a known miss, the same-address serialisation is not modelled). One launcher runs case
+// `which` over n threads in blocks of 256.
 //
 //   0 local_array      a per-thread float[64] indexed by data: nvcc keeps it on the stack (256 bytes per thread),
 //                      filled by 16 STL.128 and read by one LDL: 64 + 1 lines of 128 bytes per warp
