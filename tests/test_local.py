@@ -20,15 +20,21 @@ from kp.gpumodel.sass import Instruction
 TERMS = kp.files.ROOT / "tests" / "cuda_cpu" / "terms.cu"
 
 
-def instruction(opcode, line, space, width):
-    return Instruction("k", 0, "k.cu", line, opcode, opcode, "memory", space, "load", width)
+def instruction(opcode, line, space, width, kind="load"):
+    return Instruction("k", 0, "k.cu", line, opcode, opcode, "memory", space, kind, width)
 
 
 def test_a_warps_local_request_is_its_lanes_bytes_in_128_byte_lines():
-    """Interleaved per lane: 32 lanes x 16 bytes = 4 lines, x 8 = 2, x 4 (or less) = 1; global ones are not local."""
-    sass = [instruction("STL.128", 3, "local", 16), instruction("LDL.64", 3, "local", 8),
-            instruction("LDL.U8", 4, "local", 1), instruction("LDG.E", 4, "global", 4)]  # fmt: skip
-    assert local_lines(sass, {("k.cu", 3): 10.0, ("k.cu", 4): 2.0}) == 10 * (4 + 2) + 2 * 1
+    """Interleaved per lane: 32 lanes x 16 bytes = 4 lines, x 8 = 2, x 4 (or less) = 1. Line 3 also loads from global,
+    so its runs are exact passes through all of it: every local instruction is charged per run. Line 4 has local
+    accesses only (a loop like `oi[c] *= r`, its runs the source's iterations, which nvcc unrolled into copies): per
+    run one access of each kind at its narrowest, a 4-byte load and a 4-byte store: 2 lines."""
+    sass = [instruction("STL.128", 3, "local", 16, "store"), instruction("LDL.64", 3, "local", 8),
+            instruction("LDG.E", 3, "global", 4), instruction("LDL.128", 4, "local", 16),
+            instruction("LDL", 4, "local", 4), instruction("STL.128", 4, "local", 16, "store"),
+            instruction("STL", 4, "local", 4, "store"), instruction("LDL.U8", 5, "local", 1)]  # fmt: skip
+    runs = {("k.cu", 3): 10.0, ("k.cu", 4): 100.0, ("k.cu", 5): 2.0}
+    assert local_lines(sass, runs) == 10 * (4 + 2) + 100 * (1 + 1) + 2 * 1
     assert local_lines(sass, {}) == 0  # a line that never ran moves nothing
 
 

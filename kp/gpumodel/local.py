@@ -18,13 +18,32 @@ WARP = 32
 
 
 def local_lines(instructions, runs):
-    """The 128-byte lines the local loads and stores of one kernel's SASS moved: each LDL/STL's lines per warp
-    request (32 lanes x its width / 128, at least one) times the warp-level runs of its `.cu` line (`runs`:
-    {(file, line): runs}). A local instruction is taken to run as often as its line does (kp.gpumodel.sass.line_runs:
-    exact where the trace counts the line's requests; a loop nvcc unrolled in part counts its body once per
-    iteration, that many times too many)."""
-    local = [i for i in instructions if i.space == "local"]
-    return sum(runs.get((i.file, i.line), 0.0) * max(1, WARP * i.width // LINE_BYTES) for i in local)
+    """The 128-byte lines the local loads and stores of one kernel's SASS moved, each LDL/STL moving 32 lanes x its
+    width / 128 lines (at least one) per warp-level run of its `.cu` line (`runs`: {(file, line): runs}). A line with
+    global or shared accesses has its runs counted exactly (kp.gpumodel.sass.line_runs: its requests over its
+    instructions, passes through all of them): every local instruction at it is charged per run. Any other line's runs
+    are its loop's iterations as the source wrote them (a branch's evaluations), which nvcc's unrolling spreads over
+    several copies and paths: per run it is charged one access of each kind it has (load, store), at its narrowest
+    width, what one iteration of the source moves (tests/test_local.py); the copies' count per pass needs the SASS's
+    basic blocks."""
+    at = {}
+    for i in instructions:
+        at.setdefault((i.file, i.line), []).append(i)
+    total = 0.0
+    for place, group in at.items():
+        local = [i for i in group if i.space == "local"]
+        if not local:
+            continue
+        if any(i.space in ("global", "shared") for i in group):
+            total += runs.get(place, 0.0) * sum(_lines(i) for i in local)
+        else:
+            kinds = {i.kind: i for i in sorted(local, key=lambda i: -i.width)}  # the narrowest of each kind last
+            total += runs.get(place, 0.0) * sum(_lines(i) for i in kinds.values())
+    return total
+
+
+def _lines(instruction):
+    return max(1, WARP * instruction.width // LINE_BYTES)
 
 
 def stack_bytes(file, kernel, ctype=None, gpu="H100"):
