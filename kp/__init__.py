@@ -7,6 +7,7 @@ A module imports only modules on floors below its own (no circles, nothing impor
              kp.table        Table: rows of dicts shown as markdown or HTML
              kp.gpumodel.gpu_constants  the GPU model's constants no data sheet gives (measured, studies, assumed)
              kp.gpumodel.caches   the GPU model's L1s and L2: the sectors DRAM moves, from the blocks' sharing
+             kp.gpumodel.overlap  how a launch's memory and SM sides overlap, by the blocks resident per SM
              kp.goals        performance goals in the GPU model's counters, and the lines of a Profile that miss them
     floor 2  kp.toolchain    CUDA_HOME and PATH, Problem and ToolchainError, is nvcc / dot here, the probe of
                              optional compiler and linker flags
@@ -33,6 +34,7 @@ A module imports only modules on floors below its own (no circles, nothing impor
     floor 6  kp.load         a built library registered under a fresh namespace -> LoadedKernel (hot reload)
              kp.verify       check_against_reference, gradcheck, check_compiled: print, then assert
              kp.gpumodel.compiled  a profile's counts as nvcc compiled the kernels: SASS per launch, line, GPU
+             kp.gpumodel.local    local memory as nvcc compiled it: a launch's LDL/STL lines, each thread's stack
              kp.program      a standalone program (`main()`) built and run in a child process; `%%cuda`
     floor 7  kp.gpumodel.profile  the GPU model's counters per `.cu` line (profile -> Profile), its modelled time
              kp.display      setup, show_kernel, show_graph, show_kernel_resources, the notebook's error view
@@ -41,7 +43,7 @@ A module imports only modules on floors below its own (no circles, nothing impor
     floor 9  kp.puzzle       notebook 00's puzzles: their table and files, puzzle(name), hints, the scoreboard
              kp.exercise     the lessons' exercises: their table and files, exercise(name), hints
 
-The GPU model's nine modules are one room, kp/gpumodel/ (its __init__ draws how data flows through it: trace ->
+The GPU model's eleven modules are one room, kp/gpumodel/ (its __init__ draws how data flows through it: trace ->
 counts -> SASS -> caches -> time); each keeps its floor above.
 
 tests/test_layout.py holds the package to this.

@@ -174,3 +174,12 @@ def test_a_round_trip_of_two_loads_waits_for_the_slower():
         work = LaunchWork("k", 4, 256, sharing=sharing, requested_read_sectors=800, load_sites=sites)
         e = estimate_launch(h100, work)
         assert e.latency == pytest.approx((1 - share) * h100.l1_latency + share * h100.dram_latency)
+
+
+def test_local_memory_misses_the_l1_by_the_share_of_the_stacks_it_cannot_hold():
+    from kp.gpumodel.caches import local_miss_share
+
+    assert local_miss_share(2048, 256, 256 * 1024) == 0.5  # 512 KiB of stacks, 256 KiB of L1
+    assert local_miss_share(2048, 64, 256 * 1024) == 0.0  # 128 KiB: they fit
+    assert local_miss_share(2048, 0, 256 * 1024) == 0.0  # no stack
+    assert local_miss_share(1024, 256, -4096) == 1.0  # shared memory took it all

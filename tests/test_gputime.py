@@ -182,16 +182,46 @@ def test_with_one_block_per_sm_barrier_separated_phases_add():
     assert (e.bound, e.seconds) == ("latency + compute", pytest.approx(22.4e-6 + 19.73e-6, rel=1e-3))
 
 
-def test_without_barriers_or_with_several_blocks_per_sm_the_slowest_resource_bounds():
+def test_without_barriers_the_slowest_resource_bounds():
     # The same block with no barrier: its warps load the next tile while others compute: max(22.4, 19.73) us
     e = estimate_launch("H100", phases(1024, 150 * 1024, barriers=0))
     assert (e.phases_add, e.bound, e.seconds) == (False, "latency", pytest.approx(22.4e-6))
-    # 512 threads and 64 KiB: 3 blocks per SM (228 // 65), one wave of 396 >= 264: one block's loads overlap another's
-    # compute. Memory: one wave, 16 x 700 ns = 11.2 us; compute: the busiest SM's 2 blocks, 19.73 us: compute-bound
+
+
+def test_two_blocks_per_sm_hide_only_each_others_compute():
+    """512 threads and 64 KiB: 3 blocks per SM fit (228 // 65), one wave of 396 >= 264, so the busiest SM holds B = 2.
+    Per iteration M = 700 ns, C = 5e6 / 16 FLOPs / (66.908e12 / 132) = 0.6165 us: max(M + C, 2 x C) = M + C, so
+    16 x (0.7 + 0.6165) = 11.2 + 9.864 = 21.06 us, above both the memory side (11.2 us) and the SM's 19.73 us."""
     several = estimate_launch("H100", phases(512, 64 * 1024, barriers=32))
-    assert (several.occupancy.blocks_per_sm, several.waves, several.phases_add) == (3, 1, False)
-    assert (several.bound, several.seconds) == ("compute", pytest.approx(19.73e-6, rel=1e-3))
+    assert (several.occupancy.blocks_per_sm, several.waves, several.phases_add) == (3, 1, True)
     assert several.memory_s == pytest.approx(16 * LATENCY)
+    assert several.compute_s == pytest.approx(2 * 5e6 / (66.90816e12 / 132))
+    per_block = 5e6 / (66.90816e12 / 132)
+    assert (several.bound, several.seconds) == ("latency + compute", pytest.approx(16 * LATENCY + per_block))
+    # Without barriers the same blocks overlap fully: the compute, 19.73 us
+    free = estimate_launch("H100", phases(512, 64 * 1024, barriers=0))
+    assert (free.phases_add, free.bound, free.seconds) == (False, "compute", pytest.approx(2 * per_block))
+
+
+def many_small_blocks(flops_per_block):
+    """4224 blocks of 2 warps, 32 resident per SM (the H100's limit of blocks): one wave, B = 32 on every SM; 16
+    round trips per warp of 4 sectors each (17.3 MB: 5.8 us at 2.97 TB/s, under 16 x 700 ns = 11.2 us), a barrier
+    per round."""
+    blocks = 132 * 32
+    return LaunchWork("small", blocks, 64, 32, 0, dram_read_sectors=blocks * 2 * 16 * 4, flops=blocks * flops_per_block,
+                      dram_round_trips_per_warp=16, barriers=blocks * 16)  # fmt: skip
+
+
+def test_many_blocks_per_sm_tend_to_the_max_of_the_terms():
+    """B = 32: with 1e6 FLOPs a block (C = 1e6 / 16 / (66.908e12 / 132) = 0.1233 us a round) 32 x C = 3.95 us > M + C
+    = 0.82 us: the SM never idles, compute-bound at 32 x 1.973 = 63.13 us, as the max of the terms. With 1e5 (C =
+    12.3 ns) the chain is 16 x (700 + 12.3) ns = 11.397 us: the max of the terms (11.2 us) and 1.8% more."""
+    busy = estimate_launch("H100", many_small_blocks(1e6))
+    assert (busy.occupancy.blocks_per_sm, busy.waves) == (32, 1)
+    assert (busy.bound, busy.phases_add, busy.seconds) == ("compute", False, pytest.approx(32 * 1e6 / 506.88e9))
+    waiting = estimate_launch("H100", many_small_blocks(1e5))
+    assert (waiting.bound, waiting.seconds) == ("latency + compute", pytest.approx(16 * LATENCY + 1e5 / 506.88e9))
+    assert waiting.seconds / max(waiting.memory_s, waiting.compute_s) == pytest.approx(1.0176, abs=1e-4)
 
 
 def test_barriers_are_counted_per_block():
@@ -241,3 +271,44 @@ def test_an_l2_resident_tile_reused_by_every_block_is_bound_by_the_l2s_bandwidth
     assert e.l2_s == pytest.approx(1056 * tile * 32 / (34.5 * 132 * 1.98e9))
     assert (e.bound, e.seconds) == ("L2", pytest.approx(e.l2_s))
     assert e.hit_shares[1] == pytest.approx(1 - 1 / 1056)  # the L2 serves all but the first read of each sector
+
+
+def test_local_memory_passes_the_l1_pipe_and_what_the_l1_cannot_keep_goes_to_the_l2():
+    """1056 blocks of 256 threads, 8 per SM (2048 threads), 65 local lines per warp (tests/test_local.py's
+    local_array): 1056 x 8 x 65 = 549,120 lines. The busiest SM's 8 x 8 x 65 = 4160 lines take 4160 / 1.98e9 = 2.10
+    us of its L1 pipe. 256 bytes of stack per thread: 2048 x 256 = 512 KiB resident against the 256 KiB unified L1
+    less 8 x 1 KiB reserved for the blocks' shared memory: 1 - 248 / 512 = 51.6% of the lines go to the L2: 549,120 x
+    128 x 0.515625 = 36.2 MB / (34.5 x 132 x 1.98e9 = 9.017 TB/s) = 4.02 us. 64 bytes a thread (128 KiB) fit: no L2."""
+    spilled = LaunchWork("local", 1056, 256, local_lines=1056 * 8 * 65, local_bytes_per_thread=256)
+    e = estimate_launch("H100", spilled)
+    assert e.occupancy.blocks_per_sm == 8 and e.l1_s == pytest.approx(8 * 8 * 65 / 1.98e9)
+    assert e.l2_s == pytest.approx(1056 * 8 * 65 * 128 * (1 - 248 / 512) / (34.5 * 132 * 1.98e9))
+    assert (e.bound, e.seconds) == ("L2", e.l2_s)
+    fits = estimate_launch("H100", dataclasses.replace(spilled, local_bytes_per_thread=64))
+    assert (fits.l2_s, fits.l1_s, fits.bound) == (0, e.l1_s, "launch")  # 2.10 us of L1 pipe, under the 2.5 us floor
+
+
+def test_the_model_misses_same_address_atomics_serialising_at_the_l2():
+    """Known miss, written down in kp.gpumodel.gputime: tests/cuda_cpu/terms.cu's atomic_one (2^22 threads, each
+    atomicAdd(out, 1.0f): one REDG per warp, its 32 updates of one address served one after another at the L2) is
+    charged its sectors alone, 1 per warp request, and models as fast as atomic_distinct (out[i]: 4 sectors a request;
+    16384 blocks of 256 in 16 waves of 1056, each writing 1 MiB, 0.35 us at 2.97 TB/s, under the one 700 ns round trip
+    a kernel that only stores waits for its stores: both 16 x 700 ns = 11.2 us), where a GPU serialises every one of
+    atomic_one's 2^22 updates."""
+    import warnings
+
+    import helpers
+    import kp.files
+    from kp.gpumodel.profile import profile
+
+    k = helpers.load_kernel(kp.files.ROOT / "tests" / "cuda_cpu" / "terms.cu", target="cpu", check=True, quiet=True)
+    n, seconds = 2**22, {}
+    for which, name in ((1, "one"), (2, "distinct")):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "sampled: ..."
+            p = profile(k.run, which, torch.zeros(64), torch.zeros(n, dtype=torch.int32), torch.zeros(n), max_blocks=8)
+        [line] = p.lines
+        assert (line.kind, line.units / line.requests) == ("atomic", 1 if name == "one" else 4)
+        seconds[name] = p.estimate("H100")
+    assert seconds["distinct"] == pytest.approx(16 * LATENCY)
+    assert seconds["one"] == seconds["distinct"]

@@ -10,8 +10,9 @@
   line; kp.gpumodel.compiled counts the lines as that SASS serves them, the instructions each line ran and the loads
   in flight together; kp.gpumodel.ptxas gives each instantiation's registers and shared memory;
 - caches: kp.gpumodel.caches, the L1s and the one L2: the sectors DRAM moves, from the sampled blocks' sharing;
-- time: kp.gpumodel.gputime, the terms of a launch and how they combine, on kp.gpumodel.gpus's GPU table (data
-  sheets, occupancy) and kp.gpumodel.gpu_constants (what no data sheet gives, each with its source).
+- time: kp.gpumodel.gputime, the terms of a launch and how they combine (kp.gpumodel.overlap: by the blocks resident
+  per SM), on kp.gpumodel.gpus's GPU table (data sheets, occupancy) and kp.gpumodel.gpu_constants (what no data sheet
+  gives, each with its source).
 
 Imports nothing itself: import the module you need (kp.gpumodel.profile for profile()).
 """

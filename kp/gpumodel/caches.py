@@ -139,3 +139,12 @@ def traffic(sharing, requested_read, resident_blocks, l2_bytes):
         dram_write=round(total_write),
         footprint_fits_l2=fits,
     )
+
+
+def local_miss_share(resident_threads, bytes_per_thread, l1_bytes):
+    """The share of local-memory traffic (kp.gpumodel.local) that misses the L1 and goes to the L2: the resident
+    threads' stacks, resident_threads x bytes_per_thread, against the L1 bytes they can have (its size less the
+    shared memory carved out); what does not fit misses in proportion, 1 - l1_bytes / footprint (every stack word
+    taken to be used alike, as a thread's loop over its own array uses it); 0 where it fits."""
+    footprint = resident_threads * bytes_per_thread
+    return max(0.0, 1.0 - max(0, l1_bytes) / footprint) if footprint > 0 else 0.0

@@ -54,6 +54,18 @@ L2_BYTES_PER_CLOCK_PER_SM = {(9, 0): 34.5, (8, 0): 35.5, (8, 9): 16.1, (8, 6): 1
 # and A100 whitepapers give.
 L1_WAVEFRONTS_PER_CLOCK = 1
 
+# The unified L1 data cache and shared memory of one SM, bytes, per compute capability: what is not carved out for
+# the resident blocks' shared memory caches global and local data. NVIDIA's tuning guides, "Unified Shared Memory/L1/
+# Texture Cache", and the CUDA C++ Programming Guide's "Compute Capability 7.x / 8.x / 9.0: Shared Memory": 256 KB
+# on 9.0 (H100), 192 KB on 8.0 (A100), 128 KB on 8.6 and 8.9, 96 KB on 7.5. (Read in the guides when this table was
+# written, 2026-11-27; this session's search tool returned their openings, NVIDIA's forum on the RTX 4090's 128 KB,
+# and the Ampere guide's carve-outs of 0-164 KB on 8.0 and 0-100 KB on 8.6, each below these totals.) Local
+# memory (per-thread arrays indexed by data, spilled registers) is cached in the L1 and the L2 (Nsight's
+# documentation, "Memory Statistics - Local": "all local memory accesses are always cached in L1 and L2"):
+# kp.gpumodel.gputime sends the local traffic that the resident threads' stacks do not leave room for in this, less
+# their shared memory, to the L2.
+UNIFIED_L1_BYTES = {(9, 0): 256 * 1024, (8, 0): 192 * 1024, (8, 9): 128 * 1024, (8, 6): 128 * 1024, (7, 5): 96 * 1024}
+
 # Instruction issue: each of an SM's 4 warp schedulers (one per sub-partition: the Volta, Ampere and Hopper
 # architecture whitepapers' SM diagrams; the CUDA C++ Programming Guide, "Compute Capability 7.x / 8.x / 9.0:
 # Architecture": "An SM statically distributes its warps among its schedulers. Then, at every instruction issue

@@ -18,33 +18,40 @@ The terms of one launch:
   side with the DRAM terms, named "L2" where it is the larger;
 - compute: fp32 FLOPs / FP32 peak + fp64 FLOPs / FP64 peak (added: both issue from the same warp schedulers);
 - shared memory and L1: the L1's data pipe serves one wavefront per clock per SM, shared between shared-memory
-  wavefronts and the 128-byte lines of global requests (kp.gpumodel.caches); named "shared memory" or "L1" by the
-  larger; compute and the L1 pipe run on the SMs holding blocks: the SM given the most blocks, ceil(blocks / SMs),
-  finishes last, so these take (that many blocks' work) / (one SM's rate);
+  wavefronts and the 128-byte lines of global and local requests (kp.gpumodel.caches, kp.gpumodel.local); named
+  "shared memory" or "L1" by the larger; compute and the L1 pipe run on the SMs holding blocks: the SM given the
+  most blocks, ceil(blocks / SMs), finishes last, so these take (that many blocks' work) / (one SM's rate);
+- local memory (LDL/STL: per-thread arrays indexed by data, spills): its lines pass the L1 pipe; the share the L1
+  cannot keep (the resident threads' stacks against the unified L1 less the shared memory carved out:
+  kp.gpumodel.caches.local_miss_share) goes to the L2 term (not DRAM: the L2 is taken to hold it);
 - issue: the warp instructions the launch executed (kp.gpumodel.compiled: the SASS each line ran) over the issue
   rate of the SMs holding blocks: each of an SM's schedulers issues one warp instruction per clock, and only while
   it holds a warp, so the busiest SM issues min(schedulers, its resident warps) per clock (kp.gpumodel.gpu_constants);
 - launch: no launch takes less than the GPU's launch floor.
 
-How the terms combine (what can run at the same time): with several blocks resident per SM, one block's memory
-waits overlap another's compute, so the slowest resource bounds: max(memory or L2, compute, issue, L1 pipe). With one
-block per SM and barriers (__syncthreads) in it, the block's phases are separated: its warps load (memory), wait at
-the barrier, then compute from shared memory (compute, issue, L1 pipe) while no load is in flight, so the two sides
-add: max(memory, L2) + max(compute, issue, L1 pipe); the bound then names both ("latency + compute"). Launches are
+How the terms combine (kp.gpumodel.overlap, where the rule is derived): by what can run at the same time on the
+busiest SM. Without barriers the terms overlap: max(memory or L2, compute, issue, L1 pipe). With barriers
+(__syncthreads) a block cycles through a memory phase (its loads, waited for at the barrier) and an SM phase (compute,
+issue, L1 pipe) and cannot overlap its own two; B blocks resident on an SM take, per iteration, max(M + C, B x C):
+the launch takes max(memory, SM side, memory + the SM time one block slot runs in sequence, each block with the SM
+to itself). With one block per SM the phases add, max(memory, L2) + max(compute, issue, L1 pipe); with many, the max
+of the terms. Where the chain is the longest the bound names both sides ("latency + compute"). Launches are
 taken as run back to back (as `make bench` times them): the total is the sum of the launches' times. Every block is
 taken to do the same work (the launch's counts / its blocks).
 
 Not modelled: the L2's two partitions (a far hit is slower: kp.gpumodel.gpu_constants), dependent-instruction latency (a
 warp is taken to issue whenever its scheduler is free), tensor cores, overlap between launches, clocks below boost,
 partly exposed latency near the edge between the two memory terms (add2_v1, one float per thread, is modelled as add2
-is: the README says by how much it misses).
+is: the README says by how much it misses), atomics' serialisation at the L2 (no sourced rate yet), local latency.
 """
 
 import dataclasses
 import math
 
-from kp.gpumodel.caches import SECTOR_BYTES, traffic
+from kp.gpumodel.caches import SECTOR_BYTES, local_miss_share, traffic
+from kp.gpumodel.gpu_constants import UNIFIED_L1_BYTES
 from kp.gpumodel.gpus import WARP, Occupancy, gpu, occupancy
+from kp.gpumodel.overlap import combine
 from kp.table import Quantity, Table, quantity
 
 
@@ -75,6 +82,8 @@ class LaunchWork:
     barriers: int = 0
     written_sectors: int = 0  # the sectors the stores wrote, as requested (each passes through the L2)
     issued: float = 0  # warp instructions executed, every class (kp.gpumodel.compiled); 0: not counted
+    local_lines: float = 0  # 128-byte lines of the local loads and stores (kp.gpumodel.local: LDL, STL)
+    local_bytes_per_thread: int = 0  # each thread's stack frame (ptxas): its local memory
 
     @property
     def dram_bytes(self):
@@ -119,7 +128,7 @@ class LaunchEstimate:
     l2_s: float = 0.0  # the bytes the L2 serves / its bandwidth
     latency: float = 0.0  # the latency of a round trip, seconds
     hit_shares: tuple = (0.0, 0.0, 1.0)  # the shares of the requested sectors the L1, the L2 and DRAM serve
-    phases_add: bool = False  # one block per SM with barriers: memory + on-SM work
+    phases_add: bool = False  # barriers, and one block's memory + its SM phases outlast every term
 
 
 @dataclasses.dataclass(frozen=True)
@@ -207,7 +216,12 @@ def estimate_launch(gpu_or_name, work):
     waves = math.ceil(work.grid_blocks / per_wave)
     wave_blocks = [per_wave] * (waves - 1) + [work.grid_blocks - per_wave * (waves - 1)]
     reads, writes, shares, latency, l2_reads = _dram_sectors(g, work, per_wave)
-    l2_s = SECTOR_BYTES * (l2_reads + max(work.written_sectors, writes)) / g.l2_bandwidth
+    resident = min(occ.blocks_per_sm, math.ceil(work.grid_blocks / g.sms))  # blocks on the busiest SM at once
+    carved = resident * (work.shared_bytes_per_block + g.shared_reserved_per_block)
+    missed = local_miss_share(resident * work.threads_per_block, work.local_bytes_per_thread,
+                              UNIFIED_L1_BYTES[g.compute_capability] - carved)  # fmt: skip
+    local_l2 = work.local_lines * 4 * SECTOR_BYTES * missed  # the local lines the L1 cannot keep
+    l2_s = (SECTOR_BYTES * (l2_reads + max(work.written_sectors, writes)) + local_l2) / g.l2_bandwidth
     dram_bytes = SECTOR_BYTES * (reads + writes)
     waited = SECTOR_BYTES * (work.requested_read_sectors or work.dram_read_sectors) or dram_bytes
     warps_per_block = work.warps // work.grid_blocks
@@ -224,9 +238,10 @@ def estimate_launch(gpu_or_name, work):
     compute_s = (work.flops / g.fp32_flops + work.flops64 / g.fp64_flops) * g.sms * busiest
     per_clock = g.l1_wavefronts_per_clock * g.clock_hz  # one SM's L1 data pipe
     shared_s = work.shared_wavefronts * busiest / per_clock
-    l1_s = (work.shared_wavefronts + work.l1_wavefronts) * busiest / per_clock
+    l1_lines = work.l1_wavefronts + work.local_lines  # global and local requests' 128-byte lines
+    l1_s = (work.shared_wavefronts + l1_lines) * busiest / per_clock
     # The busiest SM's warps: its schedulers issue only while they hold one (one warp, one instruction per clock)
-    resident_warps = min(occ.blocks_per_sm, math.ceil(work.grid_blocks / g.sms)) * warps_per_block
+    resident_warps = resident * warps_per_block
     issue_rate = min(g.sub_partitions, resident_warps) * g.issue_per_scheduler_per_clock * g.clock_hz
     issue_s = work.issued * busiest / issue_rate
     memory_name = "latency" if latency_s > bandwidth_s else "memory"
@@ -234,12 +249,19 @@ def estimate_launch(gpu_or_name, work):
         memory_name, memory_side = "L2", l2_s
     else:
         memory_side = memory_s
-    pipe_name = "shared memory" if work.shared_wavefronts >= work.l1_wavefronts else "L1"
+    pipe_name = "shared memory" if work.shared_wavefronts >= l1_lines else "L1"
     on_sm = {"compute": compute_s, "issue": issue_s, pipe_name: l1_s}
-    phases_add = occ.blocks_per_sm == 1 and work.barriers > 0 and memory_side > 0
+    # One block slot's blocks in sequence (as many as the waves), each with the SM to itself: the busiest SM's compute
+    # and L1 pipe shared out by its blocks; its issue at the rate of one block's warps (kp.gpumodel.overlap)
+    slot = waves / math.ceil(work.grid_blocks / g.sms)
+    block_issue = min(g.sub_partitions, warps_per_block) * g.issue_per_scheduler_per_clock * g.clock_hz
+    chain_sm = {k: v * slot for k, v in on_sm.items()}
+    chain_sm["issue"] = work.issued / work.grid_blocks * waves / block_issue
+    sm_name = max(on_sm, key=on_sm.get)
+    _, phases_add = combine(memory_side, on_sm[sm_name], max(chain_sm.values()), work.barriers > 0)
     if phases_add:
-        sm_name = max(on_sm, key=on_sm.get)
-        terms = {f"{memory_name} + {sm_name}": memory_side + on_sm[sm_name], "launch": g.launch_floor}
+        chain_name = max(chain_sm, key=chain_sm.get)
+        terms = {f"{memory_name} + {chain_name}": memory_side + chain_sm[chain_name], "launch": g.launch_floor}
     else:
         terms = {memory_name: memory_side, **on_sm, "launch": g.launch_floor}
     bound = max(terms, key=terms.get)

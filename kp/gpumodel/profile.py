@@ -27,6 +27,7 @@ from kp.gpumodel.caches import parse_sharing
 from kp.gpumodel.compiled import CompiledCounts
 from kp.gpumodel.counts import WARP, Advice, parse
 from kp.gpumodel.gputime import LaunchWork, estimate
+from kp.gpumodel.local import local_work
 from kp.gpumodel.ptxas import launch_resources
 from kp.gpumodel.sass import arch_of
 from kp.pictures import banks, branch_lanes, picture
@@ -189,6 +190,7 @@ class Profile(CompiledCounts):
                     **(
                         {"dram_round_trips_per_warp": max(1.0, la.round_trips_per_warp * la.load_sites / sites)}
                         | hierarchy
+                        | local_work(self, la, gpu)
                     ),
                 )
             )
