@@ -107,7 +107,7 @@ $__internal_5_$__cuda_sm20_div_s64:
 """
 
 
-def test_the_issue_term_charges_the_copies_of_a_line_on_the_paths_that_ran_and_the_32_bit_division():
+def test_where_the_blocks_are_open_the_copies_of_a_line_on_the_paths_that_ran_and_the_32_bit_division_are_charged():
     """Line 5 ran 8 times (two copies per warp), all at site 10 (site 20's line ran none): its 5 instructions
     there in 2 fragments, 2.5 per run, 20; site 20's 7 are not charged. Line 6 ran 4 times: its 9 less the division's
     slow side (MOV, CALL, BRA), 6 per run, 24. Line 30 (4 runs): the EXIT, 4; the routine is not charged. 48 in all,
