@@ -15,6 +15,7 @@ FLOORS = {
     "table": 1,
     "gpumodel.gpu_constants": 1,
     "gpumodel.caches": 1,
+    "gpumodel.cfg": 1,
     "goals": 1,
     "toolchain": 2,
     "diagnostics": 2,

@@ -24,7 +24,7 @@ from kp.gpumodel.profile import profile
 
 COMPILED = kp.files.ROOT / "tests" / "cuda_cpu" / "compiled.cu"
 LINES = COMPILED.read_text().splitlines()
-NAMES = ["float4_whole", "float4_members", "shared4", "unrolled", "fma_loop", "chain4", "independent4"]
+NAMES = ["float4_whole", "float4_members", "shared4", "unrolled", "fma_loop", "chain4", "independent4", "halves"]
 needs_sass = pytest.mark.skipif(
     kp.toolchain.find_cuda_root() is None or kp.gpumodel.sass.nvdisasm() is None, reason="no nvcc or no nvdisasm here"
 )

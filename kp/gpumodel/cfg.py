@@ -64,7 +64,7 @@ def blocks(instructions):
     return out
 
 
-def block_counts(graph, entry, equations, loops=(), uniform=(), tolerance=1e-6):
+def block_counts(graph, entry, equations, loops=(), uniform=(), splits=(), tolerance=1e-6):
     """({block index: warp-level runs, or None where the equations leave it open}, upper_bounds()) for the graph of blocks(). entry: the
     warps that started the function (block 0's runs from outside). equations: [({offset: coefficient}, value)], each
     "the sum of coefficient x runs of the block holding that offset is value" (a line's memory instructions: its
@@ -73,7 +73,12 @@ def block_counts(graph, entry, equations, loops=(), uniform=(), tolerance=1e-6):
     Flow: a block runs as often as its in-edges carry (block 0 also `entry`), except a BSSY's target, which runs as
     often as the blocks holding its BSSYs (a branch that diverged in between reconverges there once); a block that
     ends in no branch, an unconditional one or a backward one (a loop's latch) sends out what it ran; a forward
-    conditional branch's two edges are left free (a warp that diverges there runs both sides)."""
+    conditional branch's two edges are left free (a warp that diverges there runs both sides) unless its offset is in
+    `uniform` (no warp diverged there: what its block ran goes down its two edges). splits: [(offsets, (jumped, fell))],
+    the uniform branches of one line: their jump edges carried `jumped` runs between them, their fall edges `fell`
+    (a total of 0: each edge none), or the other way round where that leaves the equations closer to agreeing (which
+    way a condition's truth branches in SASS is nvcc's choice: `if (c) continue;` jumps when c holds, an `if` whose
+    body nvcc placed out of line too)."""
     edges = [(b.index, s, kind) for b in graph for s, kind in b.successors]
     nb, where = len(graph), {i.offset: b.index for b in graph for i in b.instructions}
     reconverge = {}
@@ -107,12 +112,39 @@ def block_counts(graph, entry, equations, loops=(), uniform=(), tolerance=1e-6):
         for coefficients, value in group:
             if all(o in where for o in coefficients):
                 add([(where[o], c) for o, c in coefficients.items()], value, weight)
-    a, v, w = np.array(rows), np.array(values, dtype=float), np.array(weights)
-    solution = np.linalg.lstsq(a * w[:, None], v * w, rcond=None)[0]
+
+    def solve():
+        a, v, w = np.array(rows), np.array(values, dtype=float), np.array(weights)
+        x = np.linalg.lstsq(a * w[:, None], v * w, rcond=None)[0]
+        return a, x, float(np.abs((a @ x - v) * w).sum())
+
+    def split(blocks_, totals):  # the rows "the jump (fall) edges out of these blocks carried totals[0] ([1])"
+        for kind, total in zip(("jump", "fall"), totals):
+            out = [nb + e for e, (src, _, k) in enumerate(edges) if src in blocks_ and k == kind]
+            for group in [[e] for e in out] if total == 0 else [out]:  # none: each edge none
+                add([(e, 1.0) for e in group], float(total))
+
+    for offsets, totals in splits:
+        blocks_, misfit = {where[o] for o in offsets if o in where}, {}
+        given, swapped = tuple(totals), tuple(totals)[::-1]
+        for way in (given, swapped):
+            before = len(rows)
+            split(blocks_, way)
+            misfit[way] = solve()[2]
+            del rows[before:], values[before:], weights[before:]
+        split(blocks_, swapped if misfit[swapped] < misfit[given] - 1e-6 * (1 + misfit[given]) else given)
+    a, solution, _ = solve()
     _, sigma, vt = np.linalg.svd(a)
     null = vt[(sigma > tolerance * max(sigma.max(), 1.0)).sum() :]  # the directions the equations leave open
     open_ = np.abs(null[:, :nb]).max(axis=0) > 1e-6 if len(null) else np.zeros(nb, dtype=bool)
     counts = {k: None if open_[k] else max(0.0, round(float(solution[k]), 6)) for k in range(nb)}
+    live, todo = set(), [0]  # a block no warp can reach without passing a block that ran none ran none
+    while todo:
+        k = todo.pop()
+        if k not in live and counts[k] != 0.0:
+            live.add(k)
+            todo += [s for s, _ in graph[k].successors]
+    counts = {k: c if k in live else 0.0 for k, c in counts.items()}
     return counts, upper_bounds(graph, entry, counts)
 
 

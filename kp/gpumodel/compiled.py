@@ -23,6 +23,7 @@ REGISTER = re.compile(r"(?<![A-Z])R(\d+)(\.64)?")
 # nvcc's 64-bit integer division and remainder (`i / n`, `i % n` on int64_t): a 32-bit fast path inline, and a CALL
 # to this routine on the other side of a branch on whether both operands fit in 32 bits (the CUDA Math API's integer
 # intrinsics; seen in the SASS of kernels/mul_add.cu's broadcast_offsets).
+JUMPS = re.compile(r"\b(?:continue|break|return|goto)\b")  # an `if` whose body leaves: nvcc jumps when it holds
 SLOW_DIVISION = re.compile(r"__cuda_sm\d+_(?:div|rem)_[su]64")
 
 
@@ -149,7 +150,9 @@ class CompiledCounts:
         a line's memory instructions of the space, kind and width its requests were counted at ran those requests
         between them; nvcc's 64-bit division slow side (slow_division) never ran; a branch whose line no warp ever
         diverged at (the trace's Branch.divergent) sends its block's runs down its two edges; a loop nvcc kept (one
-        backward conditional BRA at its line) runs its body once per evaluation that continued."""
+        backward conditional BRA at its line) runs its body once per evaluation that continued; a line's uniform
+        branches that went one way every time (Branch.none 0 or all) sent nothing down the other edge; a subroutine
+        (Instruction.routine) runs once per call, its own branches not followed."""
         arch = arch_of(gpu)
         if ("blocks", kernel, arch) in self._sass:
             return self._sass[("blocks", kernel, arch)]
@@ -165,7 +168,7 @@ class CompiledCounts:
                 if mine:
                     equations.append(({i.offset: 1.0 for i in mine if i.width == widest}, float(ln.requests)))
             branch = {(b.file, b.line): b for b in self.branches if b.kernel == kernel}
-            uniform, loops, latches = set(), [], {}
+            uniform, loops, latches, slow = set(), [], {}, slow_division(found)
             for b in graph:  # the blocks that jump back, per line
                 last = b.instructions[-1]
                 if any(kind == "jump" and s <= b.index for s, kind in b.successors):
@@ -175,15 +178,35 @@ class CompiledCounts:
                 record = branch.get((last.file, last.line))
                 if record is None or not last.opcode.startswith("BRA"):
                     continue
-                uniform |= {last.offset} if record.divergent == 0 else set()
+                # not nvcc's own branch to its 64-bit division's slow side, which the source line does not evaluate
+                if record.divergent == 0 and not any(graph[t].instructions[0].offset in slow for t, _ in b.successors):
+                    uniform.add(last.offset)
                 head = [graph[s] for s, kind in b.successors if kind == "jump" and s <= b.index]
                 if latches.get((last.file, last.line)) == [b] and head:
                     # a latch that tests (`@!P1 BRA` back): the body runs once per evaluation that continued; an
                     # unconditional jump back to a test at the top: the test runs once per evaluation
                     runs = record.executions - (record.none if b.successors[-1][1] == "fall" else 0)
                     loops.append(({head[0].instructions[0].offset: 1.0}, float(runs)))
-            counts, bounds = block_counts(graph, warps, equations, loops, uniform=uniform)
+            splits = {}
+            for b in graph:
+                last = b.instructions[-1]
+                record = branch.get((last.file, last.line))
+                if last.offset in uniform and len(b.successors) == 2 and (last.file, last.line) not in latches:
+                    source = source_lines(last.file)
+                    text = source[last.line - 1] if 0 < last.line <= len(source) else ""
+                    # which edge is the condition's truth: `if (c) continue;` jumps when c holds, `if (c) {...}`
+                    # falls into its body; block_counts tries the other way where this one disagrees with the rest
+                    held, failed = record.executions - record.none, record.none
+                    totals = (held, failed) if JUMPS.search(text) else (failed, held)
+                    splits.setdefault((last.file, last.line, totals), []).append(last.offset)
+            splits = [(offsets, key[2]) for key, offsets in splits.items()]
+            counts, bounds = block_counts(graph, warps, equations, loops, uniform=uniform, splits=splits)
             out = {i.offset: (counts[b.index], bounds[b.index]) for b in graph for i in b.instructions}
+            for routine in {i.routine for i in found if i.routine}:  # once per call (its own branches not followed)
+                calls = [out[i.offset] for i in found if i.opcode.startswith("CALL") and routine in i.text]
+                known = all(c is not None for c, _ in calls)
+                runs = (sum(c for c, _ in calls) if known else None, sum(b for _, b in calls))
+                out |= {i.offset: runs for i in found if i.routine == routine}
         self._sass[("blocks", kernel, arch)] = out
         return out
 
