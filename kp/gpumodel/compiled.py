@@ -136,19 +136,24 @@ class CompiledCounts:
 
     def _by_blocks(self, x, by_line, arch):
         """Instructions `x` with each of its SASS instructions at the runs of its basic block (block_runs) where the
-        trace fixes them, at the line's runs (kp.gpumodel.sass.executed) where it does not, at most its block's bound."""
+        trace fixes them, at the line's runs (kp.gpumodel.sass.executed) where it does not, at most its block's bound;
+        the line's runs: its most-run block's where all of its blocks are known (an unrolled line: the runs of the
+        block that holds its copies, not one per copy)."""
         at = self.block_runs(x.kernel, arch)
-        executed = {}
+        executed, known = {}, []
         for i in by_line[(x.kernel, x.file, x.line)]:
             runs, bound = at.get(i.offset, (None, float("inf")))
             executed[i.cls] = executed.get(i.cls, 0.0) + (min(x.executions, bound) if runs is None else runs)
-        return dataclasses.replace(x, executed=tuple((c, executed[c]) for c in CLASSES if c in executed))
+            known.append(runs)
+        runs = max(known) if known and None not in known else x.executions  # its most-run block's runs, if known
+        return dataclasses.replace(x, executions=runs, executed=tuple((c, executed[c]) for c in CLASSES if c in executed))
 
     def block_runs(self, kernel, gpu="H100"):
         """{offset: (runs, bound)}: the warp-level runs of the basic block holding that instruction of `kernel`'s SASS,
-        or None where the trace does not fix them, and the most it can have run (kp.gpumodel.cfg); {} without SASS. Its equations: the warps launched enter block 0;
-        a line's memory instructions of the space, kind and width its requests were counted at ran those requests
-        between them; nvcc's 64-bit division slow side (slow_division) never ran; a branch whose line no warp ever
+        or None where the trace does not fix them, and the most it can have run (kp.gpumodel.cfg); {} without SASS. Its
+        equations: the warps launched enter block 0; a line's memory instructions of one space and kind, none of them
+        predicated, ran the line's requests of that space and kind between them (as kp.gpumodel.counts.as_compiled
+        regroups the lanes' accesses into nvcc's instructions); nvcc's 64-bit division slow side (slow_division) never ran; a branch whose line no warp ever
         diverged at (the trace's Branch.divergent) sends its block's runs down its two edges; a loop nvcc kept (one
         backward conditional BRA at its line) runs its body once per evaluation that continued; a line's uniform
         branches that went one way every time (Branch.none 0 or all) sent nothing down the other edge; a subroutine
@@ -164,9 +169,9 @@ class CompiledCounts:
             equations = [({o: 1.0}, 0.0) for o in slow_division(found)]
             for ln in (ln for ln in lines if ln.kernel == kernel and ln.space in ("global", "shared")):
                 mine = [i for i in found if (i.file, i.line, i.space, i.kind) == (ln.file, ln.line, ln.space, ln.kind)]
-                widest = max((i.width for i in mine), default=None)
-                if mine:
-                    equations.append(({i.offset: 1.0 for i in mine if i.width == widest}, float(ln.requests)))
+                # a predicated one (`@P0 LDG`) issues with no lane on, which the trace's requests do not count
+                if mine and not any(i.text.startswith("@") for i in mine):
+                    equations.append(({i.offset: 1.0 for i in mine}, float(ln.requests)))
             branch = {(b.file, b.line): b for b in self.branches if b.kernel == kernel}
             uniform, loops, latches, slow = set(), [], {}, slow_division(found)
             for b in graph:  # the blocks that jump back, per line
