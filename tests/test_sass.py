@@ -287,6 +287,36 @@ def test_an_fma_loop_without_loads_is_issue_bound_at_its_issued_instructions(k):
     assert (e.bound, e.seconds) == ("issue", pytest.approx(per_warp / 1.98e9))
 
 
+@needs_sass
+def test_a_straight_line_kernel_runs_each_of_its_instructions_once_per_warp(k):
+    """float4_whole on 64 floats: 16 float4s, one block of 32 lanes (16 past the end): one warp, which runs its whole
+    SASS (16 instructions) once: the `@P0 EXIT` exits no warp (half its lanes go on); the load's request fixes it."""
+    p = run(k, "float4_whole")
+    sass = p.kernel_sass("float4_whole")
+    assert p.issue_instructions()["float4_whole"] == sum(p.issued()["float4_whole"].values()) == len(sass) == 16
+    assert set(p.block_runs("float4_whole").values()) == {(1.0, 1.0)}
+
+
+@needs_sass
+def test_an_if_else_taken_by_half_the_warps_runs_each_side_for_those_warps(k):
+    """halves on 128 floats: 4 warps; the trace sees line `if ((i / 32) % 2 == 0)` evaluated 4 times, 2 of them true,
+    no warp diverging. Its sm_90 SASS, by hand: the entry to the `@P0 BRA` (17 instructions, 4 runs), the odd side
+    (HFMA2.MMA, 16 FFMA, BRA: 18, 2 runs), the even side nvcc placed out of line (16 FFMA, 2 runs), the join (BSYNC to
+    EXIT: 6, 4 runs): 4 x 17 + 2 x 18 + 2 x 16 + 4 x 6 = 160; neither side touches memory, so the trace's branch
+    evaluations alone say how often each ran (before the basic blocks, the issue term charged both sides to every warp
+    at its line's mean fragment)."""
+    p = run(k, "halves", n=128)
+    (branch,) = [b for b in p.branches if b.line == line_of("if ((i / 32) % 2 == 0)")]
+    assert (branch.executions, branch.none, branch.divergent) == (4, 2, 0)
+    runs = p.block_runs("halves")
+    by_line = {}
+    for i in p.kernel_sass("halves"):
+        if i.cls == "fp32":
+            by_line.setdefault(i.line, set()).add(runs[i.offset][0])
+    assert by_line[line_of("v = v * v + 1.0f")] == by_line[line_of("v = v * 0.5f - 3.0f")] == {2.0}
+    assert p.issue_instructions()["halves"] == sum(p.issued()["halves"].values()) == 160
+
+
 FRAGMENTS = """\
 \t.section\t.text._Z1kPf,"ax",@progbits
 \t//## File "k.cu", line 3
