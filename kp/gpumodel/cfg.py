@@ -65,11 +65,11 @@ def blocks(instructions):
 
 
 def block_counts(graph, entry, equations, loops=(), uniform=(), splits=(), tolerance=1e-6):
-    """({block index: warp-level runs, or None where the equations leave it open}, upper_bounds()) for the graph of blocks(). entry: the
-    warps that started the function (block 0's runs from outside). equations: [({offset: coefficient}, value)], each
-    "the sum of coefficient x runs of the block holding that offset is value" (a line's memory instructions: its
-    requests; a path the model assumes never runs: 0). loops: the same form, weighed less where they disagree
-    (a loop's branch evaluations: exact for a loop nvcc kept, not for one it unrolled in part).
+    """({block index: warp-level runs, or None where the equations leave it open}, upper_bounds()) for the graph of
+    blocks(). entry: the warps that started the function (block 0's runs from outside). equations: [({offset:
+    coefficient}, value)], each "the sum of coefficient x runs of the block holding that offset is value" (a line's
+    memory instructions: its requests; a path the model assumes never runs: 0). loops: the same form, weighed less
+    where they disagree (a loop's branch evaluations: exact for a loop nvcc kept, not for one it unrolled in part).
     Flow: a block runs as often as its in-edges carry (block 0 also `entry`), except a BSSY's target, which runs as
     often as the blocks holding its BSSYs (a branch that diverged in between reconverges there once); a block that
     ends in no branch, an unconditional one or a backward one (a loop's latch) sends out what it ran; a forward
@@ -78,7 +78,8 @@ def block_counts(graph, entry, equations, loops=(), uniform=(), splits=(), toler
     the uniform branches of one line: their jump edges carried `jumped` runs between them, their fall edges `fell`
     (a total of 0: each edge none), or the other way round where that leaves the equations closer to agreeing (which
     way a condition's truth branches in SASS is nvcc's choice: `if (c) continue;` jumps when c holds, an `if` whose
-    body nvcc placed out of line too)."""
+    body nvcc placed out of line too). A block no warp can reach but through a block that ran none ran none.
+    Solved by least squares (numpy); a block is open where its unit vector is not in the equations' row space."""
     edges = [(b.index, s, kind) for b in graph for s, kind in b.successors]
     nb, where = len(graph), {i.offset: b.index for b in graph for i in b.instructions}
     reconverge = {}

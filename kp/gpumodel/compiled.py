@@ -146,15 +146,18 @@ class CompiledCounts:
             executed[i.cls] = executed.get(i.cls, 0.0) + (min(x.executions, bound) if runs is None else runs)
             known.append(runs)
         runs = max(known) if known and None not in known else x.executions  # its most-run block's runs, if known
-        return dataclasses.replace(x, executions=runs, executed=tuple((c, executed[c]) for c in CLASSES if c in executed))
+        return dataclasses.replace(
+            x, executions=runs, executed=tuple((c, executed[c]) for c in CLASSES if c in executed)
+        )
 
     def block_runs(self, kernel, gpu="H100"):
         """{offset: (runs, bound)}: the warp-level runs of the basic block holding that instruction of `kernel`'s SASS,
         or None where the trace does not fix them, and the most it can have run (kp.gpumodel.cfg); {} without SASS. Its
         equations: the warps launched enter block 0; a line's memory instructions of one space and kind, none of them
         predicated, ran the line's requests of that space and kind between them (as kp.gpumodel.counts.as_compiled
-        regroups the lanes' accesses into nvcc's instructions); nvcc's 64-bit division slow side (slow_division) never ran; a branch whose line no warp ever
-        diverged at (the trace's Branch.divergent) sends its block's runs down its two edges; a loop nvcc kept (one
+        regroups the lanes' accesses into nvcc's instructions); nvcc's 64-bit division slow side (slow_division) never
+        ran; a branch whose line no warp ever diverged at (the trace's Branch.divergent) sends its block's runs down
+        its two edges; a loop nvcc kept (one
         backward conditional BRA at its line) runs its body once per evaluation that continued; a line's uniform
         branches that went one way every time (Branch.none 0 or all) sent nothing down the other edge; a subroutine
         (Instruction.routine) runs once per call, its own branches not followed."""

@@ -111,7 +111,8 @@ def parse_sass(text):
     """nvdisasm -gi output -> Instructions, each at the `.cu` line its line information names: for code inlined from a
     header, the kernel file's line it was inlined at (as kp.gpumodel.counts places the stand-in's code). The padding
     after a function's end (NOPs, and the branch to itself after the last EXIT) is left out: no warp runs it."""
-    out, function, place, pending, chain, label, site, routine, labels = [], None, ("?", 0), True, [], None, None, "", []
+    out, function, place, pending, chain, label, site, routine = [], None, ("?", 0), True, [], None, None, ""
+    labels = []
     for line in text.splitlines():
         if m := FUNCTION.match(line):
             function, place, chain, routine, labels = m[1], ("?", 0), [], "", []
@@ -129,7 +130,8 @@ def parse_sass(text):
             opcode = body.split()[0]
             if opcode == "NOP" or (opcode == "BRA" and target and f"`({target})" in body):
                 continue
-            out.append(Instruction(function, int(m[1], 16), *place, m[2].strip(), opcode, *classify(opcode), site, routine,
+            classed = classify(opcode)
+            out.append(Instruction(function, int(m[1], 16), *place, m[2].strip(), opcode, *classed, site, routine,
                                    " ".join(labels)))  # fmt: skip
             labels = []
     return out
