@@ -90,10 +90,19 @@ def block_counts(graph, entry, equations, loops=(), uniform=(), splits=(), toler
                     target = next((c.index for c in graph if t in (c.instructions[0].labels or "").split()), None)
                     if target is not None:
                         reconverge.setdefault(target, []).append(b.index)
+    outflow = set()  # the blocks that send out what they ran
+    for b in graph:
+        last = b.instructions[-1]
+        forward = _conditional(last) and (_base(last) != "BRA" or all(t > b.index for t, _ in b.successors))
+        if b.successors and not (forward and last.offset not in uniform):
+            outflow.add(b.index)
+    # an edge out of a block that sends all it ran down it is that block's runs: no unknown of its own
+    free = [e for e, (src, _, _) in enumerate(edges) if not (src in outflow and len(graph[src].successors) == 1)]
+    col = {e: edges[e][0] for e in range(len(edges))} | {e: nb + k for k, e in enumerate(free)}
     rows, values, weights = [], [], []
 
     def add(coefficients, value, weight=1.0):
-        row = np.zeros(nb + len(edges))
+        row = np.zeros(nb + len(free))
         for k, c in coefficients:
             row[k] += c
         rows.append(row), values.append(value), weights.append(weight)
@@ -102,13 +111,10 @@ def block_counts(graph, entry, equations, loops=(), uniform=(), splits=(), toler
         if b.index in reconverge:
             add([(b.index, 1.0)] + [(s, -1.0) for s in reconverge[b.index]], 0.0)
         else:
-            add([(b.index, 1.0)] + [(nb + e, -1.0) for e, (_, t, _) in enumerate(edges) if t == b.index],
+            add([(b.index, 1.0)] + [(col[e], -1.0) for e, (_, t, _) in enumerate(edges) if t == b.index],
                 entry if b.index == 0 else 0.0)  # fmt: skip
-        last = b.instructions[-1]
-        forward = _conditional(last) and (_base(last) != "BRA" or all(t > b.index for t, _ in b.successors))
-        forward = forward and last.offset not in uniform
-        if b.successors and not forward:
-            add([(b.index, 1.0)] + [(nb + e, -1.0) for e, (s, _, _) in enumerate(edges) if s == b.index], 0.0)
+        if b.index in outflow and len(b.successors) > 1:
+            add([(b.index, 1.0)] + [(col[e], -1.0) for e, (s, _, _) in enumerate(edges) if s == b.index], 0.0)
     for group, weight in ((equations, 1.0), (loops, 0.1)):
         for coefficients, value in group:
             if all(o in where for o in coefficients):
@@ -121,7 +127,7 @@ def block_counts(graph, entry, equations, loops=(), uniform=(), splits=(), toler
 
     def split(blocks_, totals):  # the rows "the jump (fall) edges out of these blocks carried totals[0] ([1])"
         for kind, total in zip(("jump", "fall"), totals):
-            out = [nb + e for e, (src, _, k) in enumerate(edges) if src in blocks_ and k == kind]
+            out = [col[e] for e, (src, _, k) in enumerate(edges) if src in blocks_ and k == kind]
             for group in [[e] for e in out] if total == 0 else [out]:  # none: each edge none
                 add([(e, 1.0) for e in group], float(total))
 
@@ -135,7 +141,7 @@ def block_counts(graph, entry, equations, loops=(), uniform=(), splits=(), toler
             del rows[before:], values[before:], weights[before:]
         split(blocks_, swapped if misfit[swapped] < misfit[given] - 1e-6 * (1 + misfit[given]) else given)
     a, solution, _ = solve()
-    _, sigma, vt = np.linalg.svd(a)
+    _, sigma, vt = np.linalg.svd(a, full_matrices=a.shape[0] < a.shape[1])  # all of V where it has more columns
     null = vt[(sigma > tolerance * max(sigma.max(), 1.0)).sum() :]  # the directions the equations leave open
     open_ = np.abs(null[:, :nb]).max(axis=0) > 1e-6 if len(null) else np.zeros(nb, dtype=bool)
     counts = {k: None if open_[k] else max(0.0, round(float(solution[k]), 6)) for k in range(nb)}
