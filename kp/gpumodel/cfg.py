@@ -134,11 +134,14 @@ def block_counts(graph, entry, equations, loops=(), uniform=(), splits=(), toler
     for offsets, totals in splits:
         blocks_, misfit = {where[o] for o in offsets if o in where}, {}
         given, swapped = tuple(totals), tuple(totals)[::-1]
-        for way in (given, swapped):
+        for way in (given, swapped):  # the other way is tried only where the given one does not fit
             before = len(rows)
             split(blocks_, way)
             misfit[way] = solve()[2]
             del rows[before:], values[before:], weights[before:]
+            if misfit[given] <= 1e-6 or given == swapped:
+                misfit[swapped] = misfit[given]
+                break
         split(blocks_, swapped if misfit[swapped] < misfit[given] - 1e-6 * (1 + misfit[given]) else given)
     a, solution, _ = solve()
     _, sigma, vt = np.linalg.svd(a, full_matrices=a.shape[0] < a.shape[1])  # all of V where it has more columns
