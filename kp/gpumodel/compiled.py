@@ -1,6 +1,7 @@
 """A profile's counts as nvcc compiled the kernels (issue 31): the SASS of the instantiation each launch ran
 (kp.gpumodel.sass), the lines counted as that SASS serves their accesses (kp.gpumodel.counts.as_compiled), the SASS
-instructions each line ran (kp.gpumodel.sass.executed) and what nvcc made of one line. CompiledCounts is
+instructions each line ran (its basic blocks' runs, kp.gpumodel.cfg, from the trace; kp.gpumodel.sass.executed where
+they stay open) and what nvcc made of one line. CompiledCounts is
 kp.gpumodel.profile.Profile's half that reads them: it needs the Profile's `launches`, `source_lines`, `branches` and
 `ctype`, and its caches `_compiled` (per arch) and `_sass` (per kernel and arch), empty dicts at first. Never runs a
 kernel (kp.gpumodel.sass compiles one for its SASS, cached per build key).
