@@ -19,8 +19,8 @@ Owns the goals and their reading only: never builds or runs a kernel (kp.grade p
 "modelled time" goal's reference, and passes the reference's seconds in).
 
 Why the FMAs come from the spec and not from the SASS's FFMAs: how nvcc compiles `acc += c ? a * b : 0` (FMUL, FADD)
-is no measure of the loads a kernel saves, and kp.gpumodel.sass's runs of a fully unrolled loop's line are not exact
-(the tiled matmul's line 20: 720 runs counted where its 72 warps x 2 tiles make 144; 2026-11-27).
+is no measure of the loads a kernel saves (and the runs of a fully unrolled loop's line were not exact before the
+SASS's basic blocks: the tiled matmul's 720 counted where its 72 warps x 2 tiles make 144, 2026-11-27).
 """
 
 import dataclasses

@@ -3,15 +3,19 @@ SASS and its ptxas row), a kernel outside the project, and the fallback to the s
 kernels and their hand-counted answers are tests/test_sass.py's (tests/cuda_cpu/compiled.cu). Compiles with nvcc; needs
 no GPU."""
 
+import sys
+
 import pytest
 import torch
 from test_sass import COMPILED, counted, line_of, needs_sass, run
 
 import helpers
+import kp.files
 import kp.gpumodel.compiled
 import kp.gpumodel.profile
 import kp.gpumodel.sass
 from kp.gpumodel.profile import profile
+from kp.puzzle import puzzle
 
 
 @pytest.fixture(scope="module")
@@ -107,7 +111,7 @@ $__internal_5_$__cuda_sm20_div_s64:
 """
 
 
-def test_the_issue_term_charges_the_copies_of_a_line_on_the_paths_that_ran_and_the_32_bit_division():
+def test_where_the_blocks_are_open_the_copies_of_a_line_on_the_paths_that_ran_and_the_32_bit_division_are_charged():
     """Line 5 ran 8 times (two copies per warp), all at site 10 (site 20's line ran none): its 5 instructions
     there in 2 fragments, 2.5 per run, 20; site 20's 7 are not charged. Line 6 ran 4 times: its 9 less the division's
     slow side (MOV, CALL, BRA), 6 per run, 24. Line 30 (4 runs): the EXIT, 4; the routine is not charged. 48 in all,
@@ -119,3 +123,38 @@ def test_the_issue_term_charges_the_copies_of_a_line_on_the_paths_that_ran_and_t
 
     runs, site_runs = {5: 8.0, 6: 4.0, 30: 4.0}, {10: 4.0, 20: 0.0, 30: 4.0}.get
     assert counted(listing, runs, site_runs).issue_instructions() == {"k": pytest.approx(5 / 2 * 8 + 6 * 4 + 1 * 4)}
+
+
+@needs_sass
+def test_mul_fwd_kernel_runs_the_warp_instructions_counted_by_hand_in_its_sm_90_sass():
+    """mul (kernels/mul_add.cu, equal shapes: one merged dim, the packed path) per warp, by hand in its sm_90 SASS:
+    the entry to `@P1 BRA P0` (`packed && i < n`: 45 instructions), the first `if (d >= bc.ndim) continue;` (d = 7:
+    LDC, CS2R, CS2R, MOV, ISETP, IMAD.MOV, BRA: 7), the six after it (d = 6..1: LDC, ISETP, BRA: 18), none of their
+    bodies (every d >= 1 continues), `if (bc.ndim > 0)` (3) and its body (10), the loads, product, store and EXIT
+    (34): 117. Before the basic blocks the issue term charged 104 (the mean fragment of each line). The trace says
+    which way the uniform branches went; which edge is their truth, nvcc's layout does."""
+    sys.path.insert(0, str(kp.files.ROOT / "bench"))
+    from ops import all_ops
+
+    op = next(o for o in all_ops() if o.op == "mul")
+    ext = helpers.load_kernel(op.kernel, target="cpu", check=True, quiet=True)
+    torch.manual_seed(0)
+    p = profile(op.custom(ext), *op.make_inputs(2**16), max_blocks=4)
+    (launch,) = p.launches
+    warps = launch.blocks * launch.threads_per_block // 32
+    assert p.issue_instructions()["mul_fwd_kernel<T>"] / warps == 117
+    assert sum(p.issued()["mul_fwd_kernel<T>"].values()) / warps == 117
+    assert None not in {runs for runs, _ in p.block_runs("mul_fwd_kernel<T>").values()}
+
+
+@needs_sass
+def test_a_fully_unrolled_loops_line_runs_once_per_pass_of_its_block():
+    """The matmul puzzle's solution at 40 x 20 x 35: 9 blocks of 8 warps, 2 tiles of m each: its line `for (int j = 0;
+    j < 16; ++j) acc += ta[y][j] * tb[j][x];`, which nvcc unrolls into one block (4 LDS.128, 16 LDS, 16 FFMA), ran
+    72 x 2 = 144 times (before: 720, its 2880 shared requests over its 4 widest instructions), each run all 36."""
+    result = puzzle("matmul", solution=True, target="cpu", quiet=True)
+    p = next(v for v in vars(result).values() if hasattr(v, "instructions"))
+    source = (kp.files.ROOT / "puzzles" / "solutions" / "15_matmul.cu").read_text().splitlines()
+    line = next(n for n, text in enumerate(source, 1) if "acc += ta[y][j] * tb[j][x]" in text)
+    (ins,) = [i for i in p.instructions if i.line == line]
+    assert (ins.executions, dict(ins.static), ins.fp32, ins.memory) == (144, {"fp32": 16, "memory": 20}, 2304, 2880)

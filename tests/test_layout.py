@@ -16,6 +16,7 @@ FLOORS = {
     "gpumodel.gpu_constants": 1,
     "gpumodel.caches": 1,
     "gpumodel.overlap": 1,
+    "gpumodel.cfg": 1,
     "goals": 1,
     "toolchain": 2,
     "diagnostics": 2,

@@ -24,7 +24,7 @@ from kp.gpumodel.profile import profile
 
 COMPILED = kp.files.ROOT / "tests" / "cuda_cpu" / "compiled.cu"
 LINES = COMPILED.read_text().splitlines()
-NAMES = ["float4_whole", "float4_members", "shared4", "unrolled", "fma_loop", "chain4", "independent4"]
+NAMES = ["float4_whole", "float4_members", "shared4", "unrolled", "fma_loop", "chain4", "independent4", "halves"]
 needs_sass = pytest.mark.skipif(
     kp.toolchain.find_cuda_root() is None or kp.gpumodel.sass.nvdisasm() is None, reason="no nvcc or no nvdisasm here"
 )
@@ -271,19 +271,50 @@ def test_an_unrolled_loop_of_four_loads_waits_a_quarter_of_the_dependent_chains_
 
 @needs_sass
 def test_an_fma_loop_without_loads_is_issue_bound_at_its_issued_instructions(k):
-    """fma_loop: n = 4096 iterations per warp of a loop nvcc keeps (UIADD3, FFMA, ISETP, BRA: 4 instructions), 128
-    blocks of one warp, one per SM at most (132 SMs): each SM's one warp issues one instruction per clock, so the time
-    is the busiest SM's warp instructions / 1.98e9. By hand, 4 n + a few per warp; issue_instructions charges the loop
-    line's mean fragment per run (its 12 instructions lie in 4 stretches, the loop's set-up included): 2.75 n, the
-    heuristic's known shortfall here (issued(), the upper bound, charges all 12 per run: 11 n)."""
+    """fma_loop: n = 4096 iterations per warp of a loop nvcc keeps, 128 blocks of one warp, one per SM at most (132
+    SMs): each SM's one warp issues one instruction per clock, so the time is the busiest SM's warp instructions /
+    1.98e9. Its sm_90 SASS in basic blocks, by hand, per warp: the entry (10 instructions, once), the preheader (MOV,
+    UMOV, MOV: once, at its bound, what the entry ran), the loop (UIADD3, FFMA, ISETP, BRA back: n times, the loop
+    test's evaluations that continued, 4097 - 1), `@P0 EXIT` (1) and the store's block (5): 4 n + 19. Before the
+    basic blocks: 2.75 n (the mean fragment of the loop line), issued() 11 n."""
     n = 4096
     p = profile(k.run, NAMES.index("fma_loop"), torch.zeros(4 * n), torch.zeros(n), max_blocks=4)
     issued = p.issued()["fma_loop"]
-    assert issued["fp32"] == 128 * (n + 1)  # the FFMA counted at its line's loop test: n + 1 evaluations per warp
+    assert issued["fp32"] == 128 * n  # the FFMA runs once per iteration, in the loop's block
     per_warp = p.issue_instructions()["fma_loop"] / 128
-    assert 0.65 * 4 * n < per_warp < 4 * n < sum(issued.values()) / 128
+    assert per_warp == sum(issued.values()) / 128 == 4 * n + 19
     (e,) = p.estimate_detail("H100").launches
     assert (e.bound, e.seconds) == ("issue", pytest.approx(per_warp / 1.98e9))
+
+
+@needs_sass
+def test_a_straight_line_kernel_runs_each_of_its_instructions_once_per_warp(k):
+    """float4_whole on 64 floats: 16 float4s, one block of 32 lanes (16 past the end): one warp, which runs its whole
+    SASS (16 instructions) once: the `@P0 EXIT` exits no warp (half its lanes go on); the load's request fixes it."""
+    p = run(k, "float4_whole")
+    sass = p.kernel_sass("float4_whole")
+    assert p.issue_instructions()["float4_whole"] == sum(p.issued()["float4_whole"].values()) == len(sass) == 16
+    assert set(p.block_runs("float4_whole").values()) == {(1.0, 1.0)}
+
+
+@needs_sass
+def test_an_if_else_taken_by_half_the_warps_runs_each_side_for_those_warps(k):
+    """halves on 128 floats: 4 warps; the trace sees line `if ((i / 32) % 2 == 0)` evaluated 4 times, 2 of them true,
+    no warp diverging. Its sm_90 SASS, by hand: the entry to the `@P0 BRA` (17 instructions, 4 runs), the odd side
+    (HFMA2.MMA, 16 FFMA, BRA: 18, 2 runs), the even side nvcc placed out of line (16 FFMA, 2 runs), the join (BSYNC to
+    EXIT: 6, 4 runs): 4 x 17 + 2 x 18 + 2 x 16 + 4 x 6 = 160; neither side touches memory, so the trace's branch
+    evaluations alone say how often each ran (before the basic blocks, the issue term charged both sides to every warp
+    at its line's mean fragment)."""
+    p = run(k, "halves", n=128)
+    (branch,) = [b for b in p.branches if b.line == line_of("if ((i / 32) % 2 == 0)")]
+    assert (branch.executions, branch.none, branch.divergent) == (4, 2, 0)
+    runs = p.block_runs("halves")
+    by_line = {}
+    for i in p.kernel_sass("halves"):
+        if i.cls == "fp32":
+            by_line.setdefault(i.line, set()).add(runs[i.offset][0])
+    assert by_line[line_of("v = v * v + 1.0f")] == by_line[line_of("v = v * 0.5f - 3.0f")] == {2.0}
+    assert p.issue_instructions()["halves"] == sum(p.issued()["halves"].values()) == 160
 
 
 FRAGMENTS = """\
@@ -303,11 +334,15 @@ FRAGMENTS = """\
 
 def counted(listing, runs, site_runs=None):
     """A CompiledCounts of one kernel "k" (one block of 32 lanes) whose SASS is `listing` (parse_sass's), each line
-    run as often as `runs` ({line: runs}) says, and any line's runs, for a call site, `site_runs` (line -> runs)."""
+    run as often as `runs` ({line: runs}) says, and any line's runs, for a call site, `site_runs` (line -> runs). Its
+    basic blocks are all left open (block_runs finds none): the per-line fallback rule is what these tests check."""
 
     class Counted(kp.gpumodel.compiled.CompiledCounts):
         launches = [kp.gpumodel.counts.Launch("k", (1, 1, 1), (32, 1, 1), 0, 1, 1, 0, 0, 0, 0, 0, 0, 0)]
         _compiled = {("runs", "sm_90"): lambda key: site_runs(key[2])} if site_runs else {}
+
+        def block_runs(self, kernel, gpu="H100"):
+            return {}
 
         def kernel_sass(self, kernel, gpu="H100"):
             return listing
@@ -322,7 +357,7 @@ def counted(listing, runs, site_runs=None):
     return Counted()
 
 
-def test_the_issue_term_charges_a_line_counted_exactly_in_full_and_any_other_its_mean_fragment():
+def test_where_the_blocks_are_open_a_line_counted_exactly_is_charged_in_full_and_any_other_its_mean_fragment():
     """Line 3 (a loop test: 4 instructions in 2 stretches) ran 10 times: 2 per run, 20; line 4 has a shared load, so
     its runs (5, the trace's passes) go through all 3 of its instructions: 15. issued(), the upper bound, says 55."""
     listing = kp.gpumodel.sass.parse_sass(FRAGMENTS)

@@ -1,19 +1,22 @@
 """A profile's counts as nvcc compiled the kernels (issue 31): the SASS of the instantiation each launch ran
 (kp.gpumodel.sass), the lines counted as that SASS serves their accesses (kp.gpumodel.counts.as_compiled), the SASS
-instructions each line ran (kp.gpumodel.sass.executed) and what nvcc made of one line. CompiledCounts is
+instructions each line ran (its basic blocks' runs, kp.gpumodel.cfg, from the trace; kp.gpumodel.sass.executed where
+they stay open) and what nvcc made of one line. CompiledCounts is
 kp.gpumodel.profile.Profile's half that reads them: it needs the Profile's `launches`, `source_lines`, `branches` and
 `ctype`, and its caches `_compiled` (per arch) and `_sass` (per kernel and arch), empty dicts at first. Never runs a
 kernel (kp.gpumodel.sass compiles one for its SASS, cached per build key).
 """
 
+import dataclasses
 import re
 from pathlib import Path
 
 from kp.diagnostics import KernelBuildError
 from kp.files import ROOT
+from kp.gpumodel.cfg import block_counts, blocks
 from kp.gpumodel.counts import WARP, as_compiled
 from kp.gpumodel.ptxas import demangle, file_constants, instantiation
-from kp.gpumodel.sass import SassUnavailable, arch_of, by_kernel, executed, line_runs, source_lines
+from kp.gpumodel.sass import CLASSES, SassUnavailable, arch_of, by_kernel, executed, line_runs, source_lines
 from kp.gpumodel.sass import sass as sass_of
 from kp.sourceview import sass_listing
 
@@ -21,6 +24,7 @@ REGISTER = re.compile(r"(?<![A-Z])R(\d+)(\.64)?")
 # nvcc's 64-bit integer division and remainder (`i / n`, `i % n` on int64_t): a 32-bit fast path inline, and a CALL
 # to this routine on the other side of a branch on whether both operands fit in 32 bits (the CUDA Math API's integer
 # intrinsics; seen in the SASS of kernels/mul_add.cu's broadcast_offsets).
+JUMPS = re.compile(r"\b(?:continue|break|return|goto)\b")  # an `if` whose body leaves: nvcc jumps when it holds
 SLOW_DIVISION = re.compile(r"__cuda_sm\d+_(?:div|rem)_[su]64")
 
 
@@ -128,7 +132,92 @@ class CompiledCounts:
                 f"SASS {arch}, the source for {why}"
             )  # fmt: skip
             self._compiled[arch] = (lines, instructions, basis)
+            self._compiled[arch] = (lines, [self._by_blocks(x, by_line, arch) for x in instructions], basis)
         return self._compiled[arch]
+
+    def _by_blocks(self, x, by_line, arch):
+        """Instructions `x` with each of its SASS instructions at the runs of its basic block (block_runs) where the
+        trace fixes them, at the line's runs (kp.gpumodel.sass.executed) where it does not, at most its block's bound;
+        the line's runs: its most-run block's where all of its blocks are known (an unrolled line: the runs of the
+        block that holds its copies, not one per copy)."""
+        at = self.block_runs(x.kernel, arch)
+        executed, known = {}, []
+        for i in by_line[(x.kernel, x.file, x.line)]:
+            runs, bound = at.get(i.offset, (None, float("inf")))
+            executed[i.cls] = executed.get(i.cls, 0.0) + (min(x.executions, bound) if runs is None else runs)
+            known.append(runs)
+        runs = max(known) if known and None not in known else x.executions  # its most-run block's runs, if known
+        return dataclasses.replace(
+            x, executions=runs, executed=tuple((c, executed[c]) for c in CLASSES if c in executed)
+        )
+
+    def block_runs(self, kernel, gpu="H100"):
+        """{offset: (runs, bound)}: the warp-level runs of the basic block holding that instruction of `kernel`'s SASS,
+        or None where the trace does not fix them, and the most it can have run (kp.gpumodel.cfg); {} without SASS. Its
+        equations: the warps launched enter block 0; a line's memory instructions of one space and kind, none of them
+        predicated, ran the line's requests of that space and kind between them (as kp.gpumodel.counts.as_compiled
+        regroups the lanes' accesses into nvcc's instructions); nvcc's 64-bit division slow side (slow_division) never
+        ran; a branch whose line no warp ever diverged at (the trace's Branch.divergent) sends its block's runs down
+        its two edges; a loop nvcc kept (one
+        backward conditional BRA at its line) runs its body once per evaluation that continued; a line's uniform
+        branches that went one way every time (Branch.none 0 or all) sent nothing down the other edge; a subroutine
+        (Instruction.routine) runs once per call, its own branches not followed."""
+        arch = arch_of(gpu)
+        if ("blocks", kernel, arch) in self._sass:
+            return self._sass[("blocks", kernel, arch)]
+        found, out = self.kernel_sass(kernel, gpu), {}
+        graph = None if isinstance(found, str) else blocks(found)
+        if graph:
+            lines = self.compiled(gpu)[0]
+            warps = sum(la.blocks * -(-la.threads_per_block // WARP) for la in self.launches if la.kernel == kernel)
+            equations = [({o: 1.0}, 0.0) for o in slow_division(found)]
+            for ln in (ln for ln in lines if ln.kernel == kernel and ln.space in ("global", "shared")):
+                mine = [i for i in found if (i.file, i.line, i.space, i.kind) == (ln.file, ln.line, ln.space, ln.kind)]
+                # a predicated one (`@P0 LDG`) issues with no lane on, which the trace's requests do not count
+                if mine and not any(i.text.startswith("@") for i in mine):
+                    equations.append(({i.offset: 1.0 for i in mine}, float(ln.requests)))
+            branch = {(b.file, b.line): b for b in self.branches if b.kernel == kernel}
+            uniform, loops, latches, slow = set(), [], {}, slow_division(found)
+            for b in graph:  # the blocks that jump back, per line
+                last = b.instructions[-1]
+                if any(kind == "jump" and s <= b.index for s, kind in b.successors):
+                    latches.setdefault((last.file, last.line), []).append(b)
+            for b in graph:
+                last = b.instructions[-1]
+                record = branch.get((last.file, last.line))
+                if record is None or not last.opcode.startswith("BRA"):
+                    continue
+                # not nvcc's own branch to its 64-bit division's slow side, which the source line does not evaluate
+                if record.divergent == 0 and not any(graph[t].instructions[0].offset in slow for t, _ in b.successors):
+                    uniform.add(last.offset)
+                head = [graph[s] for s, kind in b.successors if kind == "jump" and s <= b.index]
+                if latches.get((last.file, last.line)) == [b] and head:
+                    # a latch that tests (`@!P1 BRA` back): the body runs once per evaluation that continued; an
+                    # unconditional jump back to a test at the top: the test runs once per evaluation
+                    runs = record.executions - (record.none if b.successors[-1][1] == "fall" else 0)
+                    loops.append(({head[0].instructions[0].offset: 1.0}, float(runs)))
+            splits = {}
+            for b in graph:
+                last = b.instructions[-1]
+                record = branch.get((last.file, last.line))
+                if last.offset in uniform and len(b.successors) == 2 and (last.file, last.line) not in latches:
+                    source = source_lines(last.file)
+                    text = source[last.line - 1] if 0 < last.line <= len(source) else ""
+                    # which edge is the condition's truth: `if (c) continue;` jumps when c holds, `if (c) {...}`
+                    # falls into its body; block_counts tries the other way where this one disagrees with the rest
+                    held, failed = record.executions - record.none, record.none
+                    totals = (held, failed) if JUMPS.search(text) else (failed, held)
+                    splits.setdefault((last.file, last.line, totals), []).append(last.offset)
+            splits = [(offsets, key[2]) for key, offsets in splits.items()]
+            counts, bounds = block_counts(graph, warps, equations, loops, uniform=uniform, splits=splits)
+            out = {i.offset: (counts[b.index], bounds[b.index]) for b in graph for i in b.instructions}
+            for routine in {i.routine for i in found if i.routine}:  # once per call (its own branches not followed)
+                calls = [out[i.offset] for i in found if i.opcode.startswith("CALL") and routine in i.text]
+                known = all(c is not None for c, _ in calls)
+                runs = (sum(c for c, _ in calls) if known else None, sum(b for _, b in calls))
+                out |= {i.offset: runs for i in found if i.routine == routine}
+        self._sass[("blocks", kernel, arch)] = out
+        return out
 
     def issued(self, gpu="H100"):
         """{kernel: {class: warp instructions executed}}: `gpu`'s SASS, each line's times the runs
@@ -137,44 +226,46 @@ class CompiledCounts:
         return by_kernel(self.compiled(gpu)[1])
 
     def issue_instructions(self, gpu="H100"):
-        """{kernel: warp instructions issued}, for kp.gpumodel.gputime's issue term. A line's SASS is taken per call
-        site it was inlined at (Instruction.site), each site's share of the line's runs as the share of the runs of the
-        site's line (kp.gpumodel.sass.line_runs): a copy inlined on a path the trace shows never ran is not charged.
-        Per run, a site's SASS is charged in full where the trace counts the runs exactly (a line with global or
-        shared accesses: its requests over its instructions are passes through all of them) and it does not branch;
-        any other line (a branch condition, a loop body's arithmetic, an unrolled line: one copy per execution) at the
-        mean of its fragments (the separate stretches of it in address order). nvcc's 64-bit division slow side
-        (slow_division) is never charged. A heuristic where issued() is an upper bound: code a branch skips inside a
-        fragment is still charged."""
+        """{kernel: warp instructions issued}, for kp.gpumodel.gputime's issue term. Exact where the trace fixes the
+        runs of the basic blocks (block_runs): each instruction there is charged its block's runs (nvcc's 64-bit
+        division slow side, slow_division, none). The instructions of blocks it leaves open fall back to a per-line
+        rule: a line's SASS is taken per call site it was inlined at (Instruction.site), each site's share of the
+        line's runs as the share of the runs of the site's line (kp.gpumodel.sass.line_runs); per run, a site's open
+        SASS is charged in full where the trace counts the line's runs exactly (global or shared accesses, no branch),
+        otherwise at the mean of its open fragments (the separate stretches of it in address order): a heuristic."""
         arch, out = arch_of(gpu), {}
         for kernel in dict.fromkeys(la.kernel for la in self.launches):
             found = self.kernel_sass(kernel, gpu)
             if isinstance(found, str):
                 continue
-            skipped, counted, fragments, sites, exact, branches = slow_division(found), {}, {}, {}, set(), set()
-            last = None
+            at = self.block_runs(kernel, gpu)
+            skipped, fragments, sites, exact, branches, opened = slow_division(found), {}, {}, set(), set(), []
+            last, total = None, 0.0
             for i in found:
                 place, group = (i.file, i.line), (i.file, i.line, i.site)
+                runs, bound = at.get(i.offset, (None, float("inf")))
+                if runs is not None:
+                    total, last = total + runs, None
+                    continue
                 fragments[group] = fragments.get(group, 0) + (group != last)
-                counted[group] = counted.get(group, 0) + (i.offset not in skipped)
                 sites.setdefault(place, {})[i.site] = 1.0
                 exact |= {place} if i.space in ("global", "shared") else set()
                 branches |= {place} if i.cls == "control" else set()
+                opened += [(i, bound)] if i.offset not in skipped else []
                 last = group
             exact -= branches
-            lines = self.compiled(gpu)[1]  # fills the runs of any line too
-            runs, total = getattr(self, "_compiled", {}).get(("runs", arch)), 0.0
-            for x in lines:
-                place = (x.file, x.line)
-                if x.kernel != kernel or place not in sites:
-                    continue
-                share = sites[place]
+            executions = {(x.file, x.line): x.executions for x in self.compiled(gpu)[1] if x.kernel == kernel}
+            runs = getattr(self, "_compiled", {}).get(("runs", arch))  # any line's runs (filled by compiled())
+            shares = {}
+            for place, share in sites.items():
                 if len(share) > 1 and runs:
-                    share = {s: runs((kernel, x.file, s)) if s else 1.0 for s in share}
+                    share = {s: runs((kernel, *place[:1], s)) if s else 1.0 for s in share}
                 weight = sum(share.values())
-                for s, w in share.items():
-                    n = counted[(*place, s)] / (1 if place in exact else fragments[(*place, s)])
-                    total += x.executions * n * (w / weight if weight else 1 / len(share))
+                shares |= {(*place, s): w / weight if weight else 1 / len(share) for s, w in share.items()}
+            for i, bound in opened:
+                group = (i.file, i.line, i.site)
+                per_run = 1 if (i.file, i.line) in exact else 1 / fragments[group]
+                total += min(bound, executions.get((i.file, i.line), 0.0) * shares[group] * per_run)
             out[kernel] = total
         return out
 

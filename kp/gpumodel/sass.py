@@ -48,10 +48,12 @@ WIDTH_SUFFIX = {"U8": 1, "S8": 1, "U16": 2, "S16": 2, "64": 8, "128": 16}  # loa
 WIDTH_SUFFIX |= {"F64": 8, "U64": 8, "S64": 8, "F16": 2, "BF16": 2, "F16x2": 4}  # atomics: REDG.E.ADD.F64
 
 # site: the kernel-level `.cu` line the code was inlined at (its own line if not inlined); routine: the subroutine
-# (a CALL target such as nvcc's `$__internal_5_$__cuda_sm20_div_s64`) the instruction is in, "" in the kernel's body.
+# (a CALL target such as nvcc's `$__internal_5_$__cuda_sm20_div_s64`) the instruction is in, "" in the kernel's body;
+# labels: the branch targets (`.L_x_3`) nvdisasm puts before it, space-separated (kp.gpumodel.cfg's leaders).
 Instruction = namedtuple(
-    "Instruction", "function offset file line text opcode cls space kind width site routine", defaults=(None, "")
-)
+    "Instruction", "function offset file line text opcode cls space kind width site routine labels",
+    defaults=(None, "", ""),
+)  # fmt: skip
 
 INSTRUCTION = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
 LOCATION = re.compile(r'File "([^"]+)", line (\d+)')
@@ -110,9 +112,10 @@ def parse_sass(text):
     header, the kernel file's line it was inlined at (as kp.gpumodel.counts places the stand-in's code). The padding
     after a function's end (NOPs, and the branch to itself after the last EXIT) is left out: no warp runs it."""
     out, function, place, pending, chain, label, site, routine = [], None, ("?", 0), True, [], None, None, ""
+    labels = []
     for line in text.splitlines():
         if m := FUNCTION.match(line):
-            function, place, chain, routine = m[1], ("?", 0), [], ""
+            function, place, chain, routine, labels = m[1], ("?", 0), [], "", []
         elif "//##" in line and (found := LOCATION.findall(line)):
             chain = chain if pending else []  # a location after instructions starts a new chain
             chain += [(f, int(n)) for f, n in found]
@@ -120,15 +123,17 @@ def parse_sass(text):
             place, site, pending = (_shown(cu[0][0]), cu[0][1]), cu[-1][1], True
         elif m := re.match(r"^(\.L_x_\d+|\$\S+):", line.strip()):
             label, routine = m[1], m[1] if m[1].startswith("$") else routine
+            labels += [m[1]] if m[1].startswith(".L") else []
         elif function and (m := INSTRUCTION.match(line)):
             pending, target, label = False, label, None
             body = re.sub(r"^@!?U?P\w+\s+", "", m[2]).strip()  # without its predicate (`@!P0`), if any
             opcode = body.split()[0]
             if opcode == "NOP" or (opcode == "BRA" and target and f"`({target})" in body):
                 continue
-            out.append(
-                Instruction(function, int(m[1], 16), *place, m[2].strip(), opcode, *classify(opcode), site, routine)
-            )
+            classed = classify(opcode)
+            out.append(Instruction(function, int(m[1], 16), *place, m[2].strip(), opcode, *classed, site, routine,
+                                   " ".join(labels)))  # fmt: skip
+            labels = []
     return out
 
 
@@ -150,7 +155,7 @@ def sass(name_or_path, gpu="H100"):
         raise SassUnavailable("no SASS: nvdisasm was not found (pip install nvidia-cuda-nvdisasm, or a CUDA toolkit)")
     includes = [COMMON, KERNELS, cu.parent]
     inputs = sorted({cu, *project_headers(cu, includes)})
-    cache = BUILD_ROOT / "cuda" / "sass" / f"{cu.stem}-{content_key((arch, home, tool, 'sass3'), inputs)}.json"
+    cache = BUILD_ROOT / "cuda" / "sass" / f"{cu.stem}-{content_key((arch, home, tool, 'sass4'), inputs)}.json"
     with contextlib.suppress(OSError, ValueError):
         rows = json.loads(cache.read_text())
         if isinstance(rows, dict):  # a failure, kept so that each profile does not pay nvcc's time again

@@ -14,6 +14,8 @@
 //                   dependent rounds, one load in flight in each
 //   independent4    a loop of 4 over x[k * n + i], unrolled by nvcc: four independent loads, issued before any is
 //                   used, in flight together (one round)
+//   halves          an if/else on the warp's parity (warp-uniform): the even warps run 16 FFMA on a value, the odd
+//                   ones 16 others, neither side touching memory; one load before and one store after, per lane
 #include <stdexcept>
 #include <string>
 
@@ -80,8 +82,21 @@ __global__ void independent4(const float* x, float* out, int n) {
   out[i] = acc;
 }
 
+__global__ void halves(const float* x, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  float v = x[i];
+  if ((i / 32) % 2 == 0) {
+#pragma unroll
+    for (int k = 0; k < 16; ++k) v = v * v + 1.0f;  // 16 FFMA (too long a side for nvcc to predicate)
+  } else {
+#pragma unroll
+    for (int k = 0; k < 16; ++k) v = v * 0.5f - 3.0f;
+  }
+  out[i] = v;
+}
+
 const char* const kCompiled[] = {"float4_whole", "float4_members", "shared4", "unrolled", "fma_loop", "chain4",
-                                 "independent4"};
+                                 "independent4", "halves"};
 
 // n: the floats of out; x holds 4 n.
 void run_compiled(int64_t index, const float* x, float* out, int n) {
@@ -101,6 +116,8 @@ void run_compiled(int64_t index, const float* x, float* out, int n) {
     fma_loop<<<blocks, threads>>>(x, out, n);
   else if (which == "chain4")
     chain4<<<blocks, threads>>>(x, out, n);
+  else if (which == "halves")
+    halves<<<blocks, threads>>>(x, out, n);
   else
     independent4<<<blocks, threads>>>(x, out, n);
   KP_CHECK_LAUNCH();

@@ -1,0 +1,179 @@
+"""The control-flow graph of one kernel's SASS and how often each of its basic blocks ran, warp-level (issue 31).
+Owns splitting a function's instructions (kp.gpumodel.sass.Instruction, address order) into basic blocks and their
+edges, and solving for the blocks' execution counts from what the trace knows exactly: the runs of the blocks that
+hold a line's memory instructions, flow conservation between blocks, a loop's back edge from its branch evaluations.
+Never reads a trace or a listing itself (kp.gpumodel.compiled gives it the equations) and models no time.
+
+What is exact and what is not: a count is returned only where the equations fix it (the block's unit vector lies in
+their row space); any other block is None, and its caller falls back to its per-line rule. The equations hold at
+warp level where every branch is warp-uniform or reconverges at its BSSY's target; a branch that diverges inside a
+warp runs both of its sides, which forward-branch out-flow does not assume (it is left out) and the reconvergence
+point's count (that of its BSSY block) keeps right.
+"""
+
+import re
+from collections import namedtuple
+
+import numpy as np
+
+TARGET = re.compile(r"`\((\.L_x_\d+)\)")
+# Opcodes that end a basic block; BSSY names a reconvergence point (a leader) and falls through.
+ENDS = ("BRA", "BRX", "JMP", "JMX", "EXIT", "RET", "CALL", "KILL", "BREAK")
+INDIRECT = ("BRX", "JMX")
+
+Block = namedtuple("Block", "index instructions successors")  # successors: ((block index, kind), ...)
+
+
+def _base(i):
+    return i.opcode.split(".")[0]
+
+
+def _conditional(i):
+    """A predicated branch (`@P0 BRA`, or `BRA P0, target`: a condition among its operands) or exit."""
+    if i.text.startswith("@") and not re.match(r"^@!?U?PT\b", i.text):
+        return True
+    return _base(i) == "BRA" and bool(re.search(r"BRA(?:\.\S+)?\s+!?U?P\d", i.text))
+
+
+def blocks(instructions):
+    """The basic blocks of one function's SASS (the kernel's body: instructions of a subroutine, Instruction.routine,
+    are left out) and their edges, a list of Blocks; None where a branch's target is not known (BRX, JMX: an indirect
+    jump). Leaders: the first instruction, each label a branch or BSSY names, and the instruction after a branch,
+    call, return or exit. An edge's kind: "fall" (to the next instruction), "jump" (a taken branch)."""
+    body = [i for i in instructions if not i.routine]
+    if not body or any(_base(i) in INDIRECT for i in body):
+        return None
+    at = {label: k for k, i in enumerate(body) for label in (i.labels or "").split()}
+    if any(t not in at for i in body if _base(i) in ("BRA", "JMP") for t in TARGET.findall(i.text)):
+        return None  # a target outside the listing: the edges are not known
+    named = {at[t] for i in body for t in TARGET.findall(i.text) if t in at}
+    leaders = {0} | named | {k + 1 for k, i in enumerate(body[:-1]) if _base(i) in ENDS}
+    starts = sorted(leaders)
+    block_of = {s: b for b, s in enumerate(starts)}
+    out = []
+    for b, s in enumerate(starts):
+        end = starts[b + 1] if b + 1 < len(starts) else len(body)
+        last, succ = body[end - 1], []
+        op = _base(last)
+        falls = op not in ("BRA", "EXIT", "RET", "KILL", "JMP") or _conditional(last)
+        if op in ("BRA", "JMP"):
+            succ += [(block_of[at[t]], "jump") for t in TARGET.findall(last.text)[:1] if t in at]
+        if falls and end < len(body):
+            succ.append((block_of[end], "fall"))
+        out.append(Block(b, body[s:end], tuple(succ)))
+    return out
+
+
+def block_counts(graph, entry, equations, loops=(), uniform=(), splits=(), tolerance=1e-6):
+    """({block index: warp-level runs, or None where the equations leave it open}, upper_bounds()) for the graph of
+    blocks(). entry: the warps that started the function (block 0's runs from outside). equations: [({offset:
+    coefficient}, value)], each "the sum of coefficient x runs of the block holding that offset is value" (a line's
+    memory instructions: its requests; a path the model assumes never runs: 0). loops: the same form, weighed less
+    where they disagree (a loop's branch evaluations: exact for a loop nvcc kept, not for one it unrolled in part).
+    Flow: a block runs as often as its in-edges carry (block 0 also `entry`), except a BSSY's target, which runs as
+    often as the blocks holding its BSSYs (a branch that diverged in between reconverges there once); a block that
+    ends in no branch, an unconditional one or a backward one (a loop's latch) sends out what it ran; a forward
+    conditional branch's two edges are left free (a warp that diverges there runs both sides) unless its offset is in
+    `uniform` (no warp diverged there: what its block ran goes down its two edges). splits: [(offsets, (jumped, fell))],
+    the uniform branches of one line: their jump edges carried `jumped` runs between them, their fall edges `fell`
+    (a total of 0: each edge none), or the other way round where that leaves the equations closer to agreeing (which
+    way a condition's truth branches in SASS is nvcc's choice: `if (c) continue;` jumps when c holds, an `if` whose
+    body nvcc placed out of line too). A block no warp can reach but through a block that ran none ran none.
+    Solved by least squares (numpy); a block is open where its unit vector is not in the equations' row space."""
+    edges = [(b.index, s, kind) for b in graph for s, kind in b.successors]
+    nb, where = len(graph), {i.offset: b.index for b in graph for i in b.instructions}
+    reconverge = {}
+    for b in graph:
+        for i in b.instructions:
+            if _base(i) == "BSSY":
+                for t in TARGET.findall(i.text):
+                    target = next((c.index for c in graph if t in (c.instructions[0].labels or "").split()), None)
+                    if target is not None:
+                        reconverge.setdefault(target, []).append(b.index)
+    outflow = set()  # the blocks that send out what they ran
+    for b in graph:
+        last = b.instructions[-1]
+        forward = _conditional(last) and (_base(last) != "BRA" or all(t > b.index for t, _ in b.successors))
+        if b.successors and not (forward and last.offset not in uniform):
+            outflow.add(b.index)
+    # an edge out of a block that sends all it ran down it is that block's runs: no unknown of its own
+    free = [e for e, (src, _, _) in enumerate(edges) if not (src in outflow and len(graph[src].successors) == 1)]
+    col = {e: edges[e][0] for e in range(len(edges))} | {e: nb + k for k, e in enumerate(free)}
+    rows, values, weights = [], [], []
+
+    def add(coefficients, value, weight=1.0):
+        row = np.zeros(nb + len(free))
+        for k, c in coefficients:
+            row[k] += c
+        rows.append(row), values.append(value), weights.append(weight)
+
+    for b in graph:
+        if b.index in reconverge:
+            add([(b.index, 1.0)] + [(s, -1.0) for s in reconverge[b.index]], 0.0)
+        else:
+            add([(b.index, 1.0)] + [(col[e], -1.0) for e, (_, t, _) in enumerate(edges) if t == b.index],
+                entry if b.index == 0 else 0.0)  # fmt: skip
+        if b.index in outflow and len(b.successors) > 1:
+            add([(b.index, 1.0)] + [(col[e], -1.0) for e, (s, _, _) in enumerate(edges) if s == b.index], 0.0)
+    for group, weight in ((equations, 1.0), (loops, 0.1)):
+        for coefficients, value in group:
+            if all(o in where for o in coefficients):
+                add([(where[o], c) for o, c in coefficients.items()], value, weight)
+
+    def solve():
+        a, v, w = np.array(rows), np.array(values, dtype=float), np.array(weights)
+        x = np.linalg.lstsq(a * w[:, None], v * w, rcond=None)[0]
+        return a, x, float(np.abs((a @ x - v) * w).sum())
+
+    def split(blocks_, totals):  # the rows "the jump (fall) edges out of these blocks carried totals[0] ([1])"
+        for kind, total in zip(("jump", "fall"), totals):
+            out = [col[e] for e, (src, _, k) in enumerate(edges) if src in blocks_ and k == kind]
+            for group in [[e] for e in out] if total == 0 else [out]:  # none: each edge none
+                add([(e, 1.0) for e in group], float(total))
+
+    for offsets, totals in splits:
+        blocks_, misfit = {where[o] for o in offsets if o in where}, {}
+        given, swapped = tuple(totals), tuple(totals)[::-1]
+        for way in (given, swapped):  # the other way is tried only where the given one does not fit
+            before = len(rows)
+            split(blocks_, way)
+            misfit[way] = solve()[2]
+            del rows[before:], values[before:], weights[before:]
+            if misfit[given] <= 1e-6 or given == swapped:
+                misfit[swapped] = misfit[given]
+                break
+        split(blocks_, swapped if misfit[swapped] < misfit[given] - 1e-6 * (1 + misfit[given]) else given)
+    a, solution, _ = solve()
+    _, sigma, vt = np.linalg.svd(a, full_matrices=a.shape[0] < a.shape[1])  # all of V where it has more columns
+    null = vt[(sigma > tolerance * max(sigma.max(), 1.0)).sum() :]  # the directions the equations leave open
+    open_ = np.abs(null[:, :nb]).max(axis=0) > 1e-6 if len(null) else np.zeros(nb, dtype=bool)
+    counts = {k: None if open_[k] else max(0.0, round(float(solution[k]), 6)) for k in range(nb)}
+    live, todo = set(), [0]  # a block no warp can reach without passing a block that ran none ran none
+    while todo:
+        k = todo.pop()
+        if k not in live and counts[k] != 0.0:
+            live.add(k)
+            todo += [s for s, _ in graph[k].successors]
+    counts = {k: c if k in live else 0.0 for k, c in counts.items()}
+    return counts, upper_bounds(graph, entry, counts)
+
+
+def upper_bounds(graph, entry, counts):
+    """{block index: most runs it can have made}: its count where known, else the sum of what its predecessors ran
+    (an edge carries at most its source's runs, a diverged warp's two sides included; block 0 also `entry`); inf
+    where a predecessor is open and unbounded (a loop among open blocks)."""
+    preds = {b.index: [] for b in graph}
+    for b in graph:
+        for s, _ in b.successors:
+            preds[s].append(b.index)
+    bound = {k: (c if c is not None else float("inf")) for k, c in counts.items()}
+    for _ in range(len(graph)):
+        changed = False
+        for b in graph:
+            if counts[b.index] is None:
+                new = sum(bound[p] for p in preds[b.index]) + (entry if b.index == 0 else 0.0)
+                changed |= new < bound[b.index]
+                bound[b.index] = min(bound[b.index], new)
+        if not changed:
+            break
+    return bound

@@ -1,0 +1,97 @@
+"""kp.gpumodel.cfg: a SASS listing's basic blocks and edges, and the blocks' warp-level runs solved from equations
+whose answers follow by hand (the entry's warps, flow, a loop's evaluations, a uniform branch's split, a block no
+equation fixes: open, with its bound). Hand-written listings in nvdisasm's form; needs neither nvcc nor a GPU. The
+same on nvcc's own SASS of small kernels: tests/test_sass.py and tests/test_compiled.py."""
+
+import pytest
+
+from kp.gpumodel.cfg import block_counts, blocks
+from kp.gpumodel.sass import parse_sass
+
+# A loop nvcc kept (the guard at the top, the test at the bottom), then an if/else on a uniform condition, then EXIT.
+LISTING = """\
+\t.section\t.text._Z1kPf,"ax",@progbits
+\t//## File "k.cu", line 3
+        /*0000*/                   ISETP.GE.AND P0, PT, R0, 0x1, PT ;
+        /*0010*/               @!P0 BRA `(.L_x_1) ;
+        /*0020*/                   MOV R2, RZ ;
+.L_x_2:
+\t//## File "k.cu", line 4
+        /*0030*/                   FFMA R3, R3, R3, 1 ;
+        /*0040*/                   IADD3 R2, R2, 0x1, RZ ;
+\t//## File "k.cu", line 3
+        /*0050*/                   ISETP.GE.AND P0, PT, R2, R0, PT ;
+        /*0060*/               @!P0 BRA `(.L_x_2) ;
+.L_x_1:
+\t//## File "k.cu", line 6
+        /*0070*/                   BSSY B0, `(.L_x_4) ;
+        /*0080*/               @P1 BRA `(.L_x_3) ;
+\t//## File "k.cu", line 7
+        /*0090*/                   FADD R3, R3, 1 ;
+        /*00a0*/                   BRA `(.L_x_5) ;
+.L_x_3:
+\t//## File "k.cu", line 9
+        /*00b0*/                   FMUL R3, R3, 2 ;
+.L_x_5:
+        /*00c0*/                   BSYNC B0 ;
+.L_x_4:
+\t//## File "k.cu", line 11
+        /*00d0*/                   STG.E [R4.64], R3 ;
+        /*00e0*/                   EXIT ;
+.L_x_6:
+        /*00f0*/                   BRA `(.L_x_6);
+"""
+
+
+def graph():
+    return blocks(parse_sass(LISTING))
+
+
+def test_a_listing_splits_at_branch_targets_and_after_branches_into_blocks_with_their_edges():
+    got = [(hex(b.instructions[0].offset), len(b.instructions), b.successors) for b in graph()]
+    assert got == [
+        ("0x0", 2, ((3, "jump"), (1, "fall"))),  # the loop's guard: past the loop, or into it
+        ("0x20", 1, ((2, "fall"),)),  # its preheader
+        ("0x30", 4, ((2, "jump"), (3, "fall"))),  # the loop, its test at the bottom
+        ("0x70", 2, ((5, "jump"), (4, "fall"))),  # BSSY and the uniform branch
+        ("0x90", 2, ((6, "jump"),)),  # one side, jumping to the BSYNC
+        ("0xb0", 1, ((6, "fall"),)),  # the other
+        ("0xc0", 1, ((7, "fall"),)),  # BSYNC
+        ("0xd0", 2, ()),  # the BSSY's target: the store and EXIT (the branch to itself after it is padding)
+    ]
+
+
+def test_a_branch_to_a_label_the_listing_does_not_hold_leaves_the_graph_unknown():
+    assert blocks(parse_sass(LISTING.replace("`(.L_x_5)", "`(.L_x_99)"))) is None
+
+
+def test_runs_follow_from_the_entry_the_loops_evaluations_and_the_branchs_split():
+    """4 warps; the loop's body ran 40 times (the loop line's evaluations that continued); the uniform branch at
+    0x80 jumped for 1 warp and fell through for 3. By hand: guard 4, the loop 40, branch 4, sides 3 and 1, BSYNC 4
+    (its BSSY's block), store 4. The preheader is open (the trace does not say how many warps entered the loop), at
+    most the guard's 4."""
+    counts, bounds = block_counts(
+        graph(), 4, [], loops=[({0x30: 1.0}, 40.0)], uniform={0x80}, splits=[([0x80], (1, 3))]
+    )
+    assert counts == {0: 4, 1: None, 2: 40, 3: 4, 4: 3, 5: 1, 6: 4, 7: 4}
+    assert bounds[1] == 4
+
+
+def test_a_split_is_read_the_other_way_round_where_the_other_equations_say_so():
+    """The store's block ran 4 (a memory equation) and the side at 0x90 holds a request counted 3 times: the split
+    (3 jumped, 1 fell) disagrees with it, (1, 3) does not, and is taken."""
+    equations = [({0x90: 1.0}, 3.0)]
+    counts, _ = block_counts(graph(), 4, equations, uniform={0x80}, splits=[([0x80], (3, 1))])
+    assert (counts[4], counts[5]) == (3, 1)
+
+
+def test_the_side_a_uniform_branch_never_took_ran_none():
+    """The branch always fell through (a uniform split of (0, 4)): the side at 0xb0 ran none, fixed by its edge."""
+    counts, _ = block_counts(graph(), 4, [], uniform={0x80}, splits=[([0x80], (0, 4))])
+    assert (counts[4], counts[5]) == (4, 0)
+
+
+@pytest.mark.parametrize("value", [0.0, 7.0])
+def test_an_equation_on_a_block_fixes_it_and_what_flow_then_follows(value):
+    counts, _ = block_counts(graph(), 4, [({0x30: 1.0}, value)])
+    assert counts[2] == value and counts[0] == 4
