@@ -92,7 +92,7 @@ GPU_WHEELS = nbclient nbformat nbconvert jupyter_client jupyter_core ipykernel i
 	debugpy matplotlib-inline traitlets pyzmq tornado jedi parso prompt_toolkit wcwidth pexpect ptyprocess decorator \
 	stack_data executing asttokens pure_eval fastjsonschema jsonschema jsonschema-specifications referencing rpds-py \
 	platformdirs nest-asyncio2 torchviz graphviz mistune bleach tinycss2 pandocfilters defusedxml beautifulsoup4 \
-	soupsieve jupyterlab_pygments webencodings attrs pygments psutil
+	soupsieve jupyterlab_pygments webencodings attrs pygments psutil threadpoolctl
 gpu-wheels: $(STAMP)
 	$(PY) -m pip download --quiet --disable-pip-version-check --no-deps --only-binary=:all: --python-version 3.12 \
 		--implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \

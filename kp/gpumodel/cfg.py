@@ -16,6 +16,11 @@ from collections import namedtuple
 
 import numpy as np
 
+try:  # the solves are small: OpenBLAS's threads only contend for the cores (50x slower on a busy 2-core machine)
+    from threadpoolctl import threadpool_limits
+except ImportError:  # without it the answer is the same, only slower where the machine is busy
+    threadpool_limits = None
+
 TARGET = re.compile(r"`\((\.L_x_\d+)\)")
 # Opcodes that end a basic block; BSSY names a reconvergence point (a leader) and falls through.
 ENDS = ("BRA", "BRX", "JMP", "JMX", "EXIT", "RET", "CALL", "KILL", "BREAK")
@@ -64,7 +69,15 @@ def blocks(instructions):
     return out
 
 
-def block_counts(graph, entry, equations, loops=(), uniform=(), splits=(), tolerance=1e-6):
+def block_counts(*args, **kwargs):
+    """_block_counts (below) with the BLAS library held to one thread."""
+    if threadpool_limits is None:
+        return _block_counts(*args, **kwargs)
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _block_counts(*args, **kwargs)
+
+
+def _block_counts(graph, entry, equations, loops=(), uniform=(), splits=(), tolerance=1e-6):
     """({block index: warp-level runs, or None where the equations leave it open}, upper_bounds()) for the graph of
     blocks(). entry: the warps that started the function (block 0's runs from outside). equations: [({offset:
     coefficient}, value)], each "the sum of coefficient x runs of the block holding that offset is value" (a line's
