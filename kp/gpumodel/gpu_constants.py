@@ -29,10 +29,11 @@ DRAM_LATENCY = 700e-9
 # - 8.9: L40 (gpu-latency/l40.txt, 2490 MHz): L1 36.1, L2 276.5 (DRAM 631);
 # - 8.0: A100 80GB (cuda-latency/a100_80.txt, 1410 MHz): L1 36.0, L2 211.0 for 0.2-18 MB (far: 424; DRAM 570);
 # - 8.6: none of these sources measures a GA10x card: taken as 8.0's (the same generation), an assumption;
-# - 7.5: Jia, Maggioni, Smith and Scarpazza, "Dissecting the NVIDIA Turing T4 GPU via Microbenchmarking"
-#   (arXiv:1903.07486, 2019), the T4: L1 32, L2 188, as recalled for this table, not re-read (no copy was at hand);
-#   the same benchmarks' V100 (cc 7.0, the README of gpu-benches: L1 30-31, L2 214) is close.
-HIT_CLOCKS = {(9, 0): (34, 265), (8, 9): (36, 277), (8, 0): (36, 211), (8, 6): (36, 211), (7, 5): (32, 188)}
+# - 7.5: sjfeng1999/gpu-arch-microbenchmark (github, README "Memory Latency", pointer chasing in SASS by turingas, read
+#   2026-11-27 at ea74ff7): the RTX 2070, TU104 (the T4's chip): L1 32, L2 236 (global, a TLB miss included, 1000-1200);
+#   the same benchmarks' V100 (cc 7.0, the README of gpu-benches: L1 30-31, L2 214) is close. (The T4 figures of Jia et
+#   al., arXiv:1903.07486, were used before: recalled, never read here.)
+HIT_CLOCKS = {(9, 0): (34, 265), (8, 9): (36, 277), (8, 0): (36, 211), (8, 6): (36, 211), (7, 5): (32, 236)}
 
 # L2 bandwidth, bytes per clock per SM (x SMs x boost clock = the GPU's), per compute capability, for
 # kp.gpumodel.gputime's L2 term: the same benchmarks' L2 plateaus (every SM streams a buffer that fits the L2 but not
