@@ -161,7 +161,13 @@ struct Profile {
   uint64_t max_blocks = 0;  // 0: every block; else at most about this many blocks per launch run (sampled)
   uint64_t every = 1;       // the running block's weight: the blocks it stands for (sampling by strata)
   // The running block:
-  std::unordered_map<uint64_t, uint32_t> executions;  // (pc, thread) -> times it executed pc so far
+  // (pc, thread) -> times it executed pc so far: each pc (an access site or a branch) has a row of kMaxBlockThreads
+  // counters. One small map of the block's few hundred sites at most, not one entry per (site, thread): that map's
+  // lookups were an eighth of a profile's time (perf, the linear ladder's v7 at 4096³, 2026-11-27).
+  std::unordered_map<uintptr_t, uint32_t> sites_run;  // pc -> its row in `executions`
+  std::vector<uint32_t> executions;
+  uintptr_t last_pc = 0;  // the row of the pc looked up last (a thread's loop runs one site many times in a row)
+  uint32_t last_row = 0;
   std::vector<uint32_t> accesses;                      // per thread: its accesses so far (their program order)
   std::unordered_map<RequestKey, Request, RequestHash> requests;
   std::unordered_map<RequestKey, Branch, RequestHash> branches;
@@ -512,16 +518,20 @@ void profile_block_end(const char* kernel) {
   }
   p.requests.clear();
   p.branches.clear();
+  p.sites_run.clear();
   p.executions.clear();
+  p.last_pc = 0;
   p.accesses.clear();
 }
 
 // Whether the running block has requests or branches still to count.
 bool profile_pending() { return !t_profile.requests.empty() || !t_profile.branches.empty(); }
 
-// One touch of element `index` of the array (begin, name), for pictures.
-void profile_touch(Worker& w, Space space, const std::string& name, uintptr_t begin, uint64_t elements,
-                   const std::string& dims, uint64_t index, AccessKind kind) {
+// One touch of element `index` of the array (begin, name), for pictures. Called on every counted access: once
+// kMaxTouches are kept it only counts the drop, so the array's name and dims (a string per access) are made only
+// while touches are kept (they cost a tenth of a profile's time when made on every access, 2026-11-27).
+void profile_touch(Worker& w, Space space, const char* name, uintptr_t begin, uint64_t elements, const unsigned* dims,
+                   int rank, uint64_t index, AccessKind kind) {
   Profile& p = t_profile;
   if (p.touches.size() >= kMaxTouches) {
     ++p.touches_dropped;
@@ -531,7 +541,9 @@ void profile_touch(Worker& w, Space space, const std::string& name, uintptr_t be
   uint32_t id;
   if (found == p.array_ids.end()) {
     id = uint32_t(p.arrays.size());
-    p.arrays.push_back({name, space, begin, elements, dims});
+    std::string shape;  // "4 8" for a [4][8] __shared__ array
+    for (int d = 0; d < rank; ++d) shape += format(d ? " %u" : "%u", dims[d]);
+    p.arrays.push_back({name, space, begin, elements, shape});
     p.array_ids[{begin, name}] = id;
   } else {
     id = found->second;
@@ -541,10 +553,20 @@ void profile_touch(Worker& w, Space space, const std::string& name, uintptr_t be
                        uint8_t(kind)});
 }
 
+// The times thread `tid` of the running block ran `pc` before, counted up.
+uint32_t executed_before(Profile& p, uintptr_t pc, unsigned tid) {
+  if (pc != p.last_pc || !pc) {
+    auto [it, fresh] = p.sites_run.try_emplace(pc, uint32_t(p.sites_run.size()));
+    if (fresh) p.executions.resize(p.executions.size() + kMaxBlockThreads);
+    p.last_pc = pc, p.last_row = it->second;
+  }
+  return p.executions[size_t(p.last_row) * kMaxBlockThreads + tid]++;
+}
+
 void profile_access(Worker& w, Space space, uintptr_t a, size_t n, bool write, bool atomic, uintptr_t pc) {
   Profile& p = t_profile;
   const unsigned tid = running_tid(w);
-  const uint32_t nth = p.executions[(uint64_t(pc) << 10) | tid]++;
+  const uint32_t nth = executed_before(p, pc, tid);
   if (p.accesses.size() <= tid) p.accesses.resize(tid + 1);
   const uint32_t seq = p.accesses[tid]++;
   Request& r = p.requests[RequestKey{pc, tid / 32, nth}];
@@ -565,7 +587,7 @@ void hierarchy_base(uintptr_t pc, uintptr_t begin) { t_line_offset[pc] = begin &
 void profile_branch(Worker& w, bool taken, uintptr_t pc) {
   Profile& p = t_profile;
   const unsigned tid = running_tid(w);
-  const uint32_t nth = p.executions[(uint64_t(pc) << 10) | tid]++;
+  const uint32_t nth = executed_before(p, pc, tid);
   Branch& b = p.branches[RequestKey{pc, tid / 32, nth}];
   b.lanes |= 1u << (tid % 32);
   if (taken) b.taken |= 1u << (tid % 32);
