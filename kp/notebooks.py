@@ -12,7 +12,7 @@ import sys
 import tempfile
 import time
 import types
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
@@ -34,6 +34,15 @@ class Executed:
     seconds: float
     error: str | None  # None when every cell ran
     failed_cell: int | None  # index of the failing code cell
+    # Per code cell that ran: (code cell index, wall seconds, CPU seconds of the kernel and of the children it waited
+    # for, such as a build's compilers). CPU seconds say more than wall seconds on a shared, loaded machine.
+    cell_seconds: list = field(default_factory=list)
+
+    def slowest(self, n=5):
+        """The `n` code cells that took longest, as (code cell index, wall s, CPU s, the cell's first line)."""
+        code = [c for c in self.notebook.cells if c.cell_type == "code"]
+        ranked = sorted(self.cell_seconds, key=lambda t: -t[1])[:n]
+        return [(i, wall, cpu, code[i].source.split("\n", 1)[0]) for i, wall, cpu in ranked]
 
 
 def all_notebooks():
@@ -48,6 +57,23 @@ def execute(path, timeout=1200, allow_errors=False):
     """
     path = Path(path)
     nb = nbformat.read(path, as_version=4)
+    cell_seconds, started = [], {}
+
+    def cpu():  # the kernel's CPU seconds and its waited-for children's (psutil comes with ipykernel)
+        import psutil
+
+        t = psutil.Process(km.provisioner.process.pid).cpu_times()
+        return t.user + t.system + t.children_user + t.children_system
+
+    def before(cell, **_):
+        if cell.cell_type == "code":
+            started.update(wall=time.perf_counter(), cpu=cpu())
+
+    def after(cell, cell_index, **_):
+        if cell.cell_type == "code":
+            code_index = sum(c.cell_type == "code" for c in nb.cells[:cell_index])
+            cell_seconds.append((code_index, time.perf_counter() - started["wall"], cpu() - started["cpu"]))
+
     # IPC sockets in a private folder: a local kernel needs no TCP port (and jupyter_client warns
     # about unencrypted TCP).
     with tempfile.TemporaryDirectory(prefix="kp-kernel-") as sockets:
@@ -59,6 +85,8 @@ def execute(path, timeout=1200, allow_errors=False):
             allow_errors=allow_errors,
             coalesce_streams=True,
             resources={"metadata": {"path": str(path.parent)}},
+            on_cell_execute=before,
+            on_cell_executed=after,
         )
         start = time.perf_counter()
         error, failed = None, None
@@ -77,7 +105,7 @@ def execute(path, timeout=1200, allow_errors=False):
             # then say "Parent appears to have exited, shutting down" on stderr (at the end of `make run`).
             if km.has_kernel:
                 km.shutdown_kernel()
-    return Executed(path, nb, seconds, error, failed)
+    return Executed(path, nb, seconds, error, failed, cell_seconds)
 
 
 def tagged_code(stem, tag, **names):

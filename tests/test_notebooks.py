@@ -109,3 +109,37 @@ def test_execute_shuts_its_kernel_down(tmp_path):
     assert "Parent appears to have exited" not in done.stderr and "WARNING" not in done.stderr, done.stderr
     with pytest.raises(ProcessLookupError):
         os.kill(int(done.stdout.split()[0]), 0)  # the kernel is gone, not only quiet
+
+
+def test_execute_times_each_code_cell_in_wall_and_cpu_seconds(tmp_path):
+    """What tools/cell_times.py prints: a cell that sleeps takes wall time and next to no CPU, one that spins both."""
+    import nbformat
+
+    cells = [
+        nbformat.v4.new_markdown_cell("# not timed"),
+        nbformat.v4.new_code_cell("import time\ntime.sleep(0.5)"),
+        nbformat.v4.new_code_cell("t = time.process_time()\nwhile time.process_time() - t < 0.5: pass"),
+    ]
+    path = tmp_path / "timed.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=cells), path)
+    run = execute(path)
+    (sleep_i, sleep_wall, sleep_cpu), (spin_i, spin_wall, spin_cpu) = run.cell_seconds
+    assert (sleep_i, spin_i) == (0, 1)  # code cells, counted as the report counts them
+    assert sleep_wall >= 0.5 and sleep_cpu < 0.3
+    assert spin_wall >= 0.5 and spin_cpu >= 0.5
+    assert sorted(row[0] for row in run.slowest(2)) == [0, 1]
+    assert run.slowest(1)[0][3] in ("import time", "t = time.process_time()")  # each cell's first line
+
+
+def test_cell_times_prints_the_total_and_the_slowest_cells_first(tmp_path):
+    import nbformat
+
+    from kp.notebooks import Executed
+    from tools.cell_times import report
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in ("a = 1\nb = 2", "slow()", "c = 3")])
+    run = Executed(tmp_path / "07_x.ipynb", nb, 12.5, None, None, [(0, 1.0, 0.5), (1, 9.0, 8.0), (2, 2.0, 1.0)])
+    lines = report(run, top=2)
+    assert lines[0] == "07_x.ipynb: ran OK, 12.5 s wall (12.0 s in cells, 9.5 CPU s)"
+    assert [line.split(":")[0].strip() for line in lines[1:]] == ["code cell  1", "code cell  2"]
+    assert lines[1].endswith("slow()") and "9.0 s wall     8.0 CPU s" in lines[1]

@@ -124,6 +124,17 @@ def test_a_transpose_through_an_unpadded_tile_is_a_32_way_bank_conflict(k, padde
         ]
 
 
+@pytest.mark.parametrize("padded, width", [(0, 32), (1, 33)])
+def test_the_arrays_touched_are_named_with_their_shape_and_every_touch_kept(k, padded, width):
+    """What the pictures draw from: a __shared__ array's dims, the tensors by name, one touch per access (the touch
+    record is made only while touches are kept, so its name and dims must still come out whole)."""
+    p = run(k, "transpose", padded, x=torch.randn(1024))
+    named = {(a.space, a.dims) for a in p.arrays}
+    assert ("shared", (32, width)) in named and {a.space for a in p.arrays} == {"global", "shared"}
+    assert [a.elements for a in p.arrays if a.space == "shared"] == [32 * width]
+    assert len(p.touches) == 4 * 1024  # each thread: a global load, a shared store, a shared load, a global store
+
+
 def test_the_source_view_shows_the_lines_with_their_figures_labelled_as_a_model(k):
     page = run(k, "transpose", 0, x=torch.randn(1024))._repr_html_()
     assert "a model, not a measurement" in page and "32-way bank conflict" in page

@@ -634,7 +634,8 @@ void on_access(uintptr_t a, size_t n, bool write, bool atomic, uintptr_t pc, boo
       if (c.profiling) {  // counted; who wrote each element, and races, are not recorded (112 bytes an element)
         profile_access(*w, kGlobal, a, n, write, atomic, pc);
         hierarchy_base(pc, t->begin);
-        profile_touch(*w, kGlobal, t->name, t->begin, (t->end - t->begin) / t->elem, "", (a - t->begin) / t->elem,
+        profile_touch(*w, kGlobal, t->name.c_str(), t->begin, (t->end - t->begin) / t->elem, nullptr, 0,
+                      (a - t->begin) / t->elem,
                       atomic ? kAtomic : write ? kStore : kLoad);
       } else {
         global_access(*w, *t, a, write, atomic, pc, cas);
@@ -647,9 +648,7 @@ void on_access(uintptr_t a, size_t n, bool write, bool atomic, uintptr_t pc, boo
       if (v.guard || a < v.begin || a + n > v.end) out_of_bounds_shared(*w, a < v.begin ? v.begin : a, n, write, pc);
       if (c.profiling) {
         profile_access(*w, kShared, a, n, write, atomic, pc);
-        std::string dims;
-        for (int d = 0; d < v.rank; ++d) dims += format(d ? " %u" : "%u", v.dims[d]);
-        profile_touch(*w, kShared, v.name, v.begin, (v.end - v.begin) / v.elem, dims, (a - v.begin) / v.elem,
+        profile_touch(*w, kShared, v.name, v.begin, (v.end - v.begin) / v.elem, v.dims, v.rank, (a - v.begin) / v.elem,
                       atomic ? kAtomic : write ? kStore : kLoad);
       }
       return shared_access(*w, v, a, n, write, atomic, pc, cas);
@@ -660,7 +659,8 @@ void on_access(uintptr_t a, size_t n, bool write, bool atomic, uintptr_t pc, boo
     if (c.profiling) {
       profile_access(*w, kShared, a, n, write, atomic, pc);
       profile_touch(*w, kShared, c.dynamic.name ? c.dynamic.name : "extern __shared__", c.dynamic.begin,
-                    (c.dynamic.end - c.dynamic.begin) / c.dynamic.elem, "", (a - c.dynamic.begin) / c.dynamic.elem,
+                    (c.dynamic.end - c.dynamic.begin) / c.dynamic.elem, nullptr, 0,
+                    (a - c.dynamic.begin) / c.dynamic.elem,
                     atomic ? kAtomic : write ? kStore : kLoad);
     }
     return shared_access(*w, c.dynamic, a, n, write, atomic, pc, cas);

@@ -161,10 +161,19 @@ struct Profile {
   uint64_t max_blocks = 0;  // 0: every block; else at most about this many blocks per launch run (sampled)
   uint64_t every = 1;       // the running block's weight: the blocks it stands for (sampling by strata)
   // The running block:
-  std::unordered_map<uint64_t, uint32_t> executions;  // (pc, thread) -> times it executed pc so far
+  // (pc, thread) -> times it executed pc so far: each pc (an access site or a branch) has a row of kMaxBlockThreads
+  // counters. One small map of the block's few hundred sites at most, not one entry per (site, thread): that map's
+  // lookups were an eighth of a profile's time (perf, the linear ladder's v7 at 4096³, 2026-11-27).
+  std::unordered_map<uintptr_t, uint32_t> sites_run;  // pc -> its row in `executions`, `requests` and `branches`
+  std::vector<uint32_t> executions;
+  uintptr_t last_pc = 0;  // the row of the pc looked up last (a thread's loop runs one site many times in a row)
+  uint32_t last_row = 0;
   std::vector<uint32_t> accesses;                      // per thread: its accesses so far (their program order)
-  std::unordered_map<RequestKey, Request, RequestHash> requests;
-  std::unordered_map<RequestKey, Branch, RequestHash> branches;
+  // Its warp requests and branch executions: the n-th of warp w at a pc is [n] of the row (pc's row in `executions`)
+  // x kWarps + w. Vectors, not hash maps of (pc, warp, n): a block of the linear ladder makes 10^5 of them, and the
+  // maps' lookups were a fifth of a profile's time (perf, 2026-11-27).
+  std::vector<std::vector<Request>> requests;
+  std::vector<std::vector<Branch>> branches;
   // Since the profile began:
   std::map<SiteKey, SiteStats> sites;
   std::map<std::pair<const char*, uintptr_t>, BranchStats> branch_sites;  // (kernel, pc)
@@ -441,13 +450,30 @@ void hierarchy_request(uintptr_t pc, const Request& r, std::unordered_set<uintpt
   h.l1_wavefronts += uint64_t(n) * t_weight;
 }
 
+constexpr unsigned kWarps = kMaxBlockThreads / 32;
+
+// The running block's requests (or branch executions) that some lane made, each with its (pc, warp, n).
+template <typename T>
+std::vector<std::pair<RequestKey, const T*>> made(const Profile& p, const std::vector<std::vector<T>>& rows) {
+  std::vector<std::pair<RequestKey, const T*>> out;
+  for (const auto& [pc, row] : p.sites_run)
+    for (uint32_t warp = 0; warp < kWarps; ++warp) {
+      const std::vector<T>& v = rows[size_t(row) * kWarps + warp];
+      for (uint32_t n = 0; n < v.size(); ++n)
+        if (v[n].lanes) out.push_back({RequestKey{pc, warp, n}, &v[n]});
+    }
+  return out;
+}
+
 // The running block ended (or the launch did): its requests are counted, multiplied by the sampling stride.
 void profile_block_end(const char* kernel) {
   Profile& p = t_profile;
+  const auto requests = made(p, p.requests);
   LaunchRecord& launch = p.launches.back();
   std::unordered_set<uint32_t> loading;  // the warps of this block that made a global load
   std::unordered_set<uintptr_t> block_reads;  // the memory hierarchy's: this block's distinct sectors read
-  for (const auto& [key, r] : p.requests) {
+  for (const auto& [key, at] : requests) {
+    const Request& r = *at;
     if (r.space == kGlobal && !t_hierarchy.empty()) hierarchy_request(key.pc, r, block_reads);
     SiteStats& s = p.sites[SiteKey{kernel, key.pc, r.space, r.kind}];
     uint32_t ideal, worst = 0, bank = 0, lanes = 0;
@@ -475,7 +501,7 @@ void profile_block_end(const char* kernel) {
   launch.loading_warps += loading.size() * p.every;
   // Regrouped as nvcc's instructions of each width would group them, warp by warp, in program order.
   std::map<uint32_t, std::vector<std::tuple<uint32_t, uintptr_t, const Request*>>> by_warp;
-  for (const auto& [key, r] : p.requests) by_warp[key.warp].emplace_back(r.seq, key.pc, &r);
+  for (const auto& [key, r] : requests) by_warp[key.warp].emplace_back(r->seq, key.pc, r);
   std::vector<std::pair<uintptr_t, const Request*>> ordered;
   for (auto& [warp, reqs] : by_warp) {
     std::sort(reqs.begin(), reqs.end(), [](const auto& a, const auto& b) { return std::get<0>(a) < std::get<0>(b); });
@@ -488,12 +514,13 @@ void profile_block_end(const char* kernel) {
     // A block's resources free when its last warp exits: its slowest warp's round trips set its time.
     std::unordered_map<uint32_t, uint32_t> per_warp;
     uint32_t most = 0;
-    for (const auto& [key, r] : p.requests)
-      if (r.space == kGlobal && r.kind == kLoad) most = std::max(most, ++per_warp[key.warp]);
+    for (const auto& [key, r] : requests)
+      if (r->space == kGlobal && r->kind == kLoad) most = std::max(most, ++per_warp[key.warp]);
     t_hierarchy.back().slowest += uint64_t(most) * t_weight;
   }
   const bool first_block = launch.ended++ == 0;
-  for (const auto& [key, b] : p.branches) {
+  for (const auto& [key, at] : made(p, p.branches)) {
+    const Branch& b = *at;
     BranchStats& s = p.branch_sites[{kernel, key.pc}];
     if (first_block && (!s.lanes_launch || s.lanes_launch == p.launches.size())) {
       s.lanes_launch = p.launches.size();
@@ -512,16 +539,20 @@ void profile_block_end(const char* kernel) {
   }
   p.requests.clear();
   p.branches.clear();
+  p.sites_run.clear();
   p.executions.clear();
+  p.last_pc = 0;
   p.accesses.clear();
 }
 
 // Whether the running block has requests or branches still to count.
-bool profile_pending() { return !t_profile.requests.empty() || !t_profile.branches.empty(); }
+bool profile_pending() { return !t_profile.sites_run.empty(); }
 
-// One touch of element `index` of the array (begin, name), for pictures.
-void profile_touch(Worker& w, Space space, const std::string& name, uintptr_t begin, uint64_t elements,
-                   const std::string& dims, uint64_t index, AccessKind kind) {
+// One touch of element `index` of the array (begin, name), for pictures. Called on every counted access: once
+// kMaxTouches are kept it only counts the drop, so the array's name and dims (a string per access) are made only
+// while touches are kept (they cost a tenth of a profile's time when made on every access, 2026-11-27).
+void profile_touch(Worker& w, Space space, const char* name, uintptr_t begin, uint64_t elements, const unsigned* dims,
+                   int rank, uint64_t index, AccessKind kind) {
   Profile& p = t_profile;
   if (p.touches.size() >= kMaxTouches) {
     ++p.touches_dropped;
@@ -531,7 +562,9 @@ void profile_touch(Worker& w, Space space, const std::string& name, uintptr_t be
   uint32_t id;
   if (found == p.array_ids.end()) {
     id = uint32_t(p.arrays.size());
-    p.arrays.push_back({name, space, begin, elements, dims});
+    std::string shape;  // "4 8" for a [4][8] __shared__ array
+    for (int d = 0; d < rank; ++d) shape += format(d ? " %u" : "%u", dims[d]);
+    p.arrays.push_back({name, space, begin, elements, shape});
     p.array_ids[{begin, name}] = id;
   } else {
     id = found->second;
@@ -541,13 +574,29 @@ void profile_touch(Worker& w, Space space, const std::string& name, uintptr_t be
                        uint8_t(kind)});
 }
 
+// The times thread `tid` of the running block ran `pc` before, counted up.
+uint32_t executed_before(Profile& p, uintptr_t pc, unsigned tid) {
+  if (pc != p.last_pc || !pc) {
+    auto [it, fresh] = p.sites_run.try_emplace(pc, uint32_t(p.sites_run.size()));
+    if (fresh) {
+      p.executions.resize(p.executions.size() + kMaxBlockThreads);
+      p.requests.resize(p.requests.size() + kWarps);
+      p.branches.resize(p.branches.size() + kWarps);
+    }
+    p.last_pc = pc, p.last_row = it->second;
+  }
+  return p.executions[size_t(p.last_row) * kMaxBlockThreads + tid]++;
+}
+
 void profile_access(Worker& w, Space space, uintptr_t a, size_t n, bool write, bool atomic, uintptr_t pc) {
   Profile& p = t_profile;
   const unsigned tid = running_tid(w);
-  const uint32_t nth = p.executions[(uint64_t(pc) << 10) | tid]++;
+  const uint32_t nth = executed_before(p, pc, tid);
   if (p.accesses.size() <= tid) p.accesses.resize(tid + 1);
   const uint32_t seq = p.accesses[tid]++;
-  Request& r = p.requests[RequestKey{pc, tid / 32, nth}];
+  std::vector<Request>& row = p.requests[size_t(p.last_row) * kWarps + tid / 32];
+  if (row.size() <= nth) row.resize(nth + 1);
+  Request& r = row[nth];
   if (!r.lanes) {
     r.seq = seq;
     r.size = uint8_t(n > 255 ? 255 : n);
@@ -565,8 +614,10 @@ void hierarchy_base(uintptr_t pc, uintptr_t begin) { t_line_offset[pc] = begin &
 void profile_branch(Worker& w, bool taken, uintptr_t pc) {
   Profile& p = t_profile;
   const unsigned tid = running_tid(w);
-  const uint32_t nth = p.executions[(uint64_t(pc) << 10) | tid]++;
-  Branch& b = p.branches[RequestKey{pc, tid / 32, nth}];
+  const uint32_t nth = executed_before(p, pc, tid);
+  std::vector<Branch>& row = p.branches[size_t(p.last_row) * kWarps + tid / 32];
+  if (row.size() <= nth) row.resize(nth + 1);
+  Branch& b = row[nth];
   b.lanes |= 1u << (tid % 32);
   if (taken) b.taken |= 1u << (tid % 32);
 }
