@@ -39,8 +39,9 @@ chromium:
 		echo "chromium is missing, so tests/test_lab.py will skip: run 'sudo apt-get install -y chromium'"; \
 	fi
 
+# COLD=1 empties the notebooks' build folder first: the report's build column then shows cold builds.
 run: setup
-	$(PY) tools/run_notebooks.py
+	$(PY) tools/run_notebooks.py $(if $(COLD),--cold)
 
 test: setup
 	$(PY) -m pytest

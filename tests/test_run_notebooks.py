@@ -60,3 +60,23 @@ def test_the_page_shows_what_ptxas_made_of_every_kernel():
     for cu in helpers.KERNELS.glob("*.cu"):
         assert f"kernels/{cu.name}" in section
     assert "<td><code>add2_fwd_kernel&lt;float&gt;</code></td>" in section and "registers" in section
+
+
+@pytest.mark.parametrize("argv, kept", [((), True), (("--cold",), False)])
+def test_make_run_keeps_its_builds_unless_asked_for_cold_ones(tmp_path, monkeypatch, argv, kept):
+    """The notebooks' build folder survives a run (builds are keyed by their sources: a changed kernel builds anew);
+    `make run COLD=1` empties it first."""
+    import tools.run_notebooks as run_notebooks
+
+    built = tmp_path / "ext" / "cpu" / "add2_0123" / "add2.so"
+    built.parent.mkdir(parents=True)
+    built.write_bytes(b"a build")
+    monkeypatch.setattr(run_notebooks, "REPORT", tmp_path)
+    monkeypatch.setattr(run_notebooks, "ROOT", tmp_path.parent)
+    monkeypatch.setattr(run_notebooks, "all_notebooks", lambda: [])
+    monkeypatch.setattr(run_notebooks.subprocess, "run", lambda *a, **k: None)  # the shared runtime's build
+    monkeypatch.setattr(run_notebooks, "resources_section", lambda: "")
+    monkeypatch.setenv("KP_BUILD_DIR", str(tmp_path / "elsewhere"))  # restored after the test
+    assert run_notebooks.main(argv) == 0
+    assert built.exists() == kept
+    assert (tmp_path / "index.html").exists()

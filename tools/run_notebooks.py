@@ -5,8 +5,10 @@ with kp.report.record: build, gradcheck, toy model metric, benchmark ratio) and 
 shows all of it for every notebook, with what ptxas made of each kernel. Exits 1 if any notebook
 failed (the report is written all the same).
 
-The notebooks build their kernels in an empty folder (build/report/ext), so the build column is
-each kernel's cold build; the stand-in's runtime, which every kernel shares, is built before them.
+The notebooks build their kernels in their own folder (build/report/ext). It is kept between runs: its builds are
+keyed by their sources' content, so a kernel whose files did not change loads its last build, and one that changed
+builds anew (never a stale module). `--cold` (`make run COLD=1`) empties it first, so that the build column is each
+kernel's cold build. The stand-in's runtime, which every kernel shares, is built before the notebooks run.
 """
 
 import html
@@ -107,9 +109,10 @@ def render_index(rows, resources=""):
     )
 
 
-def main():
+def main(argv=()):
     REPORT.mkdir(parents=True, exist_ok=True)
-    shutil.rmtree(REPORT / "ext", ignore_errors=True)
+    if "--cold" in argv:
+        shutil.rmtree(REPORT / "ext", ignore_errors=True)
     os.environ["KP_BUILD_DIR"] = str(REPORT / "ext")  # read by kp.files in every notebook's kernel
     subprocess.run([sys.executable, "-c", "import kp.build; kp.build.cpu_runtime()"], check=True)
     rows = []
@@ -134,4 +137,4 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))
