@@ -9,9 +9,9 @@ The terms of one launch:
   DRAM bandwidth, against the latency (Little's law): a warp makes `dram_round_trips_per_warp` waits one after
   another (kp.gpumodel.profile gives a block's slowest warp's: a block frees its place when its last warp exits),
   each as long as the slowest of its loads (L1 hit, L2 hit or DRAM: the share of round trips that miss each level
-  follows from the misses kp.gpumodel.caches finds, a missing request missing whole); the loads of one round trip
-  are in flight together, and the resident warps' round trips overlap. Blocks run in waves of blocks_per_sm x SMs;
-  a wave takes max(its bytes / achievable bandwidth, round trips x mean latency). "latency" names a launch whose
+  follows from the misses kp.gpumodel.caches finds, a request missing whole, loads independently); the loads of one
+  round trip are in flight together, the resident warps' round trips overlap. Blocks run in waves of blocks_per_sm x
+  SMs; a wave takes max(its bytes / achievable bandwidth, round trips x mean latency). "latency" names a launch whose
   waves' round trips add up to more than its bytes / achievable bandwidth;
 - L2: the bytes the L2 serves (the loads' L1 misses, from kp.gpumodel.caches, and every store's sectors) / the
   L2's bandwidth (kp.gpumodel.gpu_constants: bytes per clock per SM, from a microbenchmark study); on the memory
@@ -196,13 +196,15 @@ def _dram_sectors(g, work, resident_blocks):
 
 def _round_trip_latency(g, work, l2_sectors, dram_sectors):
     """A round trip waits for the slowest of its loads (one request per load site): for DRAM if any of them misses
-    the L2, else for the L2 if any misses its L1. A missing request is taken to miss whole (its sectors together), so
-    the share of round trips that wait for DRAM is min(1, load sites x the share of requested sectors DRAM serves),
-    and likewise for the L2 (with one load site, the sector-weighted mean of the three latencies)."""
+    the L2, else for the L2 if any misses its L1. A missing request is taken to miss whole (its sectors together), and
+    the k loads of a round trip to miss independently, each as often as the share of requested sectors DRAM serves
+    (p): 1 - (1 - p)^k of the round trips wait for DRAM, likewise for the L2 (one load site: the sector-weighted mean
+    of the latencies). Not k x p, the union bound: it needs no two loads of a round trip ever to miss together."""
     if not work.requested_read_sectors:
         return g.dram_latency
-    dram = min(1.0, work.load_sites * dram_sectors / work.requested_read_sectors)
-    l2 = max(dram, min(1.0, work.load_sites * l2_sectors / work.requested_read_sectors))
+    k, asked = work.load_sites, work.requested_read_sectors
+    dram = 1.0 - (1.0 - min(1.0, dram_sectors / asked)) ** k
+    l2 = max(dram, 1.0 - (1.0 - min(1.0, l2_sectors / asked)) ** k)
     return g.l1_latency + l2 * (g.l2_latency - g.l1_latency) + dram * (g.dram_latency - g.l2_latency)
 
 
