@@ -32,6 +32,7 @@ FLOORS = {
     "puzzlefiles": 2,
     "doctor": 3,
     "gpumodel.gputime": 3,
+    "gpumodel.depend": 3,
     "standin": 3,
     "build": 4,
     "check": 5,

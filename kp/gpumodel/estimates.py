@@ -14,7 +14,9 @@ class LaunchEstimate:
 
     kernel: str
     seconds: float
-    bound: str  # "memory", "latency", "L2", "compute", "issue", "shared memory", "L1", "launch"; "A + B": phases add
+    # "memory", "latency", "L2", "compute", "issue", "issue (dependent)", "shared memory", "L1", "launch"; "A + B":
+    # phases add
+    bound: str
     dram_bytes: int
     achieved_bandwidth: float  # dram_bytes / seconds, bytes/s
     occupancy: object  # kp.gpumodel.gpus.Occupancy: the blocks per SM and what limits them
@@ -27,7 +29,8 @@ class LaunchEstimate:
     shared_s: float  # the shared-memory wavefronts alone
     launch_floor_s: float
     l1_s: float = 0.0  # the L1's data pipe: shared wavefronts + global lines
-    issue_s: float = 0.0  # the busiest SM's warp instructions / its issue rate
+    issue_s: float = 0.0  # the busiest SM's warp instructions / its issue rate, and its waits on dependent instructions
+    stall_s: float = 0.0  # the part of issue_s its schedulers wait on operands (kp.gpumodel.depend)
     l2_s: float = 0.0  # the bytes the L2 serves / its bandwidth
     latency: float = 0.0  # the latency of a round trip, seconds
     hit_shares: tuple = (0.0, 0.0, 1.0)  # the shares of the requested sectors the L1, the L2 and DRAM serve

@@ -27,6 +27,10 @@ The terms of one launch:
 - issue: the warp instructions the launch executed (kp.gpumodel.compiled: the SASS each line ran) over the issue
   rate of the SMs holding blocks: each of an SM's schedulers issues one warp instruction per clock, and only while
   it holds a warp, so the busiest SM issues min(schedulers, its resident warps) per clock (kp.gpumodel.gpu_constants);
+  and no faster than its warps' dependent instructions allow: W warps sharing a scheduler take, for one run each of a
+  basic block, max(W x its instructions, its critical path) clocks (kp.gpumodel.depend: the chains of registers
+  through it, each result ready after its class's latency; Volkov 2016, "Understanding Latency Hiding on GPUs"),
+  summed over the blocks' runs that the trace fixes. Named "issue (dependent)" where those waits are the larger part;
 - launch: no launch takes less than the GPU's launch floor.
 
 How the terms combine (kp.gpumodel.overlap, where the rule is derived): by what can run at the same time on the
@@ -39,10 +43,11 @@ of the terms. Where the chain is the longest the bound names both sides ("latenc
 taken as run back to back (as `make bench` times them): the total is the sum of the launches' times. Every block is
 taken to do the same work (the launch's counts / its blocks).
 
-Not modelled: the L2's two partitions (a far hit is slower: kp.gpumodel.gpu_constants), dependent-instruction latency (a
-warp is taken to issue whenever its scheduler is free), tensor cores, overlap between launches, clocks below boost,
-partly exposed latency near the edge between the two memory terms (add2_v1, one float per thread, is modelled as add2
-is: the README says by how much it misses), atomics' serialisation at the L2 (no sourced rate yet), local latency.
+Not modelled: the L2's two partitions (a far hit is slower: kp.gpumodel.gpu_constants), dependent instructions across
+basic blocks and in blocks the trace leaves open (kp.gpumodel.depend), tensor cores, overlap between launches, clocks
+below boost, partly exposed latency near the edge between the two memory terms (add2_v1, one float per thread, is
+modelled as add2 is: the README says by how much it misses), atomics' serialisation at the L2 (no sourced rate yet),
+local latency.
 """
 
 import dataclasses
@@ -84,6 +89,8 @@ class LaunchWork:
     issued: float = 0  # warp instructions executed, every class (kp.gpumodel.compiled); 0: not counted
     local_lines: float = 0  # 128-byte lines of the local loads and stores (kp.gpumodel.local: LDL, STL)
     local_bytes_per_thread: int = 0  # each thread's stack frame (ptxas): its local memory
+    # (warp-level runs, instructions, critical path in clocks) per basic block whose runs are known (kp.gpumodel.depend)
+    dependent_blocks: tuple = ()
 
     @property
     def dram_bytes(self):
@@ -128,6 +135,15 @@ def _round_trip_latency(g, work, l2_sectors, dram_sectors):
     return g.l1_latency + l2 * (g.l2_latency - g.l1_latency) + dram * (g.dram_latency - g.l2_latency)
 
 
+def _dependent_waits(g, work, warps):
+    """The clocks, summed over the launch's block runs, that a scheduler holding its share of `warps` waits beyond
+    issuing their instructions (kp.gpumodel.depend): W warps per scheduler take max(W x n / issue rate, path) clocks
+    for a run each of a block of n instructions, so each run adds max(0, path / W - n / issue rate)."""
+    per_scheduler = warps / min(g.sub_partitions, warps)
+    ipc = g.issue_per_scheduler_per_clock
+    return sum(runs * max(0.0, path / per_scheduler - n / ipc) for runs, n, path in work.dependent_blocks)
+
+
 def estimate_launch(gpu_or_name, work):
     """One launch's modelled time on a GPU (see the module's docstring for the terms)."""
     g = gpu(gpu_or_name)
@@ -165,20 +181,24 @@ def estimate_launch(gpu_or_name, work):
     # The busiest SM's warps: its schedulers issue only while they hold one (one warp, one instruction per clock)
     resident_warps = resident * warps_per_block
     issue_rate = min(g.sub_partitions, resident_warps) * g.issue_per_scheduler_per_clock * g.clock_hz
-    issue_s = work.issued * busiest / issue_rate
+    waits = _dependent_waits(g, work, resident_warps)  # clocks a scheduler waits on its warps' operands
+    stall_s = waits * busiest / (min(g.sub_partitions, resident_warps) * g.clock_hz)
+    issue_s = work.issued * busiest / issue_rate + stall_s
+    issue_name = "issue (dependent)" if stall_s > issue_s / 2 else "issue"
     memory_name = "latency" if latency_s > bandwidth_s else "memory"
     if l2_s > memory_s:  # the L2 serves less than DRAM and the latency ask for
         memory_name, memory_side = "L2", l2_s
     else:
         memory_side = memory_s
     pipe_name = "shared memory" if work.shared_wavefronts >= l1_lines else "L1"
-    on_sm = {"compute": compute_s, "issue": issue_s, pipe_name: l1_s}
+    on_sm = {"compute": compute_s, issue_name: issue_s, pipe_name: l1_s}
     # One block slot's blocks in sequence (as many as the waves), each with the SM to itself: the busiest SM's compute
     # and L1 pipe shared out by its blocks; its issue at the rate of one block's warps (kp.gpumodel.overlap)
     slot = waves / math.ceil(work.grid_blocks / g.sms)
     block_issue = min(g.sub_partitions, warps_per_block) * g.issue_per_scheduler_per_clock * g.clock_hz
     chain_sm = {k: v * slot for k, v in on_sm.items()}
-    chain_sm["issue"] = work.issued / work.grid_blocks * waves / block_issue
+    block_waits = _dependent_waits(g, work, warps_per_block) / min(g.sub_partitions, warps_per_block) / g.clock_hz
+    chain_sm[issue_name] = (work.issued / block_issue + block_waits) / work.grid_blocks * waves
     sm_name = max(on_sm, key=on_sm.get)
     _, phases_add = combine(memory_side, on_sm[sm_name], max(chain_sm.values()), work.barriers > 0)
     if phases_add:
@@ -205,6 +225,7 @@ def estimate_launch(gpu_or_name, work):
         launch_floor_s=g.launch_floor,
         l1_s=l1_s,
         issue_s=issue_s,
+        stall_s=stall_s,
         l2_s=l2_s,
         latency=latency,
         hit_shares=shares,
