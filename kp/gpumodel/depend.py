@@ -13,12 +13,14 @@ The latencies (kp.gpumodel.gpu_constants, each with its source), in clocks of th
   (kp.gpumodel.gputime's round trips), which must not be counted twice;
 - stores, branches and barriers write no register: they end a chain at their own issue.
 
-A block's critical path is the longest chain of read-after-write dependencies through it, each instruction starting
-when the last register it reads is ready (at the block's entry every register is taken as ready: what the block
-before left in flight is not carried over). Write-after-read and write-after-write hazards are nvcc's to schedule
-around and are not modelled. The rule it feeds (kp.gpumodel.gputime): W warps sharing a scheduler take max(W x a
+A block's critical path is what one warp alone needs per run of it, issuing in order (the CUDA C++ Programming Guide,
+"Hardware Implementation": instructions "are issued in order", with no branch prediction or speculative execution)
+and waiting for each register it reads: the clocks between the ends of two runs one after the other (so a loop's
+carried chains count, and at a block's first run every register is taken as ready: what the block before left in
+flight is not carried over). The rule it feeds (kp.gpumodel.gputime): W warps sharing a scheduler take max(W x a
 block's instructions, its critical path) clocks for a run of it each (Volkov 2016, "Understanding Latency Hiding on
-GPUs", PhD thesis, UC Berkeley: latency is hidden where the warps' independent instructions cover it).
+GPUs", PhD thesis, UC Berkeley: latency is hidden where the warps' independent instructions cover it; one warp's
+in-order chain is a bound no number of warps shortens, the scheduler's one issue per clock the other).
 """
 
 import re
@@ -118,19 +120,24 @@ def latency(instruction, compute_capability):
 
 
 def critical_path(instructions, compute_capability):
-    """The clocks one warp needs for one run of a basic block (its instructions in address order) where only its
-    read-after-write dependencies hold it up: the longest chain, each instruction starting when the last register it
-    reads is ready (every register ready at 0) and taking its latency, one that writes nothing (or a global load)
-    taking the clock of its issue. A chain of 8 dependent FFMAs: 8 x 4 = 32; 8 independent ones: 4."""
-    ready, longest = {}, 0
-    for i in instructions:
-        written, reads = operands(i)
-        start = max((ready.get(r, 0) for r in reads), default=0)
-        done = start + latency(i, compute_capability) if written else start + 1
-        for r in written:
-            ready[r] = done
-        longest = max(longest, done, start + 1)
-    return longest
+    """The clocks one warp needs per run of a basic block (its instructions in address order) run again and again, where
+    only its own dependencies hold it up. A warp issues in order, one instruction per clock at most: each instruction
+    issues a clock after the one before, or when the last register it reads is ready, whichever is later; its result
+    is ready its latency later (a global load's at once: the memory term waits for it). Two runs are issued one after
+    the other, the second reading what the first wrote (a loop's carried chains), and the clocks between their ends are
+    the answer. In order, a load into a register that an earlier instruction still reads waits behind that reader
+    (nvcc reuses registers: the next step's LDS into R12 cannot start before this step's FFMAs read R12). A chain of
+    8 dependent FFMAs: 8 x 4 = 32; 8 independent ones: 8 (one issue each)."""
+    ready, clock, ends = {}, -1, []
+    for _ in range(2):
+        for i in instructions:
+            written, reads = operands(i)
+            clock = max([clock + 1] + [ready.get(r, 0) for r in reads])
+            done = clock + max(1, latency(i, compute_capability))
+            for r in written:
+                ready[r] = done
+        ends.append(clock + 1)
+    return ends[1] - ends[0]
 
 
 def dependent_blocks(counts, kernel, gpu="H100", share=1.0):
