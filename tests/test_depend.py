@@ -4,6 +4,7 @@ run for W warps per scheduler. Hand-written listings in nvdisasm's form (as test
 by hand from the latencies of kp.gpumodel.gpu_constants (ALU 4 clocks, a shared load 23 on every cc here) and the H100
 SXM's 1.98 GHz; one case on nvcc's own SASS (mul_fwd_kernel, tests/test_compiled.py's)."""
 
+import dataclasses
 import sys
 
 import pytest
@@ -139,15 +140,13 @@ def test_a_shared_load_feeding_an_ffma_is_latency_bound_until_enough_warps_cover
     eight = estimate_launch("H100", fma_launch(32, 24, instructions=2))
     assert (eight.bound, eight.seconds) == ("issue", pytest.approx(24_000 / CLOCK))
     assert eight.stall_s == pytest.approx(8_000 / CLOCK)
-    two_blocks = dataclasses_replace_blocks(fma_launch(32, 24, instructions=2), 264)
+    two_blocks = on_blocks(fma_launch(32, 24, instructions=2), 264)
     sixteen = estimate_launch("H100", two_blocks)
     assert (sixteen.bound, sixteen.seconds, sixteen.stall_s) == ("issue", pytest.approx(32_000 / CLOCK), 0)
 
 
-def dataclasses_replace_blocks(work, blocks):
+def on_blocks(work, blocks):
     """`work` on `blocks` blocks (its counts scaled with them): 264 blocks of 1024 threads put 2 on each SM."""
-    import dataclasses
-
     scale = blocks / work.grid_blocks
     runs, n, path = work.dependent_blocks[0]
     return dataclasses.replace(
@@ -165,8 +164,6 @@ def test_independent_ffmas_are_issue_bound_even_with_one_warp():
 def test_with_one_block_per_sm_and_barriers_the_chained_phase_waits_too():
     """Barriers, one 4-warp block per SM: the SM phase one block runs alone is its dependent time (32,000 clocks),
     added to its memory phase, as kp.gpumodel.overlap says for one block per SM."""
-    import dataclasses
-
     work = dataclasses.replace(fma_launch(4, 32), barriers=132, dram_read_sectors=132 * 4, requested_read_sectors=0)
     e = estimate_launch("H100", work)
     assert e.phases_add and e.bound == "latency + issue (dependent)"
