@@ -28,8 +28,8 @@ The terms of one launch:
   rate of the SMs holding blocks: each of an SM's schedulers issues one warp instruction per clock, and only while
   it holds a warp, so the busiest SM issues min(schedulers, its resident warps) per clock (kp.gpumodel.gpu_constants);
   and no faster than its warps' dependent instructions allow: W warps sharing a scheduler take, for one run each of a
-  basic block, max(W x its instructions, its critical path) clocks (kp.gpumodel.depend: the chains of registers
-  through it, each result ready after its class's latency; Volkov 2016, "Understanding Latency Hiding on GPUs"),
+  basic block, max(W x its instructions, its critical path) clocks (kp.gpumodel.depend: what one warp alone needs,
+  issuing in order and waiting for each register it reads; Volkov 2016, "Understanding Latency Hiding on GPUs"),
   summed over the blocks' runs that the trace fixes. Named "issue (dependent)" where those waits are the larger part;
 - launch: no launch takes less than the GPU's launch floor.
 
