@@ -83,13 +83,15 @@ ISSUE_PER_SCHEDULER_PER_CLOCK = 1
 #   returned the guide's older versions (cc 3.x: about 11 clocks), not the 7.x sentence. The variable-latency
 #   instructions (MUFU, conversions, FP64) take longer: 4 is an assumption that understates them.
 ALU_LATENCY_CLOCKS = 4
-# - shared loads (LDS): sjfeng1999/gpu-arch-microbenchmark (github, README "Memory Latency", read 2026-11-27 at ea74ff7,
-#   as HIT_CLOCKS's 7.5 row): "Shared Latency 23" cycles on the RTX 2070 (TU104, cc 7.5). For 8.0 to 9.0 no figure was
+# - shared loads (LDS): sjfeng1999/gpu-arch-microbenchmark (github, its README's latency table, read 2026-11-27 at
+#   00f3916 and, as "Memory Latency", in the version HIT_CLOCKS's 7.5 row cites): "Shared Latency 23" cycles on the
+#   RTX 2070 (TU104, cc 7.5); its "Shared Bankconflict" table: "Single" 23, "Vector2 X 2" 27 (a 128-bit load is not
+#   given: 23 is taken for LDS.64 and LDS.128 too, which may understate them). For 8.0 to 9.0 no figure was
 #   read: Jia et al. 2018 (Volta, arXiv:1804.06826) and Luo et al. 2024 (Hopper, arXiv:2402.13499) gave only their
 #   abstracts to this session's search tool. 23 is taken for them too, an assumption; HIT_CLOCKS's L1 hits of the same
 #   kind of pointer chase (32-36 clocks) bound it from above (a shared load needs no tag lookup or address translation).
 SHARED_LOAD_CLOCKS = {(9, 0): 23, (8, 9): 23, (8, 6): 23, (8, 0): 23, (7, 5): 23}
-# - constant loads (LDC, ULDC: kernel arguments and __constant__ data, hits in the constant cache): the same README,
+# - constant loads (LDC, ULDC: kernel arguments and __constant__ data, hits in the constant cache): the same tables,
 #   "Constant L1 Latency 4" cycles on the RTX 2070 ("const L1-cache is as fast as register"); 4 for every cc, an
 #   assumption past 7.5. (A constant-cache miss, 62-448 cycles there, is not modelled.)
 CONSTANT_LOAD_CLOCKS = {(9, 0): 4, (8, 9): 4, (8, 6): 4, (8, 0): 4, (7, 5): 4}
