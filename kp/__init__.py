@@ -16,6 +16,7 @@ A module imports only modules on floors below its own (no circles, nothing impor
              kp.report       record / read_records: what a notebook found, for `make run`'s index page
              kp.notebooks    execute a notebook in a fresh kernel; tagged_code (imports Jupyter's packages)
              kp.gpumodel.gpus     the GPU table (data sheets, per-SM limits, measured bandwidth) and occupancy
+             kp.gpumodel.estimates  a modelled launch's time and terms as printed (LaunchEstimate, Estimate)
              kp.sourceview   a profile as Nsight's source view: the `.cu` lines with the GPU model's figures
              kp.pictures     a profile's pictures: who touched which element; one shared line's lanes and banks; who
                              took a branch, by lane
@@ -24,6 +25,7 @@ A module imports only modules on floors below its own (no circles, nothing impor
              kp.puzzlefiles  what runs a puzzle's kernel: its launcher and binding, made from its spec
     floor 3  kp.doctor       every check a target's build needs, and `python helpers.py doctor`
              kp.gpumodel.gputime  a modelled time of counted launches on a named GPU (LaunchWork -> Estimate)
+             kp.gpumodel.depend   dependent instructions: a basic block's critical path through its registers
              kp.gpumodel.counts   the GPU model's counts as records (Line, Launch, ...), put at their `.cu` lines
              kp.standin      the CPU stand-in's shared pieces: translator, runtime, precompiled header, link stubs
     floor 4  kp.build        build key, flags per target, ninja -> Build
@@ -44,7 +46,7 @@ A module imports only modules on floors below its own (no circles, nothing impor
     floor 9  kp.puzzle       notebook 00's puzzles: their table and files, puzzle(name), hints, the scoreboard
              kp.exercise     the lessons' exercises: their table and files, exercise(name), hints
 
-The GPU model's twelve modules are one room, kp/gpumodel/ (its __init__ draws how data flows through it: trace ->
+The GPU model's fourteen modules are one room, kp/gpumodel/ (its __init__ draws how data flows through it: trace ->
 counts -> SASS -> caches -> time); each keeps its floor above.
 
 tests/test_layout.py holds the package to this.

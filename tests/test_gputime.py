@@ -126,23 +126,6 @@ def test_launches_add_up_and_other_gpus_use_their_own_constants():
     assert a100.seconds == pytest.approx(805_306_368 / (2.039e12 * 2.97 / 3.35))
 
 
-def test_describe_and_table_show_the_time_and_its_bound():
-    e = estimate("H100", [add2(65536), LaunchWork("tiny", 1, 32)])
-    assert e.describe() == "274 µs on the H100 SXM, modelled (add2: 272 µs, memory-bound; tiny: 2.5 µs, launch-bound)"
-    rows = e.table().rows
-    assert [(r["kernel"], r["bound"], r["waves"], r["occupancy"]) for r in rows] == [
-        ("`add2`", "memory", 63, "100% (threads)"),
-        ("`tiny`", "launch", 1, "50% (blocks)"),  # 32 one-warp blocks: 32 of 64 warps
-    ]
-    assert rows[0]["modelled"] == pytest.approx(271.58, rel=1e-4) and str(rows[0]["modelled"]) == "272 µs"
-    # The terms in one column, largest first (the bound's first), zeros left out; the tiny launch has none.
-    terms = rows[0]["terms"].split(", ")
-    assert terms[0].startswith("DRAM ") and "FLOP" not in rows[0]["terms"], terms
-    seconds = [float(t.split()[-2]) * {"ns": 1e-9, "µs": 1e-6, "ms": 1e-3}[t.split()[-1]] for t in terms]
-    assert seconds == sorted(seconds, reverse=True)
-    assert rows[1]["terms"] == "none"
-
-
 def test_impossible_launches_are_errors():
     with pytest.raises(ValueError, match="at least 1 block"):
         estimate("H100", LaunchWork("k", 0, 256))

@@ -270,13 +270,19 @@ def test_an_unrolled_loop_of_four_loads_waits_a_quarter_of_the_dependent_chains_
 
 
 @needs_sass
-def test_an_fma_loop_without_loads_is_issue_bound_at_its_issued_instructions(k):
+def test_an_fma_loop_without_loads_issues_its_instructions_and_waits_on_its_dependent_ones(k):
     """fma_loop: n = 4096 iterations per warp of a loop nvcc keeps, 128 blocks of one warp, one per SM at most (132
-    SMs): each SM's one warp issues one instruction per clock, so the time is the busiest SM's warp instructions /
-    1.98e9. Its sm_90 SASS in basic blocks, by hand, per warp: the entry (10 instructions, once), the preheader (MOV,
+    SMs). Its sm_90 SASS in basic blocks, by hand, per warp: the entry (10 instructions, once), the preheader (MOV,
     UMOV, MOV: once, at its bound, what the entry ran), the loop (UIADD3, FFMA, ISETP, BRA back: n times, the loop
-    test's evaluations that continued, 4097 - 1), `@P0 EXIT` (1) and the store's block (5): 4 n + 19. Before the
-    basic blocks: 2.75 n (the mean fragment of the loop line), issued() 11 n."""
+    test's evaluations that continued, 4097 - 1), `@P0 EXIT` (1) and the store's block (5): 4 n + 19 instructions.
+    Before the basic blocks: 2.75 n (the mean fragment of the loop line), issued() 11 n.
+    Each SM's one warp issues in order and waits for what it reads (kp.gpumodel.depend: ALU results 4 clocks): the
+    loop's UIADD3 at 0, FFMA at 1, ISETP (reads UR4) at 4, BRA (reads P1) at 8, the next run's UIADD3 at 9: 9 clocks
+    a run, 5 more than its 4 instructions; the entry's critical path is 15 clocks (S2R R0 and ULDC feed the IMAD at 9,
+    the IMAD the second ISETP at 13, the BRA issues after it, in order: 5 more than its 10), the store's block 10
+    (LDC.64 feeds IMAD.WIDE at 4, it the STG at 8: 5 more than its 5), the preheader
+    is open (no waits charged), `@P0 EXIT` 1. So (4 n + 19) + 5 n + 10 = 9 n + 29 clocks, bound by the waits. Before
+    dependent instructions were modelled, one instruction a clock: 4 n + 19, which one warp cannot reach."""
     n = 4096
     p = profile(k.run, NAMES.index("fma_loop"), torch.zeros(4 * n), torch.zeros(n), max_blocks=4)
     issued = p.issued()["fma_loop"]
@@ -284,7 +290,8 @@ def test_an_fma_loop_without_loads_is_issue_bound_at_its_issued_instructions(k):
     per_warp = p.issue_instructions()["fma_loop"] / 128
     assert per_warp == sum(issued.values()) / 128 == 4 * n + 19
     (e,) = p.estimate_detail("H100").launches
-    assert (e.bound, e.seconds) == ("issue", pytest.approx(per_warp / 1.98e9))
+    assert (e.bound, e.seconds) == ("issue (dependent)", pytest.approx((9 * n + 29) / 1.98e9))
+    assert e.stall_s == pytest.approx((5 * n + 10) / 1.98e9)
 
 
 @needs_sass

@@ -75,6 +75,27 @@ UNIFIED_L1_BYTES = {(9, 0): 256 * 1024, (8, 0): 192 * 1024, (8, 9): 128 * 1024, 
 # scheduler being busy only while it holds a warp (one warp issues at most one instruction per clock).
 ISSUE_PER_SCHEDULER_PER_CLOCK = 1
 
+# Dependent-instruction latencies, clocks of the SM, for kp.gpumodel.depend (a basic block's critical path):
+# - ALU results: the CUDA C++ Programming Guide, "Multiprocessor Level" (Performance Guidelines, Maximize Utilization):
+#   the latency of a back-to-back register dependency is the instruction's execution time, "typically 4 clock cycles"
+#   for most arithmetic instructions on compute capability 7.x, hence 16 warps per SM (4 per scheduler) to hide it;
+#   taken for 7.5 to 9.0 (the guide gives no other figure for 8.x and 9.0). Not re-read this session: the search tool
+#   returned the guide's older versions (cc 3.x: about 11 clocks), not the 7.x sentence. The variable-latency
+#   instructions (MUFU, conversions, FP64) take longer: 4 is an assumption that understates them.
+ALU_LATENCY_CLOCKS = 4
+# - shared loads (LDS): sjfeng1999/gpu-arch-microbenchmark (github, its README's latency table, read 2026-11-27 at
+#   00f3916 and, as "Memory Latency", in the version HIT_CLOCKS's 7.5 row cites): "Shared Latency 23" cycles on the
+#   RTX 2070 (TU104, cc 7.5); its "Shared Bankconflict" table: "Single" 23, "Vector2 X 2" 27 (a 128-bit load is not
+#   given: 23 is taken for LDS.64 and LDS.128 too, which may understate them). For 8.0 to 9.0 no figure was
+#   read: Jia et al. 2018 (Volta, arXiv:1804.06826) and Luo et al. 2024 (Hopper, arXiv:2402.13499) gave only their
+#   abstracts to this session's search tool. 23 is taken for them too, an assumption; HIT_CLOCKS's L1 hits of the same
+#   kind of pointer chase (32-36 clocks) bound it from above (a shared load needs no tag lookup or address translation).
+SHARED_LOAD_CLOCKS = {(9, 0): 23, (8, 9): 23, (8, 6): 23, (8, 0): 23, (7, 5): 23}
+# - constant loads (LDC, ULDC: kernel arguments and __constant__ data, hits in the constant cache): the same tables,
+#   "Constant L1 Latency 4" cycles on the RTX 2070 ("const L1-cache is as fast as register"); 4 for every cc, an
+#   assumption past 7.5. (A constant-cache miss, 62-448 cycles there, is not modelled.)
+CONSTANT_LOAD_CLOCKS = {(9, 0): 4, (8, 9): 4, (8, 6): 4, (8, 0): 4, (7, 5): 4}
+
 # The least time one launch takes, seconds: an assumption, not measured by this project: issue 23's ~2-3 us for an
 # empty kernel timed with CUDA events; we take 2.5 us. (The README's 9.55 us per torch.add of 1024 elements is the
 # CPU side of a whole op call, dispatcher and launch, not the GPU's floor, so it is not used.)

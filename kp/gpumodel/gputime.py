@@ -27,6 +27,10 @@ The terms of one launch:
 - issue: the warp instructions the launch executed (kp.gpumodel.compiled: the SASS each line ran) over the issue
   rate of the SMs holding blocks: each of an SM's schedulers issues one warp instruction per clock, and only while
   it holds a warp, so the busiest SM issues min(schedulers, its resident warps) per clock (kp.gpumodel.gpu_constants);
+  and no faster than its warps' dependent instructions allow: W warps sharing a scheduler take, for one run each of a
+  basic block, max(W x its instructions, its critical path) clocks (kp.gpumodel.depend: what one warp alone needs,
+  issuing in order and waiting for each register it reads; Volkov 2016, "Understanding Latency Hiding on GPUs"),
+  summed over the blocks' runs that the trace fixes. Named "issue (dependent)" where those waits are the larger part;
 - launch: no launch takes less than the GPU's launch floor.
 
 How the terms combine (kp.gpumodel.overlap, where the rule is derived): by what can run at the same time on the
@@ -39,20 +43,21 @@ of the terms. Where the chain is the longest the bound names both sides ("latenc
 taken as run back to back (as `make bench` times them): the total is the sum of the launches' times. Every block is
 taken to do the same work (the launch's counts / its blocks).
 
-Not modelled: the L2's two partitions (a far hit is slower: kp.gpumodel.gpu_constants), dependent-instruction latency (a
-warp is taken to issue whenever its scheduler is free), tensor cores, overlap between launches, clocks below boost,
-partly exposed latency near the edge between the two memory terms (add2_v1, one float per thread, is modelled as add2
-is: the README says by how much it misses), atomics' serialisation at the L2 (no sourced rate yet), local latency.
+Not modelled: the L2's two partitions (a far hit is slower: kp.gpumodel.gpu_constants), dependent instructions across
+basic blocks and in blocks the trace leaves open (kp.gpumodel.depend), tensor cores, overlap between launches, clocks
+below boost, partly exposed latency near the edge between the two memory terms (add2_v1, one float per thread, is
+modelled as add2 is: the README says by how much it misses), atomics' serialisation at the L2 (no sourced rate yet),
+local latency.
 """
 
 import dataclasses
 import math
 
 from kp.gpumodel.caches import SECTOR_BYTES, local_miss_share, traffic
+from kp.gpumodel.estimates import Estimate, LaunchEstimate
 from kp.gpumodel.gpu_constants import UNIFIED_L1_BYTES
-from kp.gpumodel.gpus import WARP, Occupancy, gpu, occupancy
+from kp.gpumodel.gpus import WARP, gpu, occupancy
 from kp.gpumodel.overlap import combine
-from kp.table import Quantity, Table, quantity
 
 
 @dataclasses.dataclass(frozen=True)
@@ -84,6 +89,8 @@ class LaunchWork:
     issued: float = 0  # warp instructions executed, every class (kp.gpumodel.compiled); 0: not counted
     local_lines: float = 0  # 128-byte lines of the local loads and stores (kp.gpumodel.local: LDL, STL)
     local_bytes_per_thread: int = 0  # each thread's stack frame (ptxas): its local memory
+    # (warp-level runs, instructions, critical path in clocks) per basic block whose runs are known (kp.gpumodel.depend)
+    dependent_blocks: tuple = ()
 
     @property
     def dram_bytes(self):
@@ -103,84 +110,6 @@ class LaunchWork:
     def bytes_in_flight_per_warp(self):
         """The DRAM bytes one warp waits for per round trip."""
         return self.waited_bytes / (self.warps * self.dram_round_trips_per_warp)
-
-
-@dataclasses.dataclass(frozen=True)
-class LaunchEstimate:
-    """One launch's modelled time, each term in seconds, and the term that bounds it."""
-
-    kernel: str
-    seconds: float
-    bound: str  # "memory", "latency", "L2", "compute", "issue", "shared memory", "L1", "launch"; "A + B": phases add
-    dram_bytes: int
-    achieved_bandwidth: float  # dram_bytes / seconds, bytes/s
-    occupancy: Occupancy
-    waves: int
-    reachable_bandwidth: float  # Little's law in the first (fullest) wave: bytes in flight / mean latency
-    bandwidth_s: float  # dram_bytes / achievable bandwidth
-    latency_s: float  # the waves' round trips: round trips x mean latency per wave
-    memory_s: float  # wave by wave, the larger of the two
-    compute_s: float
-    shared_s: float  # the shared-memory wavefronts alone
-    launch_floor_s: float
-    l1_s: float = 0.0  # the L1's data pipe: shared wavefronts + global lines
-    issue_s: float = 0.0  # the busiest SM's warp instructions / its issue rate
-    l2_s: float = 0.0  # the bytes the L2 serves / its bandwidth
-    latency: float = 0.0  # the latency of a round trip, seconds
-    hit_shares: tuple = (0.0, 0.0, 1.0)  # the shares of the requested sectors the L1, the L2 and DRAM serve
-    phases_add: bool = False  # barriers, and one block's memory + its SM phases outlast every term
-
-
-@dataclasses.dataclass(frozen=True)
-class Estimate:
-    """A sequence of launches on one GPU: the total and each launch's LaunchEstimate."""
-
-    gpu: str
-    seconds: float
-    launches: tuple
-
-    def describe(self):
-        bounds = "; ".join(f"{e.kernel}: {_time(e.seconds)}, {e.bound}-bound" for e in self.launches)
-        return f"{_time(self.seconds)} on the {self.gpu}, modelled ({bounds})"
-
-    def table(self):
-        """A row per launch: the modelled time and its bound first, then occupancy and waves, then the terms of the
-        time in one column, largest first (the first is the bound; terms of 0 left out); times as Quantities (5.73 ms,
-        42.1 µs). One column for the terms: seven of their own ran past Lab's output area (880-903 px of 848 at
-        1280x800, measured by tests/test_lab.py on notebook 01)."""
-        rows = [
-            {
-                "kernel": f"`{e.kernel}`",
-                "modelled": Quantity(e.seconds * 1e6, "µs"),
-                "bound": e.bound,
-                "DRAM": Quantity(e.achieved_bandwidth / 1e12, "TB/s"),
-                "occupancy": f"{e.occupancy.occupancy:.0%} ({e.occupancy.limited_by})",
-                "waves": e.waves,
-                "terms": _terms(e),
-                "served by L1 / L2 / DRAM": "{:.0%} / {:.0%} / {:.0%}".format(*e.hit_shares),
-            }
-            for e in self.launches
-        ]
-        return Table(rows, f"modelled on the {self.gpu} (kp.gpumodel.gputime): {_time(self.seconds)} in all")
-
-
-def _terms(e):
-    """A launch's terms, largest first, zeros left out: "DRAM 271 µs, latency 174 µs, L1 pipe 24.1 µs"."""
-    terms = {
-        "DRAM": e.bandwidth_s,
-        "latency": e.latency_s,
-        "FLOP": e.compute_s,
-        "shared": e.shared_s,
-        "L1 pipe": e.l1_s,
-        "issue": e.issue_s,
-        "L2": e.l2_s,
-    }
-    ranked = sorted((t for t in terms.items() if t[1] > 0), key=lambda t: -t[1])
-    return ", ".join(f"{name} {_time(seconds)}" for name, seconds in ranked) or "none"
-
-
-def _time(seconds):
-    return quantity(seconds, "s")
 
 
 def _dram_sectors(g, work, resident_blocks):
@@ -206,6 +135,15 @@ def _round_trip_latency(g, work, l2_sectors, dram_sectors):
     dram = 1.0 - (1.0 - min(1.0, dram_sectors / asked)) ** k
     l2 = max(dram, 1.0 - (1.0 - min(1.0, l2_sectors / asked)) ** k)
     return g.l1_latency + l2 * (g.l2_latency - g.l1_latency) + dram * (g.dram_latency - g.l2_latency)
+
+
+def _dependent_waits(g, work, warps):
+    """The clocks, summed over the launch's block runs, that a scheduler holding its share of `warps` waits beyond
+    issuing their instructions (kp.gpumodel.depend): W warps per scheduler take max(W x n / issue rate, path) clocks
+    for a run each of a block of n instructions, so each run adds max(0, path / W - n / issue rate)."""
+    per_scheduler = warps / min(g.sub_partitions, warps)
+    ipc = g.issue_per_scheduler_per_clock
+    return sum(runs * max(0.0, path / per_scheduler - n / ipc) for runs, n, path in work.dependent_blocks)
 
 
 def estimate_launch(gpu_or_name, work):
@@ -245,20 +183,24 @@ def estimate_launch(gpu_or_name, work):
     # The busiest SM's warps: its schedulers issue only while they hold one (one warp, one instruction per clock)
     resident_warps = resident * warps_per_block
     issue_rate = min(g.sub_partitions, resident_warps) * g.issue_per_scheduler_per_clock * g.clock_hz
-    issue_s = work.issued * busiest / issue_rate
+    waits = _dependent_waits(g, work, resident_warps)  # clocks a scheduler waits on its warps' operands
+    stall_s = waits * busiest / (min(g.sub_partitions, resident_warps) * g.clock_hz)
+    issue_s = work.issued * busiest / issue_rate + stall_s
+    issue_name = "issue (dependent)" if stall_s > issue_s / 2 else "issue"
     memory_name = "latency" if latency_s > bandwidth_s else "memory"
     if l2_s > memory_s:  # the L2 serves less than DRAM and the latency ask for
         memory_name, memory_side = "L2", l2_s
     else:
         memory_side = memory_s
     pipe_name = "shared memory" if work.shared_wavefronts >= l1_lines else "L1"
-    on_sm = {"compute": compute_s, "issue": issue_s, pipe_name: l1_s}
+    on_sm = {"compute": compute_s, issue_name: issue_s, pipe_name: l1_s}
     # One block slot's blocks in sequence (as many as the waves), each with the SM to itself: the busiest SM's compute
     # and L1 pipe shared out by its blocks; its issue at the rate of one block's warps (kp.gpumodel.overlap)
     slot = waves / math.ceil(work.grid_blocks / g.sms)
     block_issue = min(g.sub_partitions, warps_per_block) * g.issue_per_scheduler_per_clock * g.clock_hz
     chain_sm = {k: v * slot for k, v in on_sm.items()}
-    chain_sm["issue"] = work.issued / work.grid_blocks * waves / block_issue
+    block_waits = _dependent_waits(g, work, warps_per_block) / min(g.sub_partitions, warps_per_block) / g.clock_hz
+    chain_sm[issue_name] = (work.issued / block_issue + block_waits) / work.grid_blocks * waves
     sm_name = max(on_sm, key=on_sm.get)
     _, phases_add = combine(memory_side, on_sm[sm_name], max(chain_sm.values()), work.barriers > 0)
     if phases_add:
@@ -285,6 +227,7 @@ def estimate_launch(gpu_or_name, work):
         launch_floor_s=g.launch_floor,
         l1_s=l1_s,
         issue_s=issue_s,
+        stall_s=stall_s,
         l2_s=l2_s,
         latency=latency,
         hit_shares=shares,

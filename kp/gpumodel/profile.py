@@ -26,6 +26,7 @@ from kp.build import cpu_runtime
 from kp.gpumodel.caches import parse_sharing
 from kp.gpumodel.compiled import CompiledCounts
 from kp.gpumodel.counts import WARP, Advice, parse
+from kp.gpumodel.depend import dependent_blocks
 from kp.gpumodel.gputime import LaunchWork, estimate
 from kp.gpumodel.local import local_work
 from kp.gpumodel.ptxas import launch_resources
@@ -93,11 +94,7 @@ class Profile(CompiledCounts):
         self.sharing = sharing or [None] * len(counts.launches)
         # The C++ type of the call's first floating tensor: the kernels' instantiation whose ptxas figures apply.
         self.ctype = ctype
-        self.source_lines, self.launches, self.branches = (
-            counts.lines,
-            counts.launches,
-            counts.branches,
-        )  # kp.gpumodel.counts
+        self.source_lines, self.launches, self.branches = counts.lines, counts.launches, counts.branches  # counts
         self.unprofiled, self.unprofiled_names = counts.unprofiled, counts.unprofiled_names
         self.worst, self.arrays, self.touches = counts.worst, counts.arrays, counts.touches  # for kp.pictures
         self.branch_lanes = counts.branch_lanes  # kp.pictures too
@@ -144,9 +141,10 @@ class Profile(CompiledCounts):
         sectors the sampled blocks share, each block's L1 misses, the global requests' 128-byte lines, the barriers),
         the distinct sectors it touched (what DRAM moves where those inputs are missing), its shared wavefronts as
         `gpu`'s SASS serves them (the launch's share of its kernel's lines), the warp instructions it executed (its
-        blocks' share of its kernel's SASS as executed), the round trips its slowest warp waits (its loads over those in
-        flight together), registers and static shared memory from ptxas for `gpu`'s arch and the instantiation
-        launched (32 registers where nvcc is missing), `flops` shared out by the launches' blocks."""
+        blocks' share of its kernel's SASS as executed; each basic block's runs and critical path, kp.gpumodel.depend),
+        the round trips its slowest warp waits (its loads over those in flight together), registers and static shared
+        memory from ptxas for `gpu`'s arch and the instantiation launched (32 registers where nvcc is missing), `flops`
+        shared out by the launches' blocks."""
         total_blocks = sum(la.blocks for la in self.launches) or 1
         compiled_lines = self.compiled(gpu)[0]
         issued = self.issue_instructions(gpu)
@@ -186,6 +184,7 @@ class Profile(CompiledCounts):
                     shared_wavefronts=round(la.wavefronts * served / source) if source else la.wavefronts,
                     flops=flops * la.blocks / total_blocks,
                     issued=issued.get(la.kernel, 0.0) * la.blocks / kernel_blocks[la.kernel],
+                    dependent_blocks=dependent_blocks(self, la.kernel, gpu, la.blocks / kernel_blocks[la.kernel]),
                     written_sectors=la.sectors_written,
                     **(
                         {"dram_round_trips_per_warp": max(1.0, la.round_trips_per_warp * la.load_sites / sites)}

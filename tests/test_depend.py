@@ -1,0 +1,189 @@
+"""kp.gpumodel.depend and the issue term's rule for dependent instructions (kp.gpumodel.gputime): the registers each
+SASS instruction writes and reads, a basic block's critical path, and max(W x instructions, critical path) per block
+run for W warps per scheduler. Hand-written listings in nvdisasm's form (as tests/test_cfg.py's), each answer worked out
+by hand from the latencies of kp.gpumodel.gpu_constants (ALU 4 clocks, a shared load 23 on every cc here) and the H100
+SXM's 1.98 GHz; one case on nvcc's own SASS (mul_fwd_kernel, tests/test_compiled.py's)."""
+
+import dataclasses
+import sys
+
+import pytest
+import torch
+from test_sass import needs_sass
+
+import helpers
+import kp.files
+from kp.gpumodel.depend import critical_path, dependent_blocks, operands
+from kp.gpumodel.gpu_constants import ALU_LATENCY_CLOCKS, SHARED_LOAD_CLOCKS
+from kp.gpumodel.gputime import LaunchWork, estimate_launch
+from kp.gpumodel.profile import profile
+from kp.gpumodel.sass import parse_sass
+
+H100 = (9, 0)
+CLOCK = 1.98e9
+
+
+def listing(*lines):
+    """Instructions from SASS lines, in nvdisasm's form, at 0x0, 0x10, ... of one function at k.cu:1."""
+    body = "".join(f"        /*{16 * k:04x}*/                   {line} ;\n" for k, line in enumerate(lines))
+    return parse_sass(f'\t.section\t.text._Z1kPf,"ax",@progbits\n\t//## File "k.cu", line 1\n{body}')
+
+
+def regs(prefix, first, count):
+    return {f"{prefix}{first + k}" for k in range(count)}
+
+
+@pytest.mark.parametrize(
+    "text, written, read",
+    [
+        ("FFMA R3, R4, R5, R3", {"R3"}, {"R3", "R4", "R5"}),
+        ("FFMA R3, -R4.reuse, |R5|, 1", {"R3"}, {"R4", "R5"}),  # negation, absolute value, the reuse flag
+        ("@!P0 LDG.E.128 R4, desc[UR4][R2.64]", regs("R", 4, 4), {"P0", "UR4", "R2", "R3"}),
+        ("LDS.128 R8, [R0+0x10]", regs("R", 8, 4), {"R0"}),
+        ("LDS.64 R8, [R0]", {"R8", "R9"}, {"R0"}),
+        ("LDSM.16.M88.4 R4, [R16]", regs("R", 4, 4), {"R16"}),
+        ("IMAD.WIDE R2, R0, 0x4, R2", {"R2", "R3"}, {"R0", "R2", "R3"}),  # a pair written, the addend a pair read
+        ("IMAD.WIDE.U32 R4, R7, R9, RZ", {"R4", "R5"}, {"R7", "R9"}),  # RZ: no register
+        ("IADD3 R6, P0, R2, c[0x0][0x160], RZ", {"R6", "P0"}, {"R2"}),  # the carry out
+        ("IADD3.X R7, R3, c[0x0][0x164], RZ, P0, !PT", {"R7"}, {"R3", "P0"}),  # the carry in
+        ("LEA R2, P0, R3, c[0x0][0x168], 0x2", {"R2", "P0"}, {"R3"}),
+        ("ISETP.GE.AND P0, PT, R0, 0x1, PT", {"P0"}, {"R0"}),
+        ("PLOP3.LUT P0, PT, P1, P2, PT, 0x80, 0x8", {"P0"}, {"P1", "P2"}),
+        ("FSEL R0, R1, R2, P0", {"R0"}, {"R1", "R2", "P0"}),
+        ("VOTE.ANY R0, PT, P0", {"R0"}, {"P0"}),
+        ("STG.E.128 desc[UR4][R2.64], R4", set(), {"UR4", "R2", "R3"} | regs("R", 4, 4)),
+        ("STS [R0], R5", set(), {"R0", "R5"}),
+        ("RED.E.ADD.F32.FTZ.RN.STRONG.GPU desc[UR4][R2.64], R7", set(), {"UR4", "R2", "R3", "R7"}),
+        ("ATOMG.E.ADD.F32.FTZ.RN.STRONG.GPU PT, R5, desc[UR4][R2.64], R7", {"R5"}, {"UR4", "R2", "R3", "R7"}),
+        ("@P1 BRA `(.L_x_3)", set(), {"P1"}),
+        ("BAR.SYNC.DEFER_BLOCKING 0x0", set(), set()),
+        ("EXIT", set(), set()),
+        ("S2R R0, SR_TID.X", {"R0"}, set()),  # SR_TID.X is no general register
+        ("UIADD3 UR4, UR4, 0x1, URZ", {"UR4"}, {"UR4"}),
+        ("ULDC.64 UR4, c[0x0][0x118]", {"UR4", "UR5"}, set()),
+        ("DFMA R4, R4, R6, R8", {"R4", "R5"}, regs("R", 4, 6)),  # FP64: pairs
+        ("F2F.F64.F32 R4, R3", {"R4", "R5"}, {"R3"}),
+        ("MOV R1, c[0x0][0x28]", {"R1"}, set()),
+    ],
+)
+def test_operands_name_the_registers_written_and_read(text, written, read):
+    (i,) = listing(text)
+    assert operands(i) == (written, read)
+
+
+def test_a_chain_of_dependent_ffmas_waits_for_each_result_and_independent_ones_only_for_their_issue():
+    """In a run after a run: the chain's first FFMA waits for the last one's R3 (a loop's carried chain): 8 x 4 = 32
+    clocks a run. Eight independent FFMAs issue one a clock: 8, and each reads its own accumulator 8 clocks after the
+    run before wrote it, 4 after it was ready."""
+    chain = listing(*["FFMA R3, R3, R4, R5"] * 8)
+    assert critical_path(chain, H100) == 8 * ALU_LATENCY_CLOCKS == 32
+    independent = listing(*[f"FFMA R{10 + k}, R4, R5, R{10 + k}" for k in range(8)])
+    assert critical_path(independent, H100) == 8
+
+
+def test_a_shared_load_feeding_an_ffma_waits_for_the_shared_latency_and_a_global_one_for_none():
+    """LDS at 0, the FFMA on its result at 23, the next run's LDS at 24 (in order, after that FFMA): 24 clocks a run.
+    LDG then an FFMA accumulating into R5: the load's wait is the memory latency term's (not counted twice), so only
+    the accumulator's carried chain is left, 4. FFMA then a store of its result: the store at 4, the next run's FFMA
+    at 5: 5."""
+    assert SHARED_LOAD_CLOCKS[H100] == 23
+    assert critical_path(listing("LDS R4, [R0]", "FFMA R5, R4, R4, R5"), H100) == 24
+    assert critical_path(listing("LDG.E R4, desc[UR4][R2.64]", "FFMA R5, R4, R4, R5"), H100) == 4
+    assert critical_path(listing("FFMA R5, R4, R4, R5", "STS [R0], R5"), H100) == 5
+    # a 128-bit shared load's fourth register is its result too
+    assert critical_path(listing("LDS.128 R4, [R0]", "FFMA R9, R7, R7, R9"), H100) == 24
+
+
+def test_a_load_into_a_register_still_being_read_waits_behind_its_reader_in_order():
+    """nvcc reuses R12 for the next step's operand (as linear v7's SASS does): the second LDS cannot issue before the
+    first FFMA, which waits for the first LDS. LDS 0, FFMA 23, LDS 24, FFMA 47: 48 clocks a run, where loads free to
+    issue early would overlap (24)."""
+    steps = listing("LDS R12, [R0]", "FFMA R20, R12, R12, R20", "LDS R12, [R0+0x10]", "FFMA R21, R12, R12, R21")
+    assert critical_path(steps, H100) == 48
+
+
+def fma_launch(warps_per_block, path, instructions=8, runs_per_warp=1000):
+    """132 blocks (one per SM on the H100) of `warps_per_block` warps, each warp running one basic block of
+    `instructions` instructions with critical path `path` 1000 times (a loop the trace fixed)."""
+    warps = 132 * warps_per_block
+    return LaunchWork(
+        "fma", 132, 32 * warps_per_block, issued=warps * runs_per_warp * instructions,
+        dependent_blocks=((warps * runs_per_warp, instructions, path),),
+    )  # fmt: skip
+
+
+def test_one_warp_per_scheduler_waits_for_a_dependent_chain():
+    """8 dependent FFMAs (path 32), 4 warps per block, one block per SM: 1 warp per scheduler takes max(1 x 8, 32) =
+    32 clocks a run, 1000 runs: 32,000 clocks = 16.2 us, named as waits on dependent instructions. Without the blocks'
+    paths the issue term was 8,000 clocks."""
+    e = estimate_launch("H100", fma_launch(4, 32))
+    assert (e.bound, e.seconds) == ("issue (dependent)", pytest.approx(32_000 / CLOCK))
+    assert e.stall_s == pytest.approx(24_000 / CLOCK)
+    plain = estimate_launch("H100", LaunchWork("fma", 132, 128, issued=132 * 4 * 8000))
+    assert (plain.bound, plain.seconds) == ("issue", pytest.approx(8_000 / CLOCK))
+
+
+def test_eight_warps_per_scheduler_hide_the_chain_and_are_issue_bound():
+    """The same chain, 32 warps per block, one block per SM: 8 warps per scheduler take max(8 x 8, 32) = 64 clocks
+    for one run each, 1000 rounds: 64,000 clocks = 32.3 us, issue-bound, no waits."""
+    e = estimate_launch("H100", fma_launch(32, 32))
+    assert (e.bound, e.seconds, e.stall_s) == ("issue", pytest.approx(64_000 / CLOCK), 0)
+
+
+def test_a_shared_load_feeding_an_ffma_is_latency_bound_until_enough_warps_cover_it():
+    """LDS -> FFMA, 2 instructions, path 24: 1 warp per scheduler takes 24 clocks a run (24,000 for 1000); 8 warps take
+    max(16, 24) = 24 per round of 8 runs (24,000 for 1000 rounds), still waiting 8 of each 24 clocks, less than they
+    issue, so named "issue"; 16 warps (two blocks of 32 per SM) take max(32, 24) = 32 per round of 16 runs: 32,000
+    clocks for their 16,000 runs, issue-bound, no waits."""
+    one = estimate_launch("H100", fma_launch(4, 24, instructions=2))
+    assert (one.bound, one.seconds) == ("issue (dependent)", pytest.approx(24_000 / CLOCK))
+    eight = estimate_launch("H100", fma_launch(32, 24, instructions=2))
+    assert (eight.bound, eight.seconds) == ("issue", pytest.approx(24_000 / CLOCK))
+    assert eight.stall_s == pytest.approx(8_000 / CLOCK)
+    two_blocks = on_blocks(fma_launch(32, 24, instructions=2), 264)
+    sixteen = estimate_launch("H100", two_blocks)
+    assert (sixteen.bound, sixteen.seconds, sixteen.stall_s) == ("issue", pytest.approx(32_000 / CLOCK), 0)
+
+
+def on_blocks(work, blocks):
+    """`work` on `blocks` blocks (its counts scaled with them): 264 blocks of 1024 threads put 2 on each SM."""
+    scale = blocks / work.grid_blocks
+    runs, n, path = work.dependent_blocks[0]
+    return dataclasses.replace(
+        work, grid_blocks=blocks, issued=work.issued * scale, dependent_blocks=((runs * scale, n, path),)
+    )
+
+
+def test_independent_ffmas_are_issue_bound_even_with_one_warp():
+    """8 independent FFMAs (path 8: one issue each): one warp per scheduler takes max(8, 8) = 8 clocks a run: as if
+    no paths."""
+    e = estimate_launch("H100", fma_launch(4, 8))
+    assert (e.bound, e.seconds, e.stall_s) == ("issue", pytest.approx(8_000 / CLOCK), 0)
+
+
+def test_with_one_block_per_sm_and_barriers_the_chained_phase_waits_too():
+    """Barriers, one 4-warp block per SM: the SM phase one block runs alone is its dependent time (32,000 clocks),
+    added to its memory phase, as kp.gpumodel.overlap says for one block per SM."""
+    work = dataclasses.replace(fma_launch(4, 32), barriers=132, dram_read_sectors=132 * 4, requested_read_sectors=0)
+    e = estimate_launch("H100", work)
+    assert e.phases_add and e.bound == "latency + issue (dependent)"
+    assert e.seconds == pytest.approx(e.memory_s + 32_000 / CLOCK)
+
+
+@needs_sass
+def test_a_kernels_blocks_carry_the_runs_that_make_its_issue_count():
+    """mul_fwd_kernel (tests/test_compiled.py: every block's runs determined, 117 warp instructions per warp): the
+    blocks' runs x instructions add up to the issue count, and each path is at least its block's instructions (one
+    issue a clock) and at most its instructions x the longest latency."""
+    sys.path.insert(0, str(kp.files.ROOT / "bench"))
+    from ops import all_ops
+
+    op = next(o for o in all_ops() if o.op == "mul")
+    ext = helpers.load_kernel(op.kernel, target="cpu", check=True, quiet=True)
+    torch.manual_seed(0)
+    p = profile(op.custom(ext), *op.make_inputs(2**16), max_blocks=4)
+    found = dependent_blocks(p, "mul_fwd_kernel<T>", "H100")
+    assert sum(runs * n for runs, n, _ in found) == pytest.approx(p.issue_instructions()["mul_fwd_kernel<T>"])
+    assert all(n <= path <= n * SHARED_LOAD_CLOCKS[H100] for _, n, path in found)
+    (work,) = p.work(gpu="H100")
+    assert work.dependent_blocks == found

@@ -1,0 +1,30 @@
+"""kp.gpumodel.estimates: a modelled launch as printed: describe() in a sentence, table() a row per launch with its
+terms in one column, largest first. The times are kp.gpumodel.gputime's (tests/test_gputime.py works them out)."""
+
+import pytest
+
+from kp.gpumodel.gputime import LaunchWork, estimate
+
+N = 2**26
+
+
+def add2(blocks):
+    """c = a + b on N floats: 2 reads + 1 write of 4 bytes each (as tests/test_gputime.py's add2)."""
+    return LaunchWork("add2", blocks, 256, 32, dram_read_sectors=2 * N * 4 // 32, dram_write_sectors=N * 4 // 32)
+
+
+def test_describe_and_table_show_the_time_and_its_bound():
+    e = estimate("H100", [add2(65536), LaunchWork("tiny", 1, 32)])
+    assert e.describe() == "274 µs on the H100 SXM, modelled (add2: 272 µs, memory-bound; tiny: 2.5 µs, launch-bound)"
+    rows = e.table().rows
+    assert [(r["kernel"], r["bound"], r["waves"], r["occupancy"]) for r in rows] == [
+        ("`add2`", "memory", 63, "100% (threads)"),
+        ("`tiny`", "launch", 1, "50% (blocks)"),  # 32 one-warp blocks: 32 of 64 warps
+    ]
+    assert rows[0]["modelled"] == pytest.approx(271.58, rel=1e-4) and str(rows[0]["modelled"]) == "272 µs"
+    # The terms in one column, largest first (the bound's first), zeros left out; the tiny launch has none.
+    terms = rows[0]["terms"].split(", ")
+    assert terms[0].startswith("DRAM ") and "FLOP" not in rows[0]["terms"], terms
+    seconds = [float(t.split()[-2]) * {"ns": 1e-9, "µs": 1e-6, "ms": 1e-3}[t.split()[-1]] for t in terms]
+    assert seconds == sorted(seconds, reverse=True)
+    assert rows[1]["terms"] == "none"
