@@ -16,6 +16,7 @@ A module imports only modules on floors below its own (no circles, nothing impor
              kp.report       record / read_records: what a notebook found, for `make run`'s index page
              kp.notebooks    execute a notebook in a fresh kernel; tagged_code (imports Jupyter's packages)
              kp.gpumodel.gpus     the GPU table (data sheets, per-SM limits, measured bandwidth) and occupancy
+             kp.gpumodel.runs     the equations for a kernel's basic blocks' runs, from the trace's lines and branches
              kp.sourceview   a profile as Nsight's source view: the `.cu` lines with the GPU model's figures
              kp.pictures     a profile's pictures: who touched which element; one shared line's lanes and banks; who
                              took a branch, by lane
@@ -44,7 +45,7 @@ A module imports only modules on floors below its own (no circles, nothing impor
     floor 9  kp.puzzle       notebook 00's puzzles: their table and files, puzzle(name), hints, the scoreboard
              kp.exercise     the lessons' exercises: their table and files, exercise(name), hints
 
-The GPU model's twelve modules are one room, kp/gpumodel/ (its __init__ draws how data flows through it: trace ->
+The GPU model's thirteen modules are one room, kp/gpumodel/ (its __init__ draws how data flows through it: trace ->
 counts -> SASS -> caches -> time); each keeps its floor above.
 
 tests/test_layout.py holds the package to this.

@@ -23,6 +23,7 @@ FLOORS = {
     "report": 2,
     "notebooks": 2,
     "gpumodel.gpus": 2,
+    "gpumodel.runs": 2,
     "sourceview": 2,
     "pictures": 2,
     "gpumodel.counts": 3,
