@@ -16,7 +16,6 @@ A module imports only modules on floors below its own (no circles, nothing impor
              kp.report       record / read_records: what a notebook found, for `make run`'s index page
              kp.notebooks    execute a notebook in a fresh kernel; tagged_code (imports Jupyter's packages)
              kp.gpumodel.gpus     the GPU table (data sheets, per-SM limits, measured bandwidth) and occupancy
-             kp.gpumodel.runs     the equations for a kernel's basic blocks' runs, from the trace's lines and branches
              kp.sourceview   a profile as Nsight's source view: the `.cu` lines with the GPU model's figures
              kp.pictures     a profile's pictures: who touched which element; one shared line's lanes and banks; who
                              took a branch, by lane
@@ -28,6 +27,7 @@ A module imports only modules on floors below its own (no circles, nothing impor
              kp.gpumodel.counts   the GPU model's counts as records (Line, Launch, ...), put at their `.cu` lines
              kp.standin      the CPU stand-in's shared pieces: translator, runtime, precompiled header, link stubs
     floor 4  kp.build        build key, flags per target, ninja -> Build
+             kp.gpumodel.runs     the equations for a kernel's basic blocks' runs, from the trace's lines and branches
     floor 5  kp.check        check mode's findings (KernelCheckError, KernelCheckWarning) and last writers
              kp.gpumodel.ptxas    ptxas's registers, shared memory and spills per kernel, without a GPU
              kp.gpumodel.sass     the SASS nvcc compiled for a GPU's arch, each instruction at its `.cu` line

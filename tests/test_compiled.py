@@ -14,6 +14,7 @@ import kp.files
 import kp.gpumodel.compiled
 import kp.gpumodel.profile
 import kp.gpumodel.sass
+from kp.gpumodel.cfg import blocks
 from kp.gpumodel.profile import profile
 from kp.puzzle import puzzle
 
@@ -158,3 +159,57 @@ def test_a_fully_unrolled_loops_line_runs_once_per_pass_of_its_block():
     line = next(n for n, text in enumerate(source, 1) if "acc += ta[y][j] * tb[j][x]" in text)
     (ins,) = [i for i in p.instructions if i.line == line]
     assert (ins.executions, dict(ins.static), ins.fp32, ins.memory) == (144, {"fp32": 16, "memory": 20}, 2304, 2880)
+
+
+TRIPS = kp.files.ROOT / "tests" / "cuda_cpu" / "trips.cu"
+TRIPS_LINES = TRIPS.read_text().splitlines()
+
+
+def trips_profile(which, trips):
+    """tests/cuda_cpu/trips.cu's kernel `which` (0 unroll4, 1 triangle) on 4 warps (128 floats), x[0] = trips."""
+    ext = helpers.load_kernel(TRIPS, target="cpu", check=True, quiet=True)
+    x = torch.zeros(4)
+    x[0] = trips
+    return profile(ext.run, which, x, torch.zeros(128))
+
+
+def block_table(p, kernel):
+    """[(instructions, runs)] of `kernel`'s basic blocks, in address order."""
+    at = p.block_runs(kernel)
+    return [(len(b.instructions), at[b.instructions[0].offset][0]) for b in blocks(p.kernel_sass(kernel))]
+
+
+@needs_sass
+def test_a_loop_nvcc_unrolled_by_4_runs_its_body_and_remainder_as_its_trip_counts_say():
+    """unroll4 at 10 trips, 4 warps. Its sm_90 SASS in basic blocks, per warp, by hand: the entry to the guard `@!P0
+    BRA` (t >= 1: LDC, LDC.64, ULDC.64, LDG, ULDC, IMAD.MOV, S2R, S2R, IMAD, F2I, ISETP, BRA: 12, once); the remainder
+    and the main loop's set-up (VIADD, LOP3 t & 3, IMAD.MOV, ISETP t - 1 >= 3, HFMA2, ISETP, BRA: 7, once); the main
+    loop's preheader (IADD3, IMAD.MOV: 2, once: 10 >= 4); the main loop (IADD3, 4 FFMA, ISETP, BRA: 7, floor(10 / 4)
+    = 2 times); `@!P0 BRA` past the remainder (1, once); the remainder loop (IADD3, FFMA, ISETP, BRA: 4, 10 mod 4 = 2
+    times); `if (i < n)` (ULDC, ISETP, @P0 EXIT: 3, once) and the store (LDC.64, IMAD.WIDE, STG, EXIT: 4, once):
+    12 + 7 + 2 + 14 + 1 + 8 + 3 + 4 = 51, every block known from the trace. Before the trip counts, the blocks of the
+    loop's line were open and the issue term charged 160 per warp (the line's mean fragment per evaluation). The
+    trace's copies of the loop's condition that g++ made (it honours `#pragma unroll 4` too) count as one branch: one
+    entry of 10 trips per warp, not runs of 2 and 3 at each copy."""
+    p = trips_profile(0, 10)
+    (loop,) = [b for b in p.branches if b.line == 1 + next(n for n, t in enumerate(TRIPS_LINES) if "k < trips;" in t)]
+    assert (loop.executions, loop.none, loop.trips) == (44, 4, ((10, 4),))
+    assert block_table(p, "unroll4") == [(12, 4), (7, 4), (2, 4), (7, 8), (1, 4), (4, 8), (3, 4), (4, 4)]
+    assert p.issue_instructions()["unroll4"] / 4 == sum(p.issued()["unroll4"].values()) / 4 == 51
+
+
+@needs_sass
+def test_an_inner_loop_entered_with_0_to_4_trips_runs_its_unrolled_bodies_and_remainder_as_they_say():
+    """triangle at 5 rows: the inner loop is entered 5 times per warp, with 0, 1, 2, 3 and 4 trips. nvcc unrolls it
+    into a loop of 16 FFMA, a block of 8, a loop of 4 and a remainder unrolled whole (a block of 1 FFMA for t mod 4
+    >= 1, then one of 1 and a predicated 1 for t mod 4 >= 2). By hand, over 4 warps: 16 loop 0, 8 block 0, 4 loop 4
+    (t = 4), the remainder's blocks 12 (t = 1, 2, 3) and 8 (t = 2, 3); the outer loop's latch 20 (5 rows), its guard's
+    skip 0 and the `@P0 EXIT` of `if (i < n)` none (its block 4). Before, 865 instructions were charged per warp."""
+    p = trips_profile(1, 5)
+    inner = next(b for b in p.branches if b.line == 1 + next(n for n, t in enumerate(TRIPS_LINES) if "k < j;" in t))
+    assert inner.trips == ((0, 4), (1, 4), (2, 4), (3, 4), (4, 4))
+    table = block_table(p, "triangle")
+    assert [runs for n, runs in table if n in (19, 11, 7)] == [0, 0, 4]  # the 16 loop, the 8 block, the 4 loop
+    assert [runs for n, runs in table[-5:-2]] == [12, 8, 20]  # the remainder's two blocks, the outer loop's latch
+    assert table[-2:] == [(3, 4), (4, 4)]  # `if (i < n)`'s EXIT, then the store
+    assert sum(p.issued()["triangle"].values()) / 4 < 150

@@ -122,6 +122,11 @@ struct BranchStats {
   // last warp (`if (i < n)`), or a tree's `if (t < half)`. Still Nsight Compute's divergence; advice leaves them out.
   uint64_t split = 0;
   uint64_t none = 0;  // executions where no lane took it (a loop's exits: one per time a warp entered the loop)
+  // A loop's trip counts per entry, warp by warp: {t: entries} where a warp's executions ran t that some lane took,
+  // then one that none took (a loop entered, run t times, left). nvcc unrolls a loop by U into a body of U copies and
+  // a remainder: they run sum(t / U) and sum(t % U), which the totals above do not give (kp.gpumodel.runs). At most
+  // kMaxTrips distinct t (an `if` in a loop makes runs of any length); past that, kLostTrips counts the entries.
+  std::map<uint32_t, uint64_t> trips;
   // For a picture of who took it (kp.pictures.branch_lanes): per warp of one block, the first one counted of the
   // first launch that reached the branch (launch index + 1 in lanes_launch), each lane's evaluations [0, 32) and the
   // times the condition held [32, 64). One block: the pattern of lanes repeats from block to block.
@@ -451,6 +456,8 @@ void hierarchy_request(uintptr_t pc, const Request& r, std::unordered_set<uintpt
 }
 
 constexpr unsigned kWarps = kMaxBlockThreads / 32;
+constexpr size_t kMaxTrips = 64;               // distinct trip counts kept per branch (BranchStats::trips)
+constexpr uint32_t kLostTrips = 0xffffffffu;  // the entries past them
 
 // The running block's requests (or branch executions) that some lane made, each with its (pc, warp, n).
 template <typename T>
@@ -519,9 +526,23 @@ void profile_block_end(const char* kernel) {
     t_hierarchy.back().slowest += uint64_t(most) * t_weight;
   }
   const bool first_block = launch.ended++ == 0;
+  BranchStats* run_site = nullptr;  // the (pc, warp) whose run of taken executions is `run` long (made(): in order)
+  RequestKey run_key{0, 0, 0};
+  uint32_t run = 0;
+  const auto end_run = [&] {
+    if (!run_site) return;
+    auto& trips = run_site->trips;
+    const bool kept = trips.size() < kMaxTrips || trips.count(run);
+    trips[kept ? run : kLostTrips] += p.every;
+    run = 0;
+  };
   for (const auto& [key, at] : made(p, p.branches)) {
     const Branch& b = *at;
     BranchStats& s = p.branch_sites[{kernel, key.pc}];
+    if (run && (key.pc != run_key.pc || key.warp != run_key.warp)) end_run();  // a run the block's end cut short
+    run_site = &s, run_key = key;
+    if (b.taken) ++run;
+    else end_run();
     if (first_block && (!s.lanes_launch || s.lanes_launch == p.launches.size())) {
       s.lanes_launch = p.launches.size();
       std::array<uint32_t, 64>& per_lane = s.by_lane.try_emplace(key.warp).first->second;
@@ -537,6 +558,7 @@ void profile_block_end(const char* kernel) {
     }
     if (!b.taken) s.none += p.every;
   }
+  if (run) end_run();
   p.requests.clear();
   p.branches.clear();
   p.sites_run.clear();
@@ -719,6 +741,7 @@ std::string hierarchy_row(size_t launch, const Hierarchy& h) {
 //           loading_warps
 //   branch  kernel  pc  executions  lanes  divergent  split  none
 //   lanes  kernel  pc  warp  evaluated0 .. evaluated31  taken0 .. taken31  (one block's, per warp: see BranchStats)
+//   trips  kernel  pc  t  entries  (BranchStats::trips; t = 4294967295: the entries past kMaxTrips distinct ones)
 //   unprofiled  count  names
 //   worst  kernel  pc  lanes  size  addr0 .. addr31   (a shared site's worst request)
 //   array  id  space  name  begin  elements  dims
@@ -757,6 +780,9 @@ std::string profile_take() {
       for (uint32_t count : per_lane) out += format("\t%u", count);
       out += "\n";
     }
+  for (const auto& [key, b] : p.branch_sites)
+    for (const auto& [t, entries] : b.trips)
+      out += format("trips\t%s\t%s\t%u\t%llu\n", key.first, where(key.second).c_str(), t, (unsigned long long)entries);
   if (p.unprofiled) out += format("unprofiled\t%llu\t%s\n", (unsigned long long)p.unprofiled, p.unprofiled_names.c_str());
   for (const auto& [key, s] : p.sites) {
     if (key.space != kShared || !s.worst_request.lanes) continue;

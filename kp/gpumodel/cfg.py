@@ -33,7 +33,7 @@ def _base(i):
     return i.opcode.split(".")[0]
 
 
-def _conditional(i):
+def conditional(i):
     """A predicated branch (`@P0 BRA`, or `BRA P0, target`: a condition among its operands) or exit."""
     if i.text.startswith("@") and not re.match(r"^@!?U?PT\b", i.text):
         return True
@@ -60,7 +60,7 @@ def blocks(instructions):
         end = starts[b + 1] if b + 1 < len(starts) else len(body)
         last, succ = body[end - 1], []
         op = _base(last)
-        falls = op not in ("BRA", "EXIT", "RET", "KILL", "JMP") or _conditional(last)
+        falls = op not in ("BRA", "EXIT", "RET", "KILL", "JMP") or conditional(last)
         if op in ("BRA", "JMP"):
             succ += [(block_of[at[t]], "jump") for t in TARGET.findall(last.text)[:1] if t in at]
         if falls and end < len(body):
@@ -81,8 +81,9 @@ def _block_counts(graph, entry, equations, loops=(), uniform=(), splits=(), tole
     """({block index: warp-level runs, or None where the equations leave it open}, upper_bounds()) for the graph of
     blocks(). entry: the warps that started the function (block 0's runs from outside). equations: [({offset:
     coefficient}, value)], each "the sum of coefficient x runs of the block holding that offset is value" (a line's
-    memory instructions: its requests; a path the model assumes never runs: 0). loops: the same form, weighed less
-    where they disagree (a loop's branch evaluations: exact for a loop nvcc kept, not for one it unrolled in part).
+    memory instructions: its requests; a path the model assumes never runs: 0); a key (offset, kind) stands for what
+    the edge of that kind ("jump", "fall") out of that offset's block carried. loops: the same form, weighed less
+    where they disagree (a loop's branch evaluations and trip counts, read against nvcc's layout of the loop).
     Flow: a block runs as often as its in-edges carry (block 0 also `entry`), except a BSSY's target, which runs as
     often as the blocks holding its BSSYs (a branch that diverged in between reconverges there once); a block that
     ends in no branch, an unconditional one or a backward one (a loop's latch) sends out what it ran; a forward
@@ -106,7 +107,7 @@ def _block_counts(graph, entry, equations, loops=(), uniform=(), splits=(), tole
     outflow = set()  # the blocks that send out what they ran
     for b in graph:
         last = b.instructions[-1]
-        forward = _conditional(last) and (_base(last) != "BRA" or all(t > b.index for t, _ in b.successors))
+        forward = conditional(last) and (_base(last) != "BRA" or all(t > b.index for t, _ in b.successors))
         if b.successors and not (forward and last.offset not in uniform):
             outflow.add(b.index)
     # an edge out of a block that sends all it ran down it is that block's runs: no unknown of its own
@@ -128,10 +129,18 @@ def _block_counts(graph, entry, equations, loops=(), uniform=(), splits=(), tole
                 entry if b.index == 0 else 0.0)  # fmt: skip
         if b.index in outflow and len(b.successors) > 1:
             add([(b.index, 1.0)] + [(col[e], -1.0) for e, (s, _, _) in enumerate(edges) if s == b.index], 0.0)
+
+    def column(key):  # an offset: its block's runs; (offset, kind): the edge of that kind out of its block
+        if not isinstance(key, tuple):
+            return where.get(key)
+        found = [e for e, (src, _, kind) in enumerate(edges) if src == where.get(key[0]) and kind == key[1]]
+        return col[found[0]] if found else None
+
     for group, weight in ((equations, 1.0), (loops, 0.1)):
         for coefficients, value in group:
-            if all(o in where for o in coefficients):
-                add([(where[o], c) for o, c in coefficients.items()], value, weight)
+            columns = [(column(o), c) for o, c in coefficients.items()]
+            if all(k is not None for k, _ in columns):
+                add(columns, value, weight)
 
     def solve():
         a, v, w = np.array(rows), np.array(values, dtype=float), np.array(weights)
