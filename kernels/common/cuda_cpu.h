@@ -346,13 +346,13 @@ KP_API void check_shared(const void* var, size_t bytes, size_t elem, const unsig
 KP_API void check_dynamic_name(const char* name, size_t elem);
 // Check mode: a branch condition of device code (the source step wraps each `if`, `while` and `for` condition in
 // KP_BRANCH); while profiling, the GPU model counts its lanes (cuda_cpu_profile.h). Returns `taken`. `site`: the
-// condition's own variable (branch_site), which names it by the return address of its first call that ran.
-KP_API bool check_branch(bool taken, uintptr_t* site);
+// condition's own variable (branch_site), which names it whatever copy of its call runs.
+KP_API bool check_branch(bool taken, const void* site);
 // One per KP_BRANCH in a translation unit (__COUNTER__; static: not shared with another unit's). g++ copies a call
 // where it rotates or unrolls a loop, and each copy has its own return address: counted apart, the copies would split
-// a loop's evaluations between them, and its trip counts with them.
+// each entry of a loop between them, and its trip counts with it.
 template <int>
-static uintptr_t branch_site = 0;
+static const char branch_site = 0;
 
 // Runs the blocks [begin, end) of a launch, each block's CUDA threads as plain calls of `body`,
 // which g++ inlines here. When a thread reaches a barrier the runtime moves the block to fibers and

@@ -790,14 +790,11 @@ void check_collective(Worker& w, unsigned warp, uint32_t group, unsigned mask, C
   skip_block(w);
 }
 
-bool check_branch(bool taken, uintptr_t* site) {
+bool check_branch(bool taken, const void* site) {
   Worker* w = tls.worker;
-  if (w && w->check && w->running && w->check->profiling) {
-    uintptr_t pc = __atomic_load_n(site, __ATOMIC_RELAXED);
-    const uintptr_t here = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
-    if (!pc && __atomic_compare_exchange_n(site, &pc, here, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) pc = here;
-    profile_branch(*w, taken, pc);
-  }
+  if (w && w->check && w->running && w->check->profiling)
+    profile_branch(*w, taken, reinterpret_cast<uintptr_t>(__builtin_return_address(0)),
+                   reinterpret_cast<uintptr_t>(site));
   return taken;
 }
 

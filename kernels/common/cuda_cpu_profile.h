@@ -122,11 +122,6 @@ struct BranchStats {
   // last warp (`if (i < n)`), or a tree's `if (t < half)`. Still Nsight Compute's divergence; advice leaves them out.
   uint64_t split = 0;
   uint64_t none = 0;  // executions where no lane took it (a loop's exits: one per time a warp entered the loop)
-  // A loop's trip counts per entry, warp by warp: {t: entries} where a warp's executions ran t that some lane took,
-  // then one that none took (a loop entered, run t times, left). nvcc unrolls a loop by U into a body of U copies and
-  // a remainder: they run sum(t / U) and sum(t % U), which the totals above do not give (kp.gpumodel.runs). At most
-  // kMaxTrips distinct t (an `if` in a loop makes runs of any length); past that, kLostTrips counts the entries.
-  std::map<uint32_t, uint64_t> trips;
   // For a picture of who took it (kp.pictures.branch_lanes): per warp of one block, the first one counted of the
   // first launch that reached the branch (launch index + 1 in lanes_launch), each lane's evaluations [0, 32) and the
   // times the condition held [32, 64). One block: the pattern of lanes repeats from block to block.
@@ -162,6 +157,23 @@ struct LaunchRecord {
   std::unordered_set<uintptr_t> distinct_read, distinct_written;
 };
 
+// A condition's trip counts: per entry of a loop, the times it held before it failed (a loop entered, run t times,
+// left). nvcc unrolls a loop by U into a body of U copies and a remainder, which run sum(t / U) and sum(t % U): the
+// totals of BranchStats do not give them (kp.gpumodel.runs). Counted per condition of the source (KP_BRANCH's site,
+// cuda_cpu.h), not per pc: g++ copies a loop's condition where it rotates or unrolls the loop, and the copies would
+// split each entry's evaluations between them. Warp-level, from one lane per warp (the first to evaluate it in the
+// block): the others agree with it where the condition is warp-uniform, the only case Python reads them in.
+struct TripSite {  // the running block's
+  std::vector<int32_t> lane;         // per warp: the thread counted (-1: none yet)
+  std::vector<uint32_t> run;         // per warp: the times it held since it last failed
+  std::vector<uintptr_t> pcs;        // the pcs it was evaluated at
+  std::map<uint32_t, uint64_t> trips;  // {t: entries}
+};
+struct TripStats {
+  std::set<uintptr_t> pcs;  // its copies' pcs (Python reads it only where they are one `.cu` line)
+  std::map<uint32_t, uint64_t> trips;  // {t: entries} (x the sampling stride); kLostTrips: past kMaxTrips distinct t
+};
+
 struct Profile {
   uint64_t max_blocks = 0;  // 0: every block; else at most about this many blocks per launch run (sampled)
   uint64_t every = 1;       // the running block's weight: the blocks it stands for (sampling by strata)
@@ -179,9 +191,13 @@ struct Profile {
   // maps' lookups were a fifth of a profile's time (perf, 2026-11-27).
   std::vector<std::vector<Request>> requests;
   std::vector<std::vector<Branch>> branches;
+  std::unordered_map<uintptr_t, TripSite> trip_block;  // KP_BRANCH's site -> its trips in the running block
+  uintptr_t last_site = 0;
+  TripSite* last_trips = nullptr;
   // Since the profile began:
   std::map<SiteKey, SiteStats> sites;
   std::map<std::pair<const char*, uintptr_t>, BranchStats> branch_sites;  // (kernel, pc)
+  std::map<std::pair<const char*, uintptr_t>, TripStats> trip_sites;     // (kernel, KP_BRANCH's site)
   std::vector<LaunchRecord> launches;
   uint64_t unprofiled = 0;  // launches of kernels built without check mode while profiling
   std::string unprofiled_names;
@@ -526,23 +542,9 @@ void profile_block_end(const char* kernel) {
     t_hierarchy.back().slowest += uint64_t(most) * t_weight;
   }
   const bool first_block = launch.ended++ == 0;
-  BranchStats* run_site = nullptr;  // the (pc, warp) whose run of taken executions is `run` long (made(): in order)
-  RequestKey run_key{0, 0, 0};
-  uint32_t run = 0;
-  const auto end_run = [&] {
-    if (!run_site) return;
-    auto& trips = run_site->trips;
-    const bool kept = trips.size() < kMaxTrips || trips.count(run);
-    trips[kept ? run : kLostTrips] += p.every;
-    run = 0;
-  };
   for (const auto& [key, at] : made(p, p.branches)) {
     const Branch& b = *at;
     BranchStats& s = p.branch_sites[{kernel, key.pc}];
-    if (run && (key.pc != run_key.pc || key.warp != run_key.warp)) end_run();  // a run the block's end cut short
-    run_site = &s, run_key = key;
-    if (b.taken) ++run;
-    else end_run();
     if (first_block && (!s.lanes_launch || s.lanes_launch == p.launches.size())) {
       s.lanes_launch = p.launches.size();
       std::array<uint32_t, 64>& per_lane = s.by_lane.try_emplace(key.warp).first->second;
@@ -558,7 +560,18 @@ void profile_block_end(const char* kernel) {
     }
     if (!b.taken) s.none += p.every;
   }
-  if (run) end_run();
+  for (auto& [site, block] : p.trip_block) {
+    TripStats& s = p.trip_sites[{kernel, site}];
+    for (uint32_t run : block.run)
+      if (run) ++block.trips[run];  // an entry the block's end (or a `break`) cut short
+    for (const auto& [t, entries] : block.trips) {
+      const bool kept = s.trips.size() < kMaxTrips || s.trips.count(t);
+      s.trips[kept ? t : kLostTrips] += entries * p.every;
+    }
+    s.pcs.insert(block.pcs.begin(), block.pcs.end());
+  }
+  p.trip_block.clear();
+  p.last_site = 0, p.last_trips = nullptr;
   p.requests.clear();
   p.branches.clear();
   p.sites_run.clear();
@@ -632,10 +645,28 @@ void profile_access(Worker& w, Space space, uintptr_t a, size_t n, bool write, b
 // A global access at `pc` touched the tensor beginning at `begin` (for its 128-byte lines: see t_line_offset).
 void hierarchy_base(uintptr_t pc, uintptr_t begin) { t_line_offset[pc] = begin & 255; }
 
-// Lane `tid % 32` of the running block evaluated the branch condition at `pc`.
-void profile_branch(Worker& w, bool taken, uintptr_t pc) {
+// Lane `tid % 32` of the running block evaluated the branch condition at `pc`, a copy of KP_BRANCH's `site`.
+void profile_branch(Worker& w, bool taken, uintptr_t pc, uintptr_t site) {
   Profile& p = t_profile;
   const unsigned tid = running_tid(w);
+  if (site != p.last_site) {
+    p.last_trips = &p.trip_block[site];
+    p.last_site = site;
+    if (p.last_trips->lane.empty()) p.last_trips->lane.assign(kWarps, -1), p.last_trips->run.assign(kWarps, 0);
+  }
+  TripSite& trips = *p.last_trips;
+  int32_t& lane = trips.lane[tid / 32];
+  if (lane < 0) lane = int32_t(tid);
+  if (lane == int32_t(tid)) {
+    if (std::find(trips.pcs.begin(), trips.pcs.end(), pc) == trips.pcs.end()) trips.pcs.push_back(pc);
+    uint32_t& run = trips.run[tid / 32];
+    if (taken) {
+      ++run;
+    } else {
+      ++trips.trips[run];
+      run = 0;
+    }
+  }
   const uint32_t nth = executed_before(p, pc, tid);
   std::vector<Branch>& row = p.branches[size_t(p.last_row) * kWarps + tid / 32];
   if (row.size() <= nth) row.resize(nth + 1);
@@ -741,7 +772,8 @@ std::string hierarchy_row(size_t launch, const Hierarchy& h) {
 //           loading_warps
 //   branch  kernel  pc  executions  lanes  divergent  split  none
 //   lanes  kernel  pc  warp  evaluated0 .. evaluated31  taken0 .. taken31  (one block's, per warp: see BranchStats)
-//   trips  kernel  pc  t  entries  (BranchStats::trips; t = 4294967295: the entries past kMaxTrips distinct ones)
+//   trips  kernel  pc  t  entries  (TripStats: pc, its first copy's; t = 4294967295: entries past kMaxTrips ts)
+//   tripcopy  kernel  pc  copy  (each pc the condition of `trips ... pc` was evaluated at)
 //   unprofiled  count  names
 //   worst  kernel  pc  lanes  size  addr0 .. addr31   (a shared site's worst request)
 //   array  id  space  name  begin  elements  dims
@@ -780,9 +812,12 @@ std::string profile_take() {
       for (uint32_t count : per_lane) out += format("\t%u", count);
       out += "\n";
     }
-  for (const auto& [key, b] : p.branch_sites)
-    for (const auto& [t, entries] : b.trips)
-      out += format("trips\t%s\t%s\t%u\t%llu\n", key.first, where(key.second).c_str(), t, (unsigned long long)entries);
+  for (const auto& [key, s] : p.trip_sites) {
+    const std::string first = where(*s.pcs.begin());
+    for (const auto& [t, entries] : s.trips)
+      out += format("trips\t%s\t%s\t%u\t%llu\n", key.first, first.c_str(), t, (unsigned long long)entries);
+    for (uintptr_t pc : s.pcs) out += format("tripcopy\t%s\t%s\t%s\n", key.first, first.c_str(), where(pc).c_str());
+  }
   if (p.unprofiled) out += format("unprofiled\t%llu\t%s\n", (unsigned long long)p.unprofiled, p.unprofiled_names.c_str());
   for (const auto& [key, s] : p.sites) {
     if (key.space != kShared || !s.worst_request.lanes) continue;

@@ -151,7 +151,7 @@ Counts = namedtuple(
 def parse(report):
     """The runtime's profile report (cuda_cpu_profile.h's profile_take) as Counts, sites put at their lines."""
     sites, launches, unprofiled, worst_rows, arrays, touches = [], [], (0, ""), [], [], []
-    branch_rows, lane_rows, trip_rows = [], [], []
+    branch_rows, lane_rows, trip_rows, copy_rows = [], [], [], []
     for row in report.splitlines():
         f = row.split("\t")
         if f[0] == "touch":
@@ -169,13 +169,15 @@ def parse(report):
             branch_rows.append(f[1:] + ["0"] * (8 - len(f)))
         elif f[0] == "trips" and len(f) == 5:
             trip_rows.append(f[1:])
+        elif f[0] == "tripcopy" and len(f) == 4:
+            copy_rows.append(f[1:])
         elif f[0] == "launch" and len(f) in (14, 15):
             g, b = (tuple(int(v) for v in f[i].split()) for i in (2, 3))
             launches.append(Launch(f[1], g, b, *(int(v) for v in f[4:])))
         elif f[0] == "unprofiled":
             unprofiled = (int(f[1]), f[2] if len(f) > 2 else "")
     by_library = defaultdict(set)
-    for site in sites + worst_rows + branch_rows + trip_rows:
+    for site in sites + worst_rows + branch_rows + trip_rows + [r[:1] + r[2:] for r in copy_rows]:
         if m := re.fullmatch(r"(/\S+?\.so)\+0x([0-9a-f]+)", site[1]):
             by_library[m[1]].add(m[2])
     placed = {}
@@ -214,12 +216,20 @@ def parse(report):
         t = branch_totals[(kernel, _shown(file), int(line))]
         for k, count in enumerate(counts):
             t[k] += int(count)
-    trips = defaultdict(lambda: defaultdict(int))  # the line's {t: entries}, over its branch sites
+    copies = defaultdict(set)  # a condition's (kernel, first pc) -> the lines of its copies
+    for kernel, pc, copy in copy_rows:
+        copies[(kernel, pc)].add(placed.get(copy, "?:0"))
+    by_line = defaultdict(list)  # a line's conditions, each {t: entries}: read where it has one, all its copies there
     for kernel, pc, t, entries in trip_rows:
+        if copies[(kernel, pc)] == {placed.get(pc, "?:0")}:  # not a header's, inlined at two lines
+            by_line[(kernel, pc)].append((int(t), int(entries)))
+    trips = defaultdict(list)
+    for (kernel, pc), counts in by_line.items():
         file, line = placed.get(pc, "?:0").rsplit(":", 1)
-        trips[(kernel, _shown(file), int(line))][int(t)] += int(entries)
+        trips[(kernel, _shown(file), int(line))].append(tuple(sorted(counts)))
+    trips = {key: found[0] for key, found in trips.items() if len(found) == 1}
     branches = [
-        Branch(*key, *t, trips=tuple(sorted(trips[key].items())) if key in trips else ())
+        Branch(*key, *t, trips=trips.get(key, ()))
         for key, t in sorted(branch_totals.items(), key=lambda kv: (kv[0][1], kv[0][2]))
     ]
     branch_lanes = [

@@ -75,10 +75,10 @@ def block_runs(found, lines, branches, warps, source_lines):
                 # unconditional jump back to a test at the top: the test runs once per evaluation
                 runs = record.executions - (record.none if b.successors[-1][1] == "fall" else 0)
                 loops.append(({head[0].instructions[0].offset: 1.0}, float(runs)))
+        trials = [[e] for e in exits(graph, branch, source_lines)]
         for place, record in branch.items():
             if place in latches and record.trips and record.divergent == 0:
-                loops += trip_equations(graph, place, latches[place], dict(record.trips))
-        loops += exits(graph, branch, source_lines)
+                trials.append(trip_equations(graph, place, latches[place], dict(record.trips)))
         splits = {}
         for b in graph:
             last = b.instructions[-1]
@@ -92,7 +92,7 @@ def block_runs(found, lines, branches, warps, source_lines):
                 totals = (held, failed) if JUMPS.search(text) else (failed, held)
                 splits.setdefault((last.file, last.line, totals), []).append(last.offset)
         splits = [(offsets, key[2]) for key, offsets in splits.items()]
-        counts, bounds = block_counts(graph, warps, equations, loops, uniform=uniform, splits=splits)
+        counts, bounds = block_counts(graph, warps, equations, loops, uniform=uniform, splits=splits, trials=trials)
         out = {i.offset: (counts[b.index], bounds[b.index]) for b in graph for i in b.instructions}
         for routine in {i.routine for i in found if i.routine}:  # once per call (its own branches not followed)
             calls = [out[i.offset] for i in found if i.opcode.startswith("CALL") and routine in i.text]
