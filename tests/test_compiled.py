@@ -213,3 +213,33 @@ def test_an_inner_loop_entered_with_0_to_4_trips_runs_its_unrolled_bodies_and_re
     assert [runs for n, runs in table[-5:-2]] == [12, 8, 20]  # the remainder's two blocks, the outer loop's latch
     assert table[-2:] == [(3, 4), (4, 4)]  # `if (i < n)`'s EXIT, then the store
     assert sum(p.issued()["triangle"].values()) / 4 < 150
+
+
+@needs_sass
+def test_the_linear_ladders_blocks_are_whole_runs_and_v1s_unrolled_k_loop_is_known():
+    """linear_ladder at 256 x 512 x 512 (4 blocks sampled): v1's K loop, which nvcc unrolls by 4 with a remainder
+    loop, has every block known from its trip counts (512 per entry: 128 runs of the body of 4 per warp, none of the
+    remainder); v6's and v7's tile loads test `packed && row < rows && k + N <= K` in parts (nvcc hoists `packed`
+    out of the loop, or splits the condition over two branches), which no split of the line's evaluations fits:
+    left out, their blocks are open or whole runs, where before they were solved at 0 (v6) or at fractions (v7).
+    The trip counts of a header's condition inlined at two lines are not read (the stand-in counts them per
+    condition of the source: one, at both lines)."""
+    ext = helpers.load_kernel("linear_ladder", target="cpu", check=True, quiet=True)
+    torch.manual_seed(0)
+    x, w, b = torch.randn(256, 512), torch.randn(256, 512), torch.randn(256)
+    for version in (1, 6, 7):
+        p = profile(ext.linear_ladder, x, w, b, version, 0, max_blocks=4)
+        (kernel,) = {la.kernel for la in p.launches}
+        runs = [r for r, _ in p.block_runs(kernel).values()]
+        assert all(r is None or r == round(r) for r in runs), version
+        if version == 1:
+            assert None not in runs
+            assert max(runs) == 128 * 2048  # the body of 4: 512 / 4 per entry, one entry per warp
+    # v7's K loop: 64 trips of 8 per entry, one entry per warp (16 blocks of 8); its two load_tile calls' condition
+    # (linear_tiles.cuh's, inlined at both lines) has no trip counts: one condition at two lines cannot be split
+    source = (kp.files.ROOT / "kernels" / "linear_ladder.cu").read_text().splitlines()
+    at = {text: n for n, text in enumerate(source, 1)}
+    trips = {b.line: b.trips for b in p.branches}
+    k_loop = next(n for text, n in at.items() if "for (int64_t k0 = 0; k0 < K; k0 += BK)" in text and n > 190)
+    assert trips[k_loop] == ((64, 128),)
+    assert trips[k_loop + 1] == trips[k_loop + 2] == ()
