@@ -352,7 +352,7 @@ KP_API bool check_branch(bool taken, const void* site);
 // where it rotates or unrolls a loop, and each copy has its own return address: counted apart, the copies would split
 // each entry of a loop between them, and its trip counts with it.
 template <int>
-static const char branch_site = 0;
+static char branch_site = 0;  // not const: g++ may give equal constants one address
 
 // Runs the blocks [begin, end) of a launch, each block's CUDA threads as plain calls of `body`,
 // which g++ inlines here. When a thread reaches a barrier the runtime moves the block to fibers and

@@ -472,7 +472,7 @@ void hierarchy_request(uintptr_t pc, const Request& r, std::unordered_set<uintpt
 }
 
 constexpr unsigned kWarps = kMaxBlockThreads / 32;
-constexpr size_t kMaxTrips = 64;               // distinct trip counts kept per branch (BranchStats::trips)
+constexpr size_t kMaxTrips = 64;               // distinct trip counts kept per condition (TripStats)
 constexpr uint32_t kLostTrips = 0xffffffffu;  // the entries past them
 
 // The running block's requests (or branch executions) that some lane made, each with its (pc, warp, n).
@@ -772,7 +772,7 @@ std::string hierarchy_row(size_t launch, const Hierarchy& h) {
 //           loading_warps
 //   branch  kernel  pc  executions  lanes  divergent  split  none
 //   lanes  kernel  pc  warp  evaluated0 .. evaluated31  taken0 .. taken31  (one block's, per warp: see BranchStats)
-//   trips  kernel  pc  t  entries  (TripStats: pc, its first copy's; t = 4294967295: entries past kMaxTrips ts)
+//   trips  kernel  pc  t  entries  (TripStats: pc, its lowest copy's; t = 4294967295: entries past kMaxTrips ts)
 //   tripcopy  kernel  pc  copy  (each pc the condition of `trips ... pc` was evaluated at)
 //   unprofiled  count  names
 //   worst  kernel  pc  lanes  size  addr0 .. addr31   (a shared site's worst request)
