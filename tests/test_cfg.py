@@ -118,3 +118,24 @@ def test_a_split_that_fits_neither_way_is_left_out():
     equations = [({0x90: 1.0}, 3.0), ({0xD0: 1.0}, 4.0)]
     counts, _ = block_counts(graph(), 4, equations, uniform={0x80}, splits=[([0x80], (2, 5))])
     assert (counts[4], counts[5]) == (3, 1)
+
+
+PREDICATED = """\
+\t.section\t.text._Z1kPf,"ax",@progbits
+\t//## File "k.cu", line 3
+        /*0000*/                   ISETP.NE.AND P1, PT, R0, RZ, PT ;
+        /*0010*/               @!P1 BRA `(.L_x_1) ;
+        /*0020*/                   MOV R2, RZ ;
+        /*0030*/               @!P1 LOP3.LUT R2, RZ, R3, RZ, 0x33, !PT ;
+.L_x_1:
+\t//## File "k.cu", line 4
+        /*0040*/                   STG.E [R4.64], R2 ;
+        /*0050*/                   EXIT ;
+"""
+
+
+def test_a_block_that_ends_in_a_predicated_instruction_sends_on_all_it_ran():
+    """The side at 0x20 ends in `@!P1 LOP3` before a label (nvcc's 32-bit division does): it is no branch, so all
+    that ran it runs on. 4 warps, the uniform branch sent 1 down that side: the store's block ran 3 + 1."""
+    counts, _ = block_counts(blocks(parse_sass(PREDICATED)), 4, [({0x20: 1.0}, 1.0)], uniform={0x10})
+    assert counts == {0: 4, 1: 1, 2: 4}

@@ -243,3 +243,27 @@ def test_the_linear_ladders_blocks_are_whole_runs_and_v1s_unrolled_k_loop_is_kno
     k_loop = next(n for text, n in at.items() if "for (int64_t k0 = 0; k0 < K; k0 += BK)" in text and n > 190)
     assert trips[k_loop] == ((64, 128),)
     assert trips[k_loop + 1] == trips[k_loop + 2] == ()
+
+
+@needs_sass
+def test_involutions_index_arithmetic_runs_its_32_bit_division_every_time():
+    """involution_fwd_kernel at N, C, H = W, K = 8, 16, 16, 3: its first lines split the thread's index with int64_t
+    `/` and `%`, each a branch to nvcc's 64-bit division (a CALL, never run: the operands fit in 32 bits) or its
+    32-bit one inline, which ends in a predicated `@!P2 LOP3` before the blocks rejoin. Every block of those lines is
+    known: the 32-bit sides, and the blocks after them, once per warp (1024 warps), the 64-bit sides none; and so is
+    the `@P0 EXIT` of `if (i >= ...) return;`, which no warp took. Before, the 32-bit sides were open."""
+    sys.path.insert(0, str(kp.files.ROOT / "bench"))
+    from ops import all_ops
+
+    op = next(o for o in all_ops() if o.op == "involution")
+    ext = helpers.load_kernel(op.kernel, target="cpu", check=True, quiet=True)
+    torch.manual_seed(0)
+    p = profile(op.custom(ext), *op.make_inputs((8, 16, 16, 3)), max_blocks=8)
+    (kernel,) = {la.kernel for la in p.launches}
+    found, at = p.kernel_sass(kernel), p.block_runs(kernel)
+    source = (kp.files.ROOT / "kernels" / "involution.cu").read_text().splitlines()
+    first = next(n for n, text in enumerate(source, 1) if "if (i >= s.N * s.C * s.H_out * s.W_out) return;" in text)
+    index = [i for i in found if not i.routine and first <= i.line <= first + 2]
+    assert {at[i.offset][0] for i in index} == {0.0, 1024.0}
+    slow = kp.gpumodel.compiled.slow_division(found)
+    assert {at[i.offset][0] for i in index if i.offset in slow} == {0.0}

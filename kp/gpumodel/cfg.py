@@ -111,7 +111,10 @@ def _block_counts(graph, entry, equations, loops=(), uniform=(), splits=(), tria
     outflow = set()  # the blocks that send out what they ran
     for b in graph:
         last = b.instructions[-1]
-        forward = conditional(last) and (_base(last) != "BRA" or all(t > b.index for t, _ in b.successors))
+        # a predicated branch or exit; not a block that ends in another predicated instruction (`@!P1 LOP3` before a
+        # label): all of it runs on, its lanes off or on
+        forward = _base(last) in ENDS and conditional(last)
+        forward = forward and (_base(last) != "BRA" or all(t > b.index for t, _ in b.successors))
         if b.successors and not (forward and last.offset not in uniform):
             outflow.add(b.index)
     # an edge out of a block that sends all it ran down it is that block's runs: no unknown of its own

@@ -92,7 +92,11 @@ def block_runs(found, lines, branches, warps, source_lines):
                 totals = (held, failed) if JUMPS.search(text) else (failed, held)
                 splits.setdefault((last.file, last.line, totals), []).append(last.offset)
         splits = [(offsets, key[2]) for key, offsets in splits.items()]
-        counts, bounds = block_counts(graph, warps, equations, loops, uniform=uniform, splits=splits, trials=trials)
+        # a branch to the division's slow side sends all its block ran the other way (no lane takes the slow side)
+        fast = {b.instructions[-1].offset for b in graph if any(graph[t].instructions[0].offset in slow
+                                                                 for t, _ in b.successors)}  # fmt: skip
+        counts, bounds = block_counts(graph, warps, equations, loops, uniform=uniform | fast, splits=splits,
+                                      trials=trials)  # fmt: skip
         out = {i.offset: (counts[b.index], bounds[b.index]) for b in graph for i in b.instructions}
         for routine in {i.routine for i in found if i.routine}:  # once per call (its own branches not followed)
             calls = [out[i.offset] for i in found if i.opcode.startswith("CALL") and routine in i.text]
@@ -190,15 +194,16 @@ def trip_equations(graph, place, latches, trips):
 def exits(graph, branch, source_lines):
     """The equations of the warps that left at a conditional EXIT (`@P0 EXIT`, nvcc's `if (i >= n) return;`, or an
     `if (i < n) {...}` that ends the kernel): what its block ran less what went on (its fall edge), where its line
-    has that one EXIT and no other branch: the evaluations where every lane held (an `if` whose body leaves: JUMPS)
-    or none did (the rest leave past the body). A warp whose lanes went both ways runs on."""
+    has that one EXIT (its other branches, nvcc's 64-bit division's, do not leave): the evaluations where every lane
+    held (an `if` whose body leaves: JUMPS) or none did (the rest leave past the body). A warp whose lanes went both
+    ways runs on."""
     out, found = [], [i for b in graph for i in b.instructions]
     for b in graph:
         last = b.instructions[-1]
         record = branch.get((last.file, last.line))
         if record is None or last.opcode.split(".")[0] != "EXIT" or not conditional(last):
             continue
-        there = [i for i in found if (i.file, i.line) == (last.file, last.line) and i.cls == "control"]
+        there = [i for i in found if (i.file, i.line) == (last.file, last.line) and i.opcode.split(".")[0] == "EXIT"]
         if len(there) != 1:
             continue
         source = source_lines(last.file)
