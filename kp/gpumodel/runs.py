@@ -1,6 +1,7 @@
 """How often each basic block of a kernel's SASS ran, warp-level, from what the stand-in's trace knows (issue 31).
 Owns the equations kp.gpumodel.cfg solves: which of a kernel's SASS instructions ran a line's requests, which branches
-no warp diverged at, a loop's runs from its condition's evaluations, nvcc's 64-bit division slow side (never run), a
+no warp diverged at, a loop's runs from its condition's evaluations and its trip counts (the bodies nvcc unrolled it
+into: trip_equations), the warps a conditional EXIT let go, nvcc's 64-bit division slow side (never run), a
 subroutine's runs from its calls. Takes the SASS (kp.gpumodel.sass.Instruction), the profile's Line and Branch records
 and the warps launched as its caller (kp.gpumodel.compiled) gives them; never reads a trace or a listing itself, and
 models no time.
@@ -12,10 +13,10 @@ from collections import Counter
 from kp.gpumodel.cfg import block_counts, blocks, conditional
 from kp.gpumodel.counts import LOST_TRIPS
 
+JUMPS = re.compile(r"\b(?:continue|break|return|goto)\b")  # an `if` whose body leaves: nvcc jumps when it holds
 # nvcc's 64-bit integer division and remainder (`i / n`, `i % n` on int64_t): a 32-bit fast path inline, and a CALL
 # to this routine on the other side of a branch on whether both operands fit in 32 bits (the CUDA Math API's integer
 # intrinsics; seen in the SASS of kernels/mul_add.cu's broadcast_offsets).
-JUMPS = re.compile(r"\b(?:continue|break|return|goto)\b")  # an `if` whose body leaves: nvcc jumps when it holds
 SLOW_DIVISION = re.compile(r"__cuda_sm\d+_(?:div|rem)_[su]64")
 
 
@@ -135,7 +136,6 @@ def trip_equations(graph, place, latches, trips):
     Nothing where the trace lost some of the trip counts (LOST_TRIPS) or the copies are not multiples of each other."""
     if LOST_TRIPS in trips:
         return []
-    file, line = place
     mine = [b.index for b in graph if any((i.file, i.line) == place for i in b.instructions)]
     last = max(b.index for b in latches)
     stretch = graph[mine[0] : mine[-1] + 1]
