@@ -29,6 +29,7 @@ A module imports only modules on floors below its own (no circles, nothing impor
              kp.gpumodel.counts   the GPU model's counts as records (Line, Launch, ...), put at their `.cu` lines
              kp.standin      the CPU stand-in's shared pieces: translator, runtime, precompiled header, link stubs
     floor 4  kp.build        build key, flags per target, ninja -> Build
+             kp.gpumodel.runs     the equations for a kernel's basic blocks' runs, from the trace's lines and branches
     floor 5  kp.check        check mode's findings (KernelCheckError, KernelCheckWarning) and last writers
              kp.gpumodel.ptxas    ptxas's registers, shared memory and spills per kernel, without a GPU
              kp.gpumodel.sass     the SASS nvcc compiled for a GPU's arch, each instruction at its `.cu` line
@@ -46,7 +47,7 @@ A module imports only modules on floors below its own (no circles, nothing impor
     floor 9  kp.puzzle       notebook 00's puzzles: their table and files, puzzle(name), hints, the scoreboard
              kp.exercise     the lessons' exercises: their table and files, exercise(name), hints
 
-The GPU model's fourteen modules are one room, kp/gpumodel/ (its __init__ draws how data flows through it: trace ->
+The GPU model's fifteen modules are one room, kp/gpumodel/ (its __init__ draws how data flows through it: trace ->
 counts -> SASS -> caches -> time); each keeps its floor above.
 
 tests/test_layout.py holds the package to this.

@@ -95,3 +95,47 @@ def test_the_side_a_uniform_branch_never_took_ran_none():
 def test_an_equation_on_a_block_fixes_it_and_what_flow_then_follows(value):
     counts, _ = block_counts(graph(), 4, [({0x30: 1.0}, value)])
     assert counts[2] == value and counts[0] == 4
+
+
+def test_a_trial_that_disagrees_with_the_equations_is_left_out_and_one_that_agrees_is_kept():
+    """The loop's body ran 40 (an equation); a trial saying 7 disagrees and is left out; one giving the preheader's
+    runs (4: what its loop's trip counts say) agrees, and fixes it."""
+    counts, _ = block_counts(graph(), 4, [({0x30: 1.0}, 40.0)], trials=[[({0x30: 1.0}, 7.0)]])
+    assert (counts[1], counts[2]) == (None, 40)
+    counts, _ = block_counts(graph(), 4, [({0x30: 1.0}, 40.0)], trials=[[({0x30: 1.0}, 7.0)], [({0x20: 1.0}, 4.0)]])
+    assert (counts[1], counts[2]) == (4, 40)
+
+
+def test_an_edge_term_stands_for_what_that_edge_carried():
+    """The guard's jump (past the loop) carried 1 of the 4 warps: the preheader ran 3."""
+    counts, _ = block_counts(graph(), 4, [({(0x10, "jump"): 1.0}, 1.0)], uniform={0x10})
+    assert counts[1] == 3
+
+
+def test_a_split_that_fits_neither_way_is_left_out():
+    """The side at 0x90 holds a request counted 3 times and the store 4: a split of (2, 5) fits neither way (its sides
+    sum to 7 where 4 warps ran the branch) and is left out: the sides stay 3 and 1, not a compromise between them."""
+    equations = [({0x90: 1.0}, 3.0), ({0xD0: 1.0}, 4.0)]
+    counts, _ = block_counts(graph(), 4, equations, uniform={0x80}, splits=[([0x80], (2, 5))])
+    assert (counts[4], counts[5]) == (3, 1)
+
+
+PREDICATED = """\
+\t.section\t.text._Z1kPf,"ax",@progbits
+\t//## File "k.cu", line 3
+        /*0000*/                   ISETP.NE.AND P1, PT, R0, RZ, PT ;
+        /*0010*/               @!P1 BRA `(.L_x_1) ;
+        /*0020*/                   MOV R2, RZ ;
+        /*0030*/               @!P1 LOP3.LUT R2, RZ, R3, RZ, 0x33, !PT ;
+.L_x_1:
+\t//## File "k.cu", line 4
+        /*0040*/                   STG.E [R4.64], R2 ;
+        /*0050*/                   EXIT ;
+"""
+
+
+def test_a_block_that_ends_in_a_predicated_instruction_sends_on_all_it_ran():
+    """The side at 0x20 ends in `@!P1 LOP3` before a label (nvcc's 32-bit division does): it is no branch, so all
+    that ran it runs on. 4 warps, the uniform branch sent 1 down that side: the store's block ran 3 + 1."""
+    counts, _ = block_counts(blocks(parse_sass(PREDICATED)), 4, [({0x20: 1.0}, 1.0)], uniform={0x10})
+    assert counts == {0: 4, 1: 1, 2: 4}

@@ -14,6 +14,7 @@ import kp.files
 import kp.gpumodel.compiled
 import kp.gpumodel.profile
 import kp.gpumodel.sass
+from kp.gpumodel.cfg import blocks
 from kp.gpumodel.profile import profile
 from kp.puzzle import puzzle
 
@@ -158,3 +159,111 @@ def test_a_fully_unrolled_loops_line_runs_once_per_pass_of_its_block():
     line = next(n for n, text in enumerate(source, 1) if "acc += ta[y][j] * tb[j][x]" in text)
     (ins,) = [i for i in p.instructions if i.line == line]
     assert (ins.executions, dict(ins.static), ins.fp32, ins.memory) == (144, {"fp32": 16, "memory": 20}, 2304, 2880)
+
+
+TRIPS = kp.files.ROOT / "tests" / "cuda_cpu" / "trips.cu"
+TRIPS_LINES = TRIPS.read_text().splitlines()
+
+
+def trips_profile(which, trips):
+    """tests/cuda_cpu/trips.cu's kernel `which` (0 unroll4, 1 triangle) on 4 warps (128 floats), x[0] = trips."""
+    ext = helpers.load_kernel(TRIPS, target="cpu", check=True, quiet=True)
+    x = torch.zeros(4)
+    x[0] = trips
+    return profile(ext.run, which, x, torch.zeros(128))
+
+
+def block_table(p, kernel):
+    """[(instructions, runs)] of `kernel`'s basic blocks, in address order."""
+    at = p.block_runs(kernel)
+    return [(len(b.instructions), at[b.instructions[0].offset][0]) for b in blocks(p.kernel_sass(kernel))]
+
+
+@needs_sass
+def test_a_loop_nvcc_unrolled_by_4_runs_its_body_and_remainder_as_its_trip_counts_say():
+    """unroll4 at 10 trips, 4 warps. Its sm_90 SASS in basic blocks, per warp, by hand: the entry to the guard `@!P0
+    BRA` (t >= 1: LDC, LDC.64, ULDC.64, LDG, ULDC, IMAD.MOV, S2R, S2R, IMAD, F2I, ISETP, BRA: 12, once); the remainder
+    and the main loop's set-up (VIADD, LOP3 t & 3, IMAD.MOV, ISETP t - 1 >= 3, HFMA2, ISETP, BRA: 7, once); the main
+    loop's preheader (IADD3, IMAD.MOV: 2, once: 10 >= 4); the main loop (IADD3, 4 FFMA, ISETP, BRA: 7, floor(10 / 4)
+    = 2 times); `@!P0 BRA` past the remainder (1, once); the remainder loop (IADD3, FFMA, ISETP, BRA: 4, 10 mod 4 = 2
+    times); `if (i < n)` (ULDC, ISETP, @P0 EXIT: 3, once) and the store (LDC.64, IMAD.WIDE, STG, EXIT: 4, once):
+    12 + 7 + 2 + 14 + 1 + 8 + 3 + 4 = 51, every block known from the trace. Before the trip counts, the blocks of the
+    loop's line were open and the issue term charged 160 per warp (the line's mean fragment per evaluation). The
+    trace's copies of the loop's condition that g++ made (it honours `#pragma unroll 4` too) count as one branch: one
+    entry of 10 trips per warp, not runs of 2 and 3 at each copy."""
+    p = trips_profile(0, 10)
+    (loop,) = [b for b in p.branches if b.line == 1 + next(n for n, t in enumerate(TRIPS_LINES) if "k < trips;" in t)]
+    assert (loop.executions, loop.none, loop.trips) == (44, 4, ((10, 4),))
+    assert block_table(p, "unroll4") == [(12, 4), (7, 4), (2, 4), (7, 8), (1, 4), (4, 8), (3, 4), (4, 4)]
+    assert p.issue_instructions()["unroll4"] / 4 == sum(p.issued()["unroll4"].values()) / 4 == 51
+
+
+@needs_sass
+def test_an_inner_loop_entered_with_0_to_4_trips_runs_its_unrolled_bodies_and_remainder_as_they_say():
+    """triangle at 5 rows: the inner loop is entered 5 times per warp, with 0, 1, 2, 3 and 4 trips. nvcc unrolls it
+    into a loop of 16 FFMA, a block of 8, a loop of 4 and a remainder unrolled whole (a block of 1 FFMA for t mod 4
+    >= 1, then one of 1 and a predicated 1 for t mod 4 >= 2). By hand, over 4 warps: 16 loop 0, 8 block 0, 4 loop 4
+    (t = 4), the remainder's blocks 12 (t = 1, 2, 3) and 8 (t = 2, 3); the outer loop's latch 20 (5 rows), its guard's
+    skip 0 and the `@P0 EXIT` of `if (i < n)` none (its block 4). Before, 865 instructions were charged per warp."""
+    p = trips_profile(1, 5)
+    inner = next(b for b in p.branches if b.line == 1 + next(n for n, t in enumerate(TRIPS_LINES) if "k < j;" in t))
+    assert inner.trips == ((0, 4), (1, 4), (2, 4), (3, 4), (4, 4))
+    table = block_table(p, "triangle")
+    assert [runs for n, runs in table if n in (19, 11, 7)] == [0, 0, 4]  # the 16 loop, the 8 block, the 4 loop
+    assert [runs for n, runs in table[-5:-2]] == [12, 8, 20]  # the remainder's two blocks, the outer loop's latch
+    assert table[-2:] == [(3, 4), (4, 4)]  # `if (i < n)`'s EXIT, then the store
+    assert sum(p.issued()["triangle"].values()) / 4 < 150
+
+
+@needs_sass
+def test_the_linear_ladders_blocks_are_whole_runs_and_v1s_unrolled_k_loop_is_known():
+    """linear_ladder at 256 x 512 x 512 (4 blocks sampled): v1's K loop, which nvcc unrolls by 4 with a remainder
+    loop, has every block known from its trip counts (512 per entry: 128 runs of the body of 4 per warp, none of the
+    remainder); v6's and v7's tile loads test `packed && row < rows && k + N <= K` in parts (nvcc hoists `packed`
+    out of the loop, or splits the condition over two branches), which no split of the line's evaluations fits:
+    left out, their blocks are open or whole runs, where before they were solved at 0 (v6) or at fractions (v7).
+    The trip counts of a header's condition inlined at two lines are not read (the stand-in counts them per
+    condition of the source: one, at both lines)."""
+    ext = helpers.load_kernel("linear_ladder", target="cpu", check=True, quiet=True)
+    torch.manual_seed(0)
+    x, w, b = torch.randn(256, 512), torch.randn(256, 512), torch.randn(256)
+    for version in (1, 6, 7):
+        p = profile(ext.linear_ladder, x, w, b, version, 0, max_blocks=4)
+        (kernel,) = {la.kernel for la in p.launches}
+        runs = [r for r, _ in p.block_runs(kernel).values()]
+        assert all(r is None or r == round(r) for r in runs), version
+        if version == 1:
+            assert None not in runs
+            assert max(runs) == 128 * 2048  # the body of 4: 512 / 4 per entry, one entry per warp
+    # v7's K loop: 64 trips of 8 per entry, one entry per warp (16 blocks of 8); its two load_tile calls' condition
+    # (linear_tiles.cuh's, inlined at both lines) has no trip counts: one condition at two lines cannot be split
+    source = (kp.files.ROOT / "kernels" / "linear_ladder.cu").read_text().splitlines()
+    at = {text: n for n, text in enumerate(source, 1)}
+    trips = {b.line: b.trips for b in p.branches}
+    k_loop = next(n for text, n in at.items() if "for (int64_t k0 = 0; k0 < K; k0 += BK)" in text and n > 190)
+    assert trips[k_loop] == ((64, 128),)
+    assert trips[k_loop + 1] == trips[k_loop + 2] == ()
+
+
+@needs_sass
+def test_involutions_index_arithmetic_runs_its_32_bit_division_every_time():
+    """involution_fwd_kernel at N, C, H = W, K = 8, 16, 16, 3: its first lines split the thread's index with int64_t
+    `/` and `%`, each a branch to nvcc's 64-bit division (a CALL, never run: the operands fit in 32 bits) or its
+    32-bit one inline, which ends in a predicated `@!P2 LOP3` before the blocks rejoin. Every block of those lines is
+    known: the 32-bit sides, and the blocks after them, once per warp (1024 warps), the 64-bit sides none; and so is
+    the `@P0 EXIT` of `if (i >= ...) return;`, which no warp took. Before, the 32-bit sides were open."""
+    sys.path.insert(0, str(kp.files.ROOT / "bench"))
+    from ops import all_ops
+
+    op = next(o for o in all_ops() if o.op == "involution")
+    ext = helpers.load_kernel(op.kernel, target="cpu", check=True, quiet=True)
+    torch.manual_seed(0)
+    p = profile(op.custom(ext), *op.make_inputs((8, 16, 16, 3)), max_blocks=8)
+    (kernel,) = {la.kernel for la in p.launches}
+    found, at = p.kernel_sass(kernel), p.block_runs(kernel)
+    source = (kp.files.ROOT / "kernels" / "involution.cu").read_text().splitlines()
+    first = next(n for n, text in enumerate(source, 1) if "if (i >= s.N * s.C * s.H_out * s.W_out) return;" in text)
+    index = [i for i in found if not i.routine and first <= i.line <= first + 2]
+    assert {at[i.offset][0] for i in index} == {0.0, 1024.0}
+    slow = kp.gpumodel.compiled.slow_division(found)
+    assert {at[i.offset][0] for i in index if i.offset in slow} == {0.0}

@@ -35,6 +35,7 @@ FLOORS = {
     "gpumodel.depend": 3,
     "standin": 3,
     "build": 4,
+    "gpumodel.runs": 4,
     "check": 5,
     "load": 6,
     "gpumodel.ptxas": 5,

@@ -345,8 +345,14 @@ KP_API void check_shared(const void* var, size_t bytes, size_t elem, const unsig
                          const void* guard_lo, const void* guard_hi);
 KP_API void check_dynamic_name(const char* name, size_t elem);
 // Check mode: a branch condition of device code (the source step wraps each `if`, `while` and `for` condition in
-// KP_BRANCH); while profiling, the GPU model counts its lanes (cuda_cpu_profile.h). Returns `taken`.
-KP_API bool check_branch(bool taken);
+// KP_BRANCH); while profiling, the GPU model counts its lanes (cuda_cpu_profile.h). Returns `taken`. `site`: the
+// condition's own variable (branch_site), which names it whatever copy of its call runs.
+KP_API bool check_branch(bool taken, const void* site);
+// One per KP_BRANCH in a translation unit (__COUNTER__; static: not shared with another unit's). g++ copies a call
+// where it rotates or unrolls a loop, and each copy has its own return address: counted apart, the copies would split
+// each entry of a loop between them, and its trip counts with it.
+template <int>
+static char branch_site = 0;  // not const: g++ may give equal constants one address
 
 // Runs the blocks [begin, end) of a launch, each block's CUDA threads as plain calls of `body`,
 // which g++ inlines here. When a thread reaches a barrier the runtime moves the block to fibers and
@@ -464,7 +470,8 @@ inline void* dynamic_shared_memory(const char* name, size_t elem) {
   return detail::state()->dynamic_smem;
 }
 
-#define KP_BRANCH(condition) ::kp::detail::check_branch(static_cast<bool>(condition))
+#define KP_BRANCH(condition) \
+  ::kp::detail::check_branch(static_cast<bool>(condition), &::kp::detail::branch_site<__COUNTER__>)
 
 #ifdef KP_CHECK
 // Check mode: the source step follows every __shared__ declaration with this call, and surrounds the

@@ -790,10 +790,11 @@ void check_collective(Worker& w, unsigned warp, uint32_t group, unsigned mask, C
   skip_block(w);
 }
 
-bool check_branch(bool taken) {
+bool check_branch(bool taken, const void* site) {
   Worker* w = tls.worker;
   if (w && w->check && w->running && w->check->profiling)
-    profile_branch(*w, taken, reinterpret_cast<uintptr_t>(__builtin_return_address(0)));
+    profile_branch(*w, taken, reinterpret_cast<uintptr_t>(__builtin_return_address(0)),
+                   reinterpret_cast<uintptr_t>(site));
   return taken;
 }
 

@@ -157,6 +157,23 @@ struct LaunchRecord {
   std::unordered_set<uintptr_t> distinct_read, distinct_written;
 };
 
+// A condition's trip counts: per entry of a loop, the times it held before it failed (a loop entered, run t times,
+// left). nvcc unrolls a loop by U into a body of U copies and a remainder, which run sum(t / U) and sum(t % U): the
+// totals of BranchStats do not give them (kp.gpumodel.runs). Counted per condition of the source (KP_BRANCH's site,
+// cuda_cpu.h), not per pc: g++ copies a loop's condition where it rotates or unrolls the loop, and the copies would
+// split each entry's evaluations between them. Warp-level, from one lane per warp (the first to evaluate it in the
+// block): the others agree with it where the condition is warp-uniform, the only case Python reads them in.
+struct TripSite {  // the running block's
+  std::vector<int32_t> lane;         // per warp: the thread counted (-1: none yet)
+  std::vector<uint32_t> run;         // per warp: the times it held since it last failed
+  std::vector<uintptr_t> pcs;        // the pcs it was evaluated at
+  std::map<uint32_t, uint64_t> trips;  // {t: entries}
+};
+struct TripStats {
+  std::set<uintptr_t> pcs;  // its copies' pcs (Python reads it only where they are one `.cu` line)
+  std::map<uint32_t, uint64_t> trips;  // {t: entries} (x the sampling stride); kLostTrips: past kMaxTrips distinct t
+};
+
 struct Profile {
   uint64_t max_blocks = 0;  // 0: every block; else at most about this many blocks per launch run (sampled)
   uint64_t every = 1;       // the running block's weight: the blocks it stands for (sampling by strata)
@@ -174,9 +191,13 @@ struct Profile {
   // maps' lookups were a fifth of a profile's time (perf, 2026-11-27).
   std::vector<std::vector<Request>> requests;
   std::vector<std::vector<Branch>> branches;
+  std::unordered_map<uintptr_t, TripSite> trip_block;  // KP_BRANCH's site -> its trips in the running block
+  uintptr_t last_site = 0;
+  TripSite* last_trips = nullptr;
   // Since the profile began:
   std::map<SiteKey, SiteStats> sites;
   std::map<std::pair<const char*, uintptr_t>, BranchStats> branch_sites;  // (kernel, pc)
+  std::map<std::pair<const char*, uintptr_t>, TripStats> trip_sites;     // (kernel, KP_BRANCH's site)
   std::vector<LaunchRecord> launches;
   uint64_t unprofiled = 0;  // launches of kernels built without check mode while profiling
   std::string unprofiled_names;
@@ -451,6 +472,8 @@ void hierarchy_request(uintptr_t pc, const Request& r, std::unordered_set<uintpt
 }
 
 constexpr unsigned kWarps = kMaxBlockThreads / 32;
+constexpr size_t kMaxTrips = 64;               // distinct trip counts kept per condition (TripStats)
+constexpr uint32_t kLostTrips = 0xffffffffu;  // the entries past them
 
 // The running block's requests (or branch executions) that some lane made, each with its (pc, warp, n).
 template <typename T>
@@ -537,6 +560,18 @@ void profile_block_end(const char* kernel) {
     }
     if (!b.taken) s.none += p.every;
   }
+  for (auto& [site, block] : p.trip_block) {
+    TripStats& s = p.trip_sites[{kernel, site}];
+    for (uint32_t run : block.run)
+      if (run) ++block.trips[run];  // an entry the block's end (or a `break`) cut short
+    for (const auto& [t, entries] : block.trips) {
+      const bool kept = s.trips.size() < kMaxTrips || s.trips.count(t);
+      s.trips[kept ? t : kLostTrips] += entries * p.every;
+    }
+    s.pcs.insert(block.pcs.begin(), block.pcs.end());
+  }
+  p.trip_block.clear();
+  p.last_site = 0, p.last_trips = nullptr;
   p.requests.clear();
   p.branches.clear();
   p.sites_run.clear();
@@ -610,10 +645,28 @@ void profile_access(Worker& w, Space space, uintptr_t a, size_t n, bool write, b
 // A global access at `pc` touched the tensor beginning at `begin` (for its 128-byte lines: see t_line_offset).
 void hierarchy_base(uintptr_t pc, uintptr_t begin) { t_line_offset[pc] = begin & 255; }
 
-// Lane `tid % 32` of the running block evaluated the branch condition at `pc`.
-void profile_branch(Worker& w, bool taken, uintptr_t pc) {
+// Lane `tid % 32` of the running block evaluated the branch condition at `pc`, a copy of KP_BRANCH's `site`.
+void profile_branch(Worker& w, bool taken, uintptr_t pc, uintptr_t site) {
   Profile& p = t_profile;
   const unsigned tid = running_tid(w);
+  if (site != p.last_site) {
+    p.last_trips = &p.trip_block[site];
+    p.last_site = site;
+    if (p.last_trips->lane.empty()) p.last_trips->lane.assign(kWarps, -1), p.last_trips->run.assign(kWarps, 0);
+  }
+  TripSite& trips = *p.last_trips;
+  int32_t& lane = trips.lane[tid / 32];
+  if (lane < 0) lane = int32_t(tid);
+  if (lane == int32_t(tid)) {
+    if (std::find(trips.pcs.begin(), trips.pcs.end(), pc) == trips.pcs.end()) trips.pcs.push_back(pc);
+    uint32_t& run = trips.run[tid / 32];
+    if (taken) {
+      ++run;
+    } else {
+      ++trips.trips[run];
+      run = 0;
+    }
+  }
   const uint32_t nth = executed_before(p, pc, tid);
   std::vector<Branch>& row = p.branches[size_t(p.last_row) * kWarps + tid / 32];
   if (row.size() <= nth) row.resize(nth + 1);
@@ -719,6 +772,8 @@ std::string hierarchy_row(size_t launch, const Hierarchy& h) {
 //           loading_warps
 //   branch  kernel  pc  executions  lanes  divergent  split  none
 //   lanes  kernel  pc  warp  evaluated0 .. evaluated31  taken0 .. taken31  (one block's, per warp: see BranchStats)
+//   trips  kernel  pc  t  entries  (TripStats: pc, its lowest copy's; t = 4294967295: entries past kMaxTrips ts)
+//   tripcopy  kernel  pc  copy  (each pc the condition of `trips ... pc` was evaluated at)
 //   unprofiled  count  names
 //   worst  kernel  pc  lanes  size  addr0 .. addr31   (a shared site's worst request)
 //   array  id  space  name  begin  elements  dims
@@ -757,6 +812,12 @@ std::string profile_take() {
       for (uint32_t count : per_lane) out += format("\t%u", count);
       out += "\n";
     }
+  for (const auto& [key, s] : p.trip_sites) {
+    const std::string first = where(*s.pcs.begin());
+    for (const auto& [t, entries] : s.trips)
+      out += format("trips\t%s\t%s\t%u\t%llu\n", key.first, first.c_str(), t, (unsigned long long)entries);
+    for (uintptr_t pc : s.pcs) out += format("tripcopy\t%s\t%s\t%s\n", key.first, first.c_str(), where(pc).c_str());
+  }
   if (p.unprofiled) out += format("unprofiled\t%llu\t%s\n", (unsigned long long)p.unprofiled, p.unprofiled_names.c_str());
   for (const auto& [key, s] : p.sites) {
     if (key.space != kShared || !s.worst_request.lanes) continue;

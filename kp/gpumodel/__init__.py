@@ -8,8 +8,9 @@
 - counts: kp.gpumodel.counts reads that report into records (Line, Branch, Launch) at their `.cu` lines;
 - SASS: kp.gpumodel.sass compiles the kernel file with nvcc for the GPU's arch and reads nvdisasm's listing, line by
   line; kp.gpumodel.compiled counts the lines as that SASS serves them, the instructions each line ran (its basic
-  blocks' runs, kp.gpumodel.cfg) and the loads in flight together; kp.gpumodel.ptxas gives each instantiation's
-  registers and shared memory; kp.gpumodel.depend each basic block's critical path through its registers;
+  blocks' runs: kp.gpumodel.runs's equations, solved by kp.gpumodel.cfg) and the loads in flight together;
+  kp.gpumodel.ptxas gives each instantiation's registers and shared memory; kp.gpumodel.depend each basic block's
+  critical path through its registers;
 - caches: kp.gpumodel.caches, the L1s and the one L2: the sectors DRAM moves, from the sampled blocks' sharing;
 - time: kp.gpumodel.gputime, the terms of a launch and how they combine (kp.gpumodel.overlap: by the blocks resident
   per SM), on kp.gpumodel.gpus's GPU table (data sheets, occupancy) and kp.gpumodel.gpu_constants (what no data sheet

@@ -33,7 +33,7 @@ def _base(i):
     return i.opcode.split(".")[0]
 
 
-def _conditional(i):
+def conditional(i):
     """A predicated branch (`@P0 BRA`, or `BRA P0, target`: a condition among its operands) or exit."""
     if i.text.startswith("@") and not re.match(r"^@!?U?PT\b", i.text):
         return True
@@ -60,7 +60,7 @@ def blocks(instructions):
         end = starts[b + 1] if b + 1 < len(starts) else len(body)
         last, succ = body[end - 1], []
         op = _base(last)
-        falls = op not in ("BRA", "EXIT", "RET", "KILL", "JMP") or _conditional(last)
+        falls = op not in ("BRA", "EXIT", "RET", "KILL", "JMP") or conditional(last)
         if op in ("BRA", "JMP"):
             succ += [(block_of[at[t]], "jump") for t in TARGET.findall(last.text)[:1] if t in at]
         if falls and end < len(body):
@@ -77,19 +77,24 @@ def block_counts(*args, **kwargs):
         return _block_counts(*args, **kwargs)
 
 
-def _block_counts(graph, entry, equations, loops=(), uniform=(), splits=(), tolerance=1e-6):
+def _block_counts(graph, entry, equations, loops=(), uniform=(), splits=(), trials=(), tolerance=1e-6):
     """({block index: warp-level runs, or None where the equations leave it open}, upper_bounds()) for the graph of
     blocks(). entry: the warps that started the function (block 0's runs from outside). equations: [({offset:
     coefficient}, value)], each "the sum of coefficient x runs of the block holding that offset is value" (a line's
-    memory instructions: its requests; a path the model assumes never runs: 0). loops: the same form, weighed less
-    where they disagree (a loop's branch evaluations: exact for a loop nvcc kept, not for one it unrolled in part).
+    memory instructions: its requests; a path the model assumes never runs: 0); a key (offset, kind) stands for what
+    the edge of that kind ("jump", "fall") out of that offset's block carried. loops: the same form, weighed less
+    where they disagree (a loop's branch evaluations). trials: groups of equations of the same form and weight, each
+    kept only where it does not leave the rest further from agreeing (what a loop's trip counts say, read against
+    the layout nvcc gives an unrolled loop: a loop it unswitched instead, two versions side by side, disagrees).
     Flow: a block runs as often as its in-edges carry (block 0 also `entry`), except a BSSY's target, which runs as
     often as the blocks holding its BSSYs (a branch that diverged in between reconverges there once); a block that
     ends in no branch, an unconditional one or a backward one (a loop's latch) sends out what it ran; a forward
     conditional branch's two edges are left free (a warp that diverges there runs both sides) unless its offset is in
     `uniform` (no warp diverged there: what its block ran goes down its two edges). splits: [(offsets, (jumped, fell))],
     the uniform branches of one line: their jump edges carried `jumped` runs between them, their fall edges `fell`
-    (a total of 0: each edge none), or the other way round where that leaves the equations closer to agreeing (which
+    (a total of 0: each edge none), or the other way round where that leaves the equations closer to agreeing, or
+    neither where both leave them further apart than they were (nvcc tests `packed` of `if (packed && i < n)` once,
+    before the loop it sits in, and the rest in each copy: the line's evaluations are not its branches' runs) (which
     way a condition's truth branches in SASS is nvcc's choice: `if (c) continue;` jumps when c holds, an `if` whose
     body nvcc placed out of line too). A block no warp can reach but through a block that ran none ran none.
     Solved by least squares (numpy); a block is open where its unit vector is not in the equations' row space."""
@@ -106,7 +111,10 @@ def _block_counts(graph, entry, equations, loops=(), uniform=(), splits=(), tole
     outflow = set()  # the blocks that send out what they ran
     for b in graph:
         last = b.instructions[-1]
-        forward = _conditional(last) and (_base(last) != "BRA" or all(t > b.index for t, _ in b.successors))
+        # a predicated branch or exit; not a block that ends in another predicated instruction (`@!P1 LOP3` before a
+        # label): all of it runs on, its lanes off or on
+        forward = _base(last) in ENDS and conditional(last)
+        forward = forward and (_base(last) != "BRA" or all(t > b.index for t, _ in b.successors))
         if b.successors and not (forward and last.offset not in uniform):
             outflow.add(b.index)
     # an edge out of a block that sends all it ran down it is that block's runs: no unknown of its own
@@ -128,15 +136,36 @@ def _block_counts(graph, entry, equations, loops=(), uniform=(), splits=(), tole
                 entry if b.index == 0 else 0.0)  # fmt: skip
         if b.index in outflow and len(b.successors) > 1:
             add([(b.index, 1.0)] + [(col[e], -1.0) for e, (s, _, _) in enumerate(edges) if s == b.index], 0.0)
+
+    def column(key):  # an offset: its block's runs; (offset, kind): the edge of that kind out of its block
+        if not isinstance(key, tuple):
+            return where.get(key)
+        found = [e for e, (src, _, kind) in enumerate(edges) if src == where.get(key[0]) and kind == key[1]]
+        return col[found[0]] if found else None
+
     for group, weight in ((equations, 1.0), (loops, 0.1)):
         for coefficients, value in group:
-            if all(o in where for o in coefficients):
-                add([(where[o], c) for o, c in coefficients.items()], value, weight)
+            columns = [(column(o), c) for o, c in coefficients.items()]
+            if all(k is not None for k, _ in columns):
+                add(columns, value, weight)
 
     def solve():
         a, v, w = np.array(rows), np.array(values, dtype=float), np.array(weights)
         x = np.linalg.lstsq(a * w[:, None], v * w, rcond=None)[0]
         return a, x, float(np.abs((a @ x - v) * w).sum())
+
+    misfit = solve()[2] if trials else 0.0
+    for group in trials:  # kept only where it leaves the equations as close to agreeing as they were
+        before = len(rows)
+        for coefficients, value in group:
+            columns = [(column(o), c) for o, c in coefficients.items()]
+            if all(k is not None for k, _ in columns):
+                add(columns, value, 0.1)
+        now = solve()[2] if len(rows) > before else misfit
+        if now > misfit + 1e-6 * (1 + misfit):
+            del rows[before:], values[before:], weights[before:]
+        else:
+            misfit = now
 
     def split(blocks_, totals):  # the rows "the jump (fall) edges out of these blocks carried totals[0] ([1])"
         for kind, total in zip(("jump", "fall"), totals):
@@ -144,18 +173,28 @@ def _block_counts(graph, entry, equations, loops=(), uniform=(), splits=(), tole
             for group in [[e] for e in out] if total == 0 else [out]:  # none: each edge none
                 add([(e, 1.0) for e in group], float(total))
 
+    def fits(blocks_, way):  # the misfit with these rows added (then taken out again)
+        before = len(rows)
+        split(blocks_, way)
+        misfit = solve()[2]
+        del rows[before:], values[before:], weights[before:]
+        return misfit
+
+    base = solve()[2] if splits else 0.0
     for offsets, totals in splits:
-        blocks_, misfit = {where[o] for o in offsets if o in where}, {}
+        every = sorted({where[o] for o in offsets if o in where})
         given, swapped = tuple(totals), tuple(totals)[::-1]
-        for way in (given, swapped):  # the other way is tried only where the given one does not fit
-            before = len(rows)
-            split(blocks_, way)
-            misfit[way] = solve()[2]
-            del rows[before:], values[before:], weights[before:]
-            if misfit[given] <= 1e-6 or given == swapped:
-                misfit[swapped] = misfit[given]
+        # all of the line's branches, then (where they fit neither way) all but one: nvcc tests a loop-invariant
+        # part of a condition once, before the loop (it unswitches it), and the line's evaluations are the rest's
+        for blocks_ in [every] + ([[b for b in every if b != k] for k in every] if len(every) > 1 else []):
+            misfit = {given: fits(blocks_, given)}
+            if misfit[given] > base + 1e-6 * (1 + base) and given != swapped:  # the other way round
+                misfit[swapped] = fits(blocks_, swapped)
+            way = min(misfit, key=misfit.get)
+            if misfit[way] <= base + 1e-6 * (1 + base):  # else left out
+                split(blocks_, way)
+                base = misfit[way]
                 break
-        split(blocks_, swapped if misfit[swapped] < misfit[given] - 1e-6 * (1 + misfit[given]) else given)
     a, solution, _ = solve()
     _, sigma, vt = np.linalg.svd(a, full_matrices=a.shape[0] < a.shape[1])  # all of V where it has more columns
     null = vt[(sigma > tolerance * max(sigma.max(), 1.0)).sum() :]  # the directions the equations leave open

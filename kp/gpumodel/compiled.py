@@ -1,6 +1,6 @@
 """A profile's counts as nvcc compiled the kernels (issue 31): the SASS of the instantiation each launch ran
 (kp.gpumodel.sass), the lines counted as that SASS serves their accesses (kp.gpumodel.counts.as_compiled), the SASS
-instructions each line ran (its basic blocks' runs, kp.gpumodel.cfg, from the trace; kp.gpumodel.sass.executed where
+instructions each line ran (its basic blocks' runs, kp.gpumodel.runs, from the trace; kp.gpumodel.sass.executed where
 they stay open) and what nvcc made of one line. CompiledCounts is
 kp.gpumodel.profile.Profile's half that reads them: it needs the Profile's `launches`, `source_lines`, `branches` and
 `ctype`, and its caches `_compiled` (per arch) and `_sass` (per kernel and arch), empty dicts at first. Never runs a
@@ -13,33 +13,14 @@ from pathlib import Path
 
 from kp.diagnostics import KernelBuildError
 from kp.files import ROOT
-from kp.gpumodel.cfg import block_counts, blocks
 from kp.gpumodel.counts import WARP, as_compiled
 from kp.gpumodel.ptxas import demangle, file_constants, instantiation
+from kp.gpumodel.runs import block_runs, slow_division
 from kp.gpumodel.sass import CLASSES, SassUnavailable, arch_of, by_kernel, executed, line_runs, source_lines
 from kp.gpumodel.sass import sass as sass_of
 from kp.sourceview import sass_listing
 
 REGISTER = re.compile(r"(?<![A-Z])R(\d+)(\.64)?")
-# nvcc's 64-bit integer division and remainder (`i / n`, `i % n` on int64_t): a 32-bit fast path inline, and a CALL
-# to this routine on the other side of a branch on whether both operands fit in 32 bits (the CUDA Math API's integer
-# intrinsics; seen in the SASS of kernels/mul_add.cu's broadcast_offsets).
-JUMPS = re.compile(r"\b(?:continue|break|return|goto)\b")  # an `if` whose body leaves: nvcc jumps when it holds
-SLOW_DIVISION = re.compile(r"__cuda_sm\d+_(?:div|rem)_[su]64")
-
-
-def slow_division(instructions):
-    """The offsets of nvcc's 64-bit division slow side in one function's SASS (address order): each CALL of
-    SLOW_DIVISION's routine with the stretch it lies in (from after the conditional BRA that skips to the 32-bit
-    path, to the BRA that rejoins it), and the routine itself. Its operands are element indices and sizes here, which
-    take the 32-bit path below 2^32 elements; the trace does not see which path ran, so the model assumes that one."""
-    out = {i.offset for i in instructions if SLOW_DIVISION.search(i.routine or "")}
-    for at, i in enumerate(instructions):
-        if i.opcode.startswith("CALL") and SLOW_DIVISION.search(i.text):
-            start = next((k for k in range(at - 1, -1, -1) if instructions[k].opcode.startswith("BRA")), -1) + 1
-            end = next((k for k in range(at + 1, len(instructions)) if instructions[k].opcode.startswith("BRA")), at)
-            out |= {j.offset for j in instructions[start : end + 1]}
-    return out
 
 
 def _registers(operands):
@@ -152,72 +133,18 @@ class CompiledCounts:
         )
 
     def block_runs(self, kernel, gpu="H100"):
-        """{offset: (runs, bound)}: the warp-level runs of the basic block holding that instruction of `kernel`'s SASS,
-        or None where the trace does not fix them, and the most it can have run (kp.gpumodel.cfg); {} without SASS. Its
-        equations: the warps launched enter block 0; a line's memory instructions of one space and kind, none of them
-        predicated, ran the line's requests of that space and kind between them (as kp.gpumodel.counts.as_compiled
-        regroups the lanes' accesses into nvcc's instructions); nvcc's 64-bit division slow side (slow_division) never
-        ran; a branch whose line no warp ever diverged at (the trace's Branch.divergent) sends its block's runs down
-        its two edges; a loop nvcc kept (one
-        backward conditional BRA at its line) runs its body once per evaluation that continued; a line's uniform
-        branches that went one way every time (Branch.none 0 or all) sent nothing down the other edge; a subroutine
-        (Instruction.routine) runs once per call, its own branches not followed."""
+        """{offset: (runs, bound)} of `kernel`'s SASS for `gpu` (kp.gpumodel.runs.block_runs), cached; {} without
+        SASS."""
         arch = arch_of(gpu)
-        if ("blocks", kernel, arch) in self._sass:
-            return self._sass[("blocks", kernel, arch)]
-        found, out = self.kernel_sass(kernel, gpu), {}
-        graph = None if isinstance(found, str) else blocks(found)
-        if graph:
-            lines = self.compiled(gpu)[0]
+        if ("blocks", kernel, arch) not in self._sass:
+            found = self.kernel_sass(kernel, gpu)
             warps = sum(la.blocks * -(-la.threads_per_block // WARP) for la in self.launches if la.kernel == kernel)
-            equations = [({o: 1.0}, 0.0) for o in slow_division(found)]
-            for ln in (ln for ln in lines if ln.kernel == kernel and ln.space in ("global", "shared")):
-                mine = [i for i in found if (i.file, i.line, i.space, i.kind) == (ln.file, ln.line, ln.space, ln.kind)]
-                # a predicated one (`@P0 LDG`) issues with no lane on, which the trace's requests do not count
-                if mine and not any(i.text.startswith("@") for i in mine):
-                    equations.append(({i.offset: 1.0 for i in mine}, float(ln.requests)))
-            branch = {(b.file, b.line): b for b in self.branches if b.kernel == kernel}
-            uniform, loops, latches, slow = set(), [], {}, slow_division(found)
-            for b in graph:  # the blocks that jump back, per line
-                last = b.instructions[-1]
-                if any(kind == "jump" and s <= b.index for s, kind in b.successors):
-                    latches.setdefault((last.file, last.line), []).append(b)
-            for b in graph:
-                last = b.instructions[-1]
-                record = branch.get((last.file, last.line))
-                if record is None or not last.opcode.startswith("BRA"):
-                    continue
-                # not nvcc's own branch to its 64-bit division's slow side, which the source line does not evaluate
-                if record.divergent == 0 and not any(graph[t].instructions[0].offset in slow for t, _ in b.successors):
-                    uniform.add(last.offset)
-                head = [graph[s] for s, kind in b.successors if kind == "jump" and s <= b.index]
-                if latches.get((last.file, last.line)) == [b] and head:
-                    # a latch that tests (`@!P1 BRA` back): the body runs once per evaluation that continued; an
-                    # unconditional jump back to a test at the top: the test runs once per evaluation
-                    runs = record.executions - (record.none if b.successors[-1][1] == "fall" else 0)
-                    loops.append(({head[0].instructions[0].offset: 1.0}, float(runs)))
-            splits = {}
-            for b in graph:
-                last = b.instructions[-1]
-                record = branch.get((last.file, last.line))
-                if last.offset in uniform and len(b.successors) == 2 and (last.file, last.line) not in latches:
-                    source = source_lines(last.file)
-                    text = source[last.line - 1] if 0 < last.line <= len(source) else ""
-                    # which edge is the condition's truth: `if (c) continue;` jumps when c holds, `if (c) {...}`
-                    # falls into its body; block_counts tries the other way where this one disagrees with the rest
-                    held, failed = record.executions - record.none, record.none
-                    totals = (held, failed) if JUMPS.search(text) else (failed, held)
-                    splits.setdefault((last.file, last.line, totals), []).append(last.offset)
-            splits = [(offsets, key[2]) for key, offsets in splits.items()]
-            counts, bounds = block_counts(graph, warps, equations, loops, uniform=uniform, splits=splits)
-            out = {i.offset: (counts[b.index], bounds[b.index]) for b in graph for i in b.instructions}
-            for routine in {i.routine for i in found if i.routine}:  # once per call (its own branches not followed)
-                calls = [out[i.offset] for i in found if i.opcode.startswith("CALL") and routine in i.text]
-                known = all(c is not None for c, _ in calls)
-                runs = (sum(c for c, _ in calls) if known else None, sum(b for _, b in calls))
-                out |= {i.offset: runs for i in found if i.routine == routine}
-        self._sass[("blocks", kernel, arch)] = out
-        return out
+            lines = [] if isinstance(found, str) else self.compiled(gpu)[0]
+            branches = [b for b in self.branches if b.kernel == kernel]
+            self._sass[("blocks", kernel, arch)] = {} if isinstance(found, str) else block_runs(
+                found, [ln for ln in lines if ln.kernel == kernel], branches, warps, source_lines
+            )  # fmt: skip
+        return self._sass[("blocks", kernel, arch)]
 
     def issued(self, gpu="H100"):
         """{kernel: {class: warp instructions executed}}: `gpu`'s SASS, each line's times the runs

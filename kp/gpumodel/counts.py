@@ -1,9 +1,9 @@
 """The GPU model's counts as records: what the stand-in's profiler (kernels/common/cuda_cpu_profile.h) reports, read
 and put at the `.cu` lines they are about (addr2line), counted as the source wrote the accesses or, with the SASS at
 each line (kp.gpumodel.sass), as nvcc's instructions group them (as_compiled). Line (one `.cu` line's accesses of one
-space and kind), Branch (one `.cu` line's branch conditions: executions, active lanes, divergent ones, loop exits),
-Launch, and for pictures Array, Touch, Worst (a shared line's worst warp request) and BranchLanes (who took a branch,
-by lane). Never runs or models anything (kp.gpumodel.profile does).
+space and kind), Branch (one `.cu` line's branch conditions: executions, active lanes, divergent ones, loop exits,
+trip counts), Launch, and for pictures Array, Touch, Worst (a shared line's worst warp request) and BranchLanes (who
+took a branch, by lane). Never runs or models anything (kp.gpumodel.profile does).
 """
 
 import dataclasses
@@ -76,6 +76,9 @@ class Branch:
     divergent: int  # executions whose lanes went both ways
     split: int = 0  # of those, the ones split at one lane (lanes 0..k-1 one way): a bounds guard's ragged warp
     none: int = 0  # executions where no lane took it: a loop's exits, one per time a warp entered it
+    # A loop's trip counts: ((t, entries), ...), t ascending: a warp entered it `entries` times and ran it t times
+    # (warp-level: an execution some lane took continues); t = LOST_TRIPS: entries past the distinct ts the trace keeps
+    trips: tuple = ()
 
     @property
     def active_lanes(self):
@@ -136,6 +139,7 @@ Array = namedtuple("Array", "id space name begin elements dims")
 Touch = namedtuple("Touch", "array launch index block tid kind")
 Worst = namedtuple("Worst", "kernel file line lanes size addresses")
 # One warp of one block at one branch line: each lane's evaluations of the condition and the times it held (32 each)
+LOST_TRIPS = 2**32 - 1  # Branch.trips's t for the entries past the distinct trip counts the trace keeps (64)
 BranchLanes = namedtuple("BranchLanes", "kernel file line warp evaluated taken")
 
 
@@ -147,7 +151,7 @@ Counts = namedtuple(
 def parse(report):
     """The runtime's profile report (cuda_cpu_profile.h's profile_take) as Counts, sites put at their lines."""
     sites, launches, unprofiled, worst_rows, arrays, touches = [], [], (0, ""), [], [], []
-    branch_rows, lane_rows = [], []
+    branch_rows, lane_rows, trip_rows, copy_rows = [], [], [], []
     for row in report.splitlines():
         f = row.split("\t")
         if f[0] == "touch":
@@ -163,13 +167,17 @@ def parse(report):
             lane_rows.append(f[1:])
         elif f[0] == "branch" and len(f) in (6, 7, 8):
             branch_rows.append(f[1:] + ["0"] * (8 - len(f)))
+        elif f[0] == "trips" and len(f) == 5:
+            trip_rows.append(f[1:])
+        elif f[0] == "tripcopy" and len(f) == 4:
+            copy_rows.append(f[1:])
         elif f[0] == "launch" and len(f) in (14, 15):
             g, b = (tuple(int(v) for v in f[i].split()) for i in (2, 3))
             launches.append(Launch(f[1], g, b, *(int(v) for v in f[4:])))
         elif f[0] == "unprofiled":
             unprofiled = (int(f[1]), f[2] if len(f) > 2 else "")
     by_library = defaultdict(set)
-    for site in sites + worst_rows + branch_rows:
+    for site in sites + worst_rows + branch_rows + trip_rows + [r[:1] + r[2:] for r in copy_rows]:
         if m := re.fullmatch(r"(/\S+?\.so)\+0x([0-9a-f]+)", site[1]):
             by_library[m[1]].add(m[2])
     placed = {}
@@ -208,7 +216,22 @@ def parse(report):
         t = branch_totals[(kernel, _shown(file), int(line))]
         for k, count in enumerate(counts):
             t[k] += int(count)
-    branches = [Branch(*key, *t) for key, t in sorted(branch_totals.items(), key=lambda kv: (kv[0][1], kv[0][2]))]
+    copies = defaultdict(set)  # a condition's (kernel, first pc) -> the lines of its copies
+    for kernel, pc, copy in copy_rows:
+        copies[(kernel, pc)].add(placed.get(copy, "?:0"))
+    by_line = defaultdict(list)  # a line's conditions, each {t: entries}: read where it has one, all its copies there
+    for kernel, pc, t, entries in trip_rows:
+        if copies[(kernel, pc)] == {placed.get(pc, "?:0")}:  # not a header's, inlined at two lines
+            by_line[(kernel, pc)].append((int(t), int(entries)))
+    trips = defaultdict(list)
+    for (kernel, pc), counts in by_line.items():
+        file, line = placed.get(pc, "?:0").rsplit(":", 1)
+        trips[(kernel, _shown(file), int(line))].append(tuple(sorted(counts)))
+    trips = {key: found[0] for key, found in trips.items() if len(found) == 1}
+    branches = [
+        Branch(*key, *t, trips=trips.get(key, ()))
+        for key, t in sorted(branch_totals.items(), key=lambda kv: (kv[0][1], kv[0][2]))
+    ]
     branch_lanes = [
         BranchLanes(kernel, _shown(file), int(line), int(warp), tuple(map(int, c[:32])), tuple(map(int, c[32:])))
         for kernel, pc, warp, *c in lane_rows

@@ -1,0 +1,187 @@
+"""kp.gpumodel.runs: the equations for a kernel's basic blocks' runs, from the trace's records (Line, Branch), on
+tests/test_cfg.py's hand-written listing (a loop nvcc kept, a uniform if/else, a store) and on nvcc's sm_90 listing of
+a loop it unrolled by 4 and then by 4 again (UNROLLED); needs neither nvcc nor a GPU. On nvcc's own SASS of small
+kernels: tests/test_sass.py and tests/test_compiled.py."""
+
+from test_cfg import LISTING
+
+from kp.gpumodel.cfg import blocks
+from kp.gpumodel.counts import LOST_TRIPS, Branch, Line
+from kp.gpumodel.runs import block_runs, digits
+from kp.gpumodel.sass import parse_sass
+
+# nvcc 13.0's sm_90 SASS (nvdisasm -c -g, its NOPs left out, the file renamed k.cu) of
+#   1 __global__ void unroll4(const float* x, float* out, int n) {
+#   2   int i = blockIdx.x * blockDim.x + threadIdx.x;
+#   3   int trips = int(x[0]);
+#   4   float a = 1.0f;
+#   5   for (int k = 0; k < trips; ++k) a = a * 0.999f + 1.0f;
+#   6   if (i < n) out[i] = a;
+#   7 }
+# Line 5, t trips: the guard (t >= 1, 0xb0), a loop of 16 FFMA while 12 or more are left (0x1a0), 8 once if 8 or
+# more are left (0x2f0), a loop of 4 (0x3b0) and one of 1 (0x440, t mod 4 times).
+UNROLLED = """\
+\t.section\t.text._Z7unroll4PKfPfi,"ax",@progbits
+\t.align\t128
+        .global         _Z7unroll4PKfPfi
+        .type           _Z7unroll4PKfPfi,@function
+        .size           _Z7unroll4PKfPfi,(.L_x_10 - _Z7unroll4PKfPfi)
+        .other          _Z7unroll4PKfPfi,@"STO_CUDA_ENTRY STV_DEFAULT"
+_Z7unroll4PKfPfi:
+.text._Z7unroll4PKfPfi:
+\t//## File "k.cu", line 1
+        /*0000*/                   LDC R1, c[0x0][0x28] ;
+\t//## File "k.cu", line 3
+        /*0010*/                   LDC.64 R2, c[0x0][0x210] ;
+        /*0020*/                   ULDC.64 UR4, c[0x0][0x208] ;
+        /*0030*/                   LDG.E R2, desc[UR4][R2.64] ;
+\t//## File "k.cu", line 2
+        /*0040*/                   ULDC UR6, c[0x0][0x0] ;
+\t//## File "k.cu", line 5
+        /*0050*/                   HFMA2.MMA R5, -RZ, RZ, 1.875, 0 ;
+\t//## File "k.cu", line 2
+        /*0060*/                   S2R R0, SR_CTAID.X ;
+        /*0070*/                   S2R R7, SR_TID.X ;
+        /*0080*/                   IMAD R0, R0, UR6, R7 ;
+\t//## File "k.cu", line 3
+        /*0090*/                   F2I.TRUNC.NTZ R4, R2 ;
+\t//## File "k.cu", line 5
+        /*00a0*/                   ISETP.GE.AND P0, PT, R4, 0x1, PT ;
+        /*00b0*/              @!P0 BRA `(.L_x_0) ;
+        /*00c0*/                   IADD3 R2, R4.reuse, -0x1, RZ ;
+        /*00d0*/                   LOP3.LUT R3, R4, 0x3, RZ, 0xc0, !PT ;
+        /*00e0*/                   ISETP.GE.U32.AND P0, PT, R2, 0x3, PT ;
+        /*00f0*/                   MOV R2, 0x3f800000 ;
+        /*0100*/                   MOV R5, 0x3f800000 ;
+        /*0110*/              @!P0 BRA `(.L_x_1) ;
+        /*0120*/                   IADD3 R4, R4, -R3, RZ ;
+        /*0130*/                   MOV R5, 0x3f800000 ;
+        /*0140*/                   ISETP.GT.AND P0, PT, R4, RZ, PT ;
+        /*0150*/              @!P0 BRA `(.L_x_2) ;
+        /*0160*/                   ISETP.GT.AND P1, PT, R4, 0xc, PT ;
+        /*0170*/                   PLOP3.LUT P0, PT, PT, PT, PT, 0x80, 0x0 ;
+        /*0180*/              @!P1 BRA `(.L_x_3) ;
+        /*0190*/                   PLOP3.LUT P0, PT, PT, PT, PT, 0x8, 0x0 ;
+.L_x_4:
+        /*01a0*/                   FFMA R5, R5, 0.99900001287460327148, R2 ;
+        /*01b0*/                   IADD3 R4, R4, -0x10, RZ ;
+        /*01c0*/                   FFMA R5, R5, 0.99900001287460327148, R2 ;
+        /*01d0*/                   ISETP.GT.AND P1, PT, R4, 0xc, PT ;
+        /*01e0*/                   FFMA R5, R5, 0.99900001287460327148, R2 ;
+        /*01f0*/                   FFMA R5, R5, 0.99900001287460327148, R2 ;
+        /*0200*/                   FFMA R5, R5, 0.99900001287460327148, R2 ;
+        /*0210*/                   FFMA R5, R5, 0.99900001287460327148, R2 ;
+        /*0220*/                   FFMA R5, R5, 0.99900001287460327148, R2 ;
+        /*0230*/                   FFMA R5, R5, 0.99900001287460327148, R2 ;
+        /*0240*/                   FFMA R5, R5, 0.99900001287460327148, R2 ;
+        /*0250*/                   FFMA R5, R5, 0.99900001287460327148, R2 ;
+        /*0260*/                   FFMA R5, R5, 0.99900001287460327148, R2 ;
+        /*0270*/                   FFMA R5, R5, 0.99900001287460327148, R2 ;
+        /*0280*/                   FFMA R5, R5, 0.99900001287460327148, R2 ;
+        /*0290*/                   FFMA R5, R5, 0.99900001287460327148, R2 ;
+        /*02a0*/                   FFMA R5, R5, 0.99900001287460327148, R2 ;
+        /*02b0*/                   FFMA R5, R5, 0.99900001287460327148, R2 ;
+        /*02c0*/               @P1 BRA `(.L_x_4) ;
+.L_x_3:
+        /*02d0*/                   ISETP.GT.AND P1, PT, R4, 0x4, PT ;
+        /*02e0*/              @!P1 BRA `(.L_x_5) ;
+        /*02f0*/                   FFMA R5, R5, 0.99900001287460327148, R2.reuse ;
+        /*0300*/                   PLOP3.LUT P0, PT, PT, PT, PT, 0x8, 0x0 ;
+        /*0310*/                   IADD3 R4, R4, -0x8, RZ ;
+        /*0320*/                   FFMA R5, R5, 0.99900001287460327148, R2 ;
+        /*0330*/                   FFMA R5, R5, 0.99900001287460327148, R2 ;
+        /*0340*/                   FFMA R5, R5, 0.99900001287460327148, R2 ;
+        /*0350*/                   FFMA R5, R5, 0.99900001287460327148, R2 ;
+        /*0360*/                   FFMA R5, R5, 0.99900001287460327148, R2 ;
+        /*0370*/                   FFMA R5, R5, 0.99900001287460327148, R2 ;
+        /*0380*/                   FFMA R5, R5, 0.99900001287460327148, R2 ;
+.L_x_5:
+        /*0390*/                   ISETP.NE.OR P0, PT, R4, RZ, P0 ;
+        /*03a0*/              @!P0 BRA `(.L_x_1) ;
+.L_x_2:
+        /*03b0*/                   IADD3 R4, R4, -0x4, RZ ;
+        /*03c0*/                   FFMA R5, R5, 0.99900001287460327148, R2 ;
+        /*03d0*/                   ISETP.NE.AND P0, PT, R4, RZ, PT ;
+        /*03e0*/                   FFMA R5, R5, 0.99900001287460327148, R2 ;
+        /*03f0*/                   FFMA R5, R5, 0.99900001287460327148, R2 ;
+        /*0400*/                   FFMA R5, R5, 0.99900001287460327148, R2 ;
+        /*0410*/               @P0 BRA `(.L_x_2) ;
+.L_x_1:
+        /*0420*/                   ISETP.NE.AND P0, PT, R3, RZ, PT ;
+        /*0430*/              @!P0 BRA `(.L_x_0) ;
+.L_x_6:
+        /*0440*/                   IADD3 R3, R3, -0x1, RZ ;
+        /*0450*/                   FFMA R5, R5, 0.99900001287460327148, R2 ;
+        /*0460*/                   ISETP.NE.AND P0, PT, R3, RZ, PT ;
+        /*0470*/               @P0 BRA `(.L_x_6) ;
+.L_x_0:
+\t//## File "k.cu", line 6
+        /*0480*/                   ULDC UR6, c[0x0][0x220] ;
+        /*0490*/                   ISETP.GE.AND P0, PT, R0, UR6, PT ;
+.L_x_8:
+        /*04a0*/               @P0 EXIT ;
+        /*04b0*/                   LDC.64 R2, c[0x0][0x218] ;
+        /*04c0*/                   IMAD.WIDE R2, R0, 0x4, R2 ;
+        /*04d0*/                   STG.E desc[UR4][R2.64], R5 ;
+.L_x_9:
+\t//## File "k.cu", line 7
+        /*04e0*/                   EXIT ;
+.L_x_7:
+        /*04f0*/                   BRA `(.L_x_7);
+"""
+
+SOURCE = {"k.cu": ["", "", "for (int j = 0; j < n; ++j)", "  a = a * a + 1;", "", "if (c)", "", "", "", "", "y = a;"]}
+
+
+def runs_of(branches, warps=4):
+    """{first offset of a block: its runs} of LISTING, with the store's line (11) run once per warp."""
+    store = Line("k", "k.cu", 11, "global", "store", warps, warps, warps, 128 * warps, 32 * warps)
+    found = parse_sass(LISTING)
+    at = block_runs(found, [store], branches, warps, SOURCE.get)
+    return {hex(o): at[o][0] for o in (0x0, 0x20, 0x30, 0x70, 0x90, 0xB0, 0xC0, 0xD0)}
+
+
+def test_a_kept_loop_runs_its_body_once_per_evaluation_that_continued_and_a_uniform_branch_splits_as_it_went():
+    """4 warps, each entering the loop once with 10 trips (11 evaluations of line 3, the last one none), and line 6's
+    condition held for 1 warp (an `if` falls into its body: line 7's block at 0x90; the 3 others jump to 0xb0).
+    By hand: the loop's body 40; the guard, BSSY, BSYNC and store 4 each; the preheader
+    open (which warps entered the loop, the trace's totals do not say)."""
+    got = runs_of([Branch("k", "k.cu", 3, 44, 44 * 32, 0, 0, 4), Branch("k", "k.cu", 6, 4, 128, 0, 0, 3)])
+    assert got == {"0x0": 4, "0x20": None, "0x30": 40, "0x70": 4, "0x90": 1, "0xb0": 3, "0xc0": 4, "0xd0": 4}
+
+
+def test_with_its_trip_counts_a_kept_loops_preheader_is_known():
+    """The same, with the loop's trip counts: 10 for each of the 4 warps. The preheader ran once per entry of 1 trip
+    or more (what entered the loop less what its back edge carried): 4."""
+    loop = Branch("k", "k.cu", 3, 44, 44 * 32, 0, 0, 4, trips=((10, 4),))
+    got = runs_of([loop, Branch("k", "k.cu", 6, 4, 128, 0, 0, 3)])
+    assert got == {"0x0": 4, "0x20": 4, "0x30": 40, "0x70": 4, "0x90": 1, "0xb0": 3, "0xc0": 4, "0xd0": 4}
+    lost = Branch("k", "k.cu", 3, 44, 44 * 32, 0, 0, 4, trips=((10, 3), (LOST_TRIPS, 1)))
+    assert runs_of([lost, Branch("k", "k.cu", 6, 4, 128, 0, 0, 3)])["0x20"] is None  # some trips lost: no equation
+
+
+def test_digits_split_trip_counts_over_the_bodies_nvcc_unrolled_them_into():
+    """t = 29 = 16 + 8 + 4 + 1 and t = 6 = 4 + 2 x 1, twice and once; t = 0 once. (runs, entries that ran it)."""
+    assert digits([16, 8, 4, 1], {29: 2, 6: 1, 0: 1}) == {16: (2, 2), 8: (2, 2), 4: (3, 3), 1: (4, 3)}
+    assert digits([4, 1], {10: 4}) == {4: (8, 4), 1: (8, 4)}  # 10 = 2 x 4 + 2
+
+
+def test_an_unrolled_loops_bodies_run_as_its_trip_counts_say():
+    """UNROLLED on 4 warps, of trip counts 29, 29, 6 and 0 (35 + 35 + 7 + 1 evaluations, 4 of them none; the store
+    once per warp, no EXIT taken). By hand, following the SASS: t = 29 runs the 16 loop once (13 left), the 8 block
+    (5 left), the 4 loop once, the 1 loop once; t = 6 skips the 16 and the 8 (4 > 12 and 4 > 4 fail), runs the 4 loop
+    once and the 1 loop twice; t = 0 jumps past it all at the guard. So: 16 loop 2, its preheader (0x190) 2, 8
+    block 2, 4 loop 3, 1 loop 4, the test before it (t mod 4 != 0, 0x420) 3, the guard's fall (0xc0) 3. Open: the
+    checks at 0x120, 0x160, 0x2d0, 0x390, which the trip counts cannot tell apart (0x120's `R4 > 0` after t >= 4
+    always holds, which only the compare says)."""
+    found = parse_sass(UNROLLED)
+    loop = Branch("unroll4", "k.cu", 5, 78, 78 * 32, 0, 0, 4, trips=((0, 1), (6, 1), (29, 2)))
+    guard = Branch("unroll4", "k.cu", 6, 4, 128, 0, 0, 0)
+    store = Line("unroll4", "k.cu", 6, "global", "store", 4, 16, 16, 512, 128)
+    at = block_runs(found, [store], [loop, guard], 4, {"k.cu": [""] * 5 + ["  if (i < n) out[i] = a;"]}.get)
+    runs = {hex(b.instructions[0].offset): at[b.instructions[0].offset] for b in blocks(found)}
+    assert {o: r for o, (r, _) in runs.items()} == {
+        "0x0": 4, "0xc0": 3, "0x120": None, "0x160": None, "0x190": 2, "0x1a0": 2, "0x2d0": None, "0x2f0": 2,
+        "0x390": None, "0x3b0": 3, "0x420": 3, "0x440": 4, "0x480": 4, "0x4b0": 4,
+    }  # fmt: skip
+    assert runs["0x120"][1] == 3  # at most what its predecessor ran
