@@ -7,6 +7,7 @@ by lane). Never runs or models anything (kp.gpumodel.profile does).
 """
 
 import dataclasses
+import gc
 import math
 import re
 from collections import defaultdict, namedtuple
@@ -146,12 +147,37 @@ Counts = namedtuple(
 
 def parse(report):
     """The runtime's profile report (cuda_cpu_profile.h's profile_take) as Counts, sites put at their lines."""
-    sites, launches, unprofiled, worst_rows, arrays, touches = [], [], (0, ""), [], [], []
+    # Its up to 2^18 touch rows make as many tuples, which start the garbage collector again and again over every
+    # object of the process (torch's included): 7% of a profile (perf, linear_ladder v7 at 4096³, 2026-11-27). The
+    # rows make no cycles, so it waits until they are made.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _parse(report)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _touches(rows):
+    """The touch rows' fields (after "touch\t") as Touches: converted in one pass over all of them, 3-4x faster than
+    row by row (2^18 rows: 0.3 s against 1.2 s, 2026-11-27)."""
+    ints = list(map(int, "\t".join(rows).split("\t"))) if rows else []
+    width = len(Touch._fields)
+    if len(ints) != width * len(rows):
+        raise ValueError(f"a touch row of the profile report has not {width} fields")
+    return [tuple.__new__(Touch, t) for t in zip(*[iter(ints)] * width)]
+
+
+def _parse(report):
+    sites, launches, unprofiled, worst_rows, arrays = [], [], (0, ""), [], []
     branch_rows, lane_rows = [], []
-    for row in report.splitlines():
+    rows = report.splitlines()
+    touches = _touches([row[6:] for row in rows if row.startswith("touch\t")])
+    for row in rows:
         f = row.split("\t")
         if f[0] == "touch":
-            touches.append(Touch(*map(int, f[1:])))
+            continue
         elif f[0] == "array":
             dims = tuple(int(d) for d in f[6].split()) if len(f) > 6 else ()
             arrays.append(Array(int(f[1]), f[2], f[3], int(f[4]), int(f[5]), dims))
