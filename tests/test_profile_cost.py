@@ -64,3 +64,39 @@ def test_quick_prints_each_calls_seconds_against_the_goal(capsys):
     rows = [line for line in out.splitlines() if line.startswith("| 01 |")]
     assert len(rows) == 2 and all(row.rstrip().endswith("| met |") for row in rows)
     assert "2 of 2 calls under 10 s" in out
+
+
+# ---------------------------------------------------------------------------------------------
+# What made the profiles cheaper, each kept by a test (the counts themselves: test_profile, test_counts, ...).
+
+
+def test_collector_paused_turns_the_collector_off_and_back_as_it_was():
+    import gc
+
+    from kp.gpumodel.counts import collector_paused
+
+    was = gc.isenabled()
+    try:
+        for before in (True, False):
+            (gc.enable if before else gc.disable)()
+            with collector_paused():
+                assert not gc.isenabled()
+            assert gc.isenabled() == before
+        gc.enable()
+        with pytest.raises(KeyError), collector_paused():
+            raise KeyError("an error inside still turns it back on")
+        assert gc.isenabled()
+    finally:
+        (gc.enable if was else gc.disable)()
+
+
+def test_touch_rows_parse_in_one_pass_as_row_by_row():
+    from kp.gpumodel.counts import Touch, _touches, parse
+
+    rows = ["1\t0\t5\t2\t3\t1", "0\t1\t123456789012\t3\t1023\t2"]
+    assert _touches(rows) == [Touch(*map(int, r.split("\t"))) for r in rows]
+    assert _touches([]) == []
+    with pytest.raises(ValueError, match="6 fields"):
+        _touches(["1\t2\t3"])
+    report = "array\t0\tglobal\tx\t4096\t8\t\n" + "".join(f"touch\t{r}\n" for r in rows) + "dropped\t3\n"
+    assert parse(report).touches == _touches(rows)

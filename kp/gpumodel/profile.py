@@ -25,7 +25,7 @@ import torch
 from kp.build import cpu_runtime
 from kp.gpumodel.caches import parse_sharing
 from kp.gpumodel.compiled import CompiledCounts
-from kp.gpumodel.counts import WARP, Advice, parse
+from kp.gpumodel.counts import WARP, Advice, collector_paused, parse
 from kp.gpumodel.gputime import LaunchWork, estimate
 from kp.gpumodel.local import local_work
 from kp.gpumodel.ptxas import launch_resources
@@ -58,8 +58,9 @@ def profile(fn, *args, max_blocks=0, **kwargs):
     finally:
         report = (lib.kp_profile_take() or b"").decode(errors="replace")
     dtypes = [a.dtype for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor) and a.is_floating_point()]
-    counts = parse(report)
-    result = Profile(counts, CTYPES.get(dtypes[0]) if dtypes else None, parse_sharing(report, counts.launches))
+    with collector_paused():  # the report's rows and the SASS's instructions: many objects, no cycles
+        counts = parse(report)
+        result = Profile(counts, CTYPES.get(dtypes[0]) if dtypes else None, parse_sharing(report, counts.launches))
     if not result.launches:
         raise ProfileError(
             result.not_counted_message()
@@ -93,11 +94,7 @@ class Profile(CompiledCounts):
         self.sharing = sharing or [None] * len(counts.launches)
         # The C++ type of the call's first floating tensor: the kernels' instantiation whose ptxas figures apply.
         self.ctype = ctype
-        self.source_lines, self.launches, self.branches = (
-            counts.lines,
-            counts.launches,
-            counts.branches,
-        )  # kp.gpumodel.counts
+        self.source_lines, self.launches, self.branches = counts.lines, counts.launches, counts.branches  # .counts
         self.unprofiled, self.unprofiled_names = counts.unprofiled, counts.unprofiled_names
         self.worst, self.arrays, self.touches = counts.worst, counts.arrays, counts.touches  # for kp.pictures
         self.branch_lanes = counts.branch_lanes  # kp.pictures too
