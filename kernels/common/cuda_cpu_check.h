@@ -635,15 +635,10 @@ void global_access(Worker& w, CheckedTensor& t, uintptr_t a, bool write, bool at
   if (write && atomic) note_ticket(c, a, tid);
 }
 
-// Every instrumented access of a check build comes here; `pc` is the kernel's return address.
-void on_access(uintptr_t a, size_t n, bool write, bool atomic, uintptr_t pc, bool cas = false) {
-  Worker* w = tls.worker;
-  if (!w || !w->check || !w->running) return;
+// An access of a running check launch that is not the running thread's own local (on_access): checked, counted.
+__attribute__((noinline)) void check_access(Worker* w, uintptr_t a, size_t n, bool write, bool atomic, uintptr_t pc,
+                                            bool cas) {
   CheckState& c = *w->check;
-  // A thread's locals (a register tile's accumulators at -O1) are most accesses of a compute-bound kernel: 302 of
-  // linear_ladder v7's 315 million at 4096³ (2 x 2 blocks profiled, 2026-11-27). Nothing is recorded of them, so
-  // they return before the search of the tensors and the shared arrays; an atomic goes on to the ticket rule.
-  if (!(write && atomic) && in_own_frames(*w, c, a)) return;
   if (a >= reinterpret_cast<uintptr_t>(&tls) && a < reinterpret_cast<uintptr_t>(&tls + 1)) return;
   for (CheckedTensor* t : c.tensors)
     if (a >= t->begin && a < t->end) {
@@ -704,6 +699,20 @@ void on_access(uintptr_t a, size_t n, bool write, bool atomic, uintptr_t pc, boo
   if (!near || in_library_data(c, a) || in_thread_local_data(c, a)) return;
   if (distance < kNear) out_of_bounds_global(*w, *near, a, n, write, pc);
   out_of_bounds_far(*w, *near, a, n, write, pc);  // an index that overflowed, a pointer that was never set
+}
+
+// Every instrumented access of a check build comes here; `pc` is the kernel's return address.
+// A thread's locals (a register tile's accumulators at -O1) are most accesses of a compute-bound kernel: 302 of
+// linear_ladder v7's 315 million at 4096³ (2 x 2 blocks profiled, 2026-11-27). Nothing is recorded of them, so they
+// return here, inline in the __tsan_* entry points, before check_access's search of the tensors and the shared arrays
+// (and before its prologue: a large frame and six saved registers, a tenth of such a profile). An atomic goes on, to
+// the ticket rule.
+__attribute__((always_inline)) inline void on_access(uintptr_t a, size_t n, bool write, bool atomic, uintptr_t pc,
+                                                     bool cas = false) {
+  Worker* w = tls.worker;
+  if (!w || !w->check || !w->running) return;
+  if (!(write && atomic) && in_own_frames(*w, *w->check, a)) return;
+  check_access(w, a, n, write, atomic, pc, cas);
 }
 
 }  // namespace
