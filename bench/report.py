@@ -33,6 +33,7 @@ SCRIPTS = {  # name -> section title, in the report's order
     "cpu_standin": "What the CPU stand-in costs",
     "check_mode": "What check mode costs: each op's check-mode build against its normal one",
     "gpu_model": "The GPU model against the H100's measurements",
+    "profile_cost": "What the GPU model costs a notebook: each profile() the notebooks make, timed",
     "ladder_linear": "The linear ladder (notebook 07): Y = X·Wᵀ + b, modelled on an H100 and measured on a GPU",
     "ladder_colsum": "The reductions ladder (notebook 08): the column sum, modelled on an H100 and measured on a GPU",
     "ladder_softmax": "The softmax ladder (notebook 09): the row softmax, modelled on an H100 and measured on a GPU",

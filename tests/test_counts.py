@@ -5,7 +5,8 @@ lines counted as nvcc's SASS serves them (as_compiled, on SASS written here; tes
 import dataclasses
 from collections import namedtuple
 
-from kp.gpumodel.counts import as_compiled, parse
+from kp.gpumodel.compiled import as_compiled
+from kp.gpumodel.counts import parse
 
 REPORT = "\n".join(
     [

@@ -1,4 +1,4 @@
-"""kp.gpumodel.sass and the GPU model's counts as nvcc compiled them (kp.gpumodel.counts.as_compiled,
+"""kp.gpumodel.sass and the GPU model's counts as nvcc compiled them (kp.gpumodel.compiled.as_compiled,
 kp.gpumodel.profile): the SASS read and put at its `.cu` lines, classed; tests/cuda_cpu/compiled.cu's kernels, whose
 counts follow by hand once one knows what nvcc makes of them (a float4 loaded whole or member by member: one 16-byte
 request per lane either way; four consecutive shared floats per lane: one LDS.128 and no bank conflict; a loop unrolled

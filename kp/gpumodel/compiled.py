@@ -1,5 +1,5 @@
 """A profile's counts as nvcc compiled the kernels (issue 31): the SASS of the instantiation each launch ran
-(kp.gpumodel.sass), the lines counted as that SASS serves their accesses (kp.gpumodel.counts.as_compiled), the SASS
+(kp.gpumodel.sass), the lines counted as that SASS serves their accesses (as_compiled), the SASS
 instructions each line ran (its basic blocks' runs, kp.gpumodel.runs, from the trace; kp.gpumodel.sass.executed where
 they stay open) and what nvcc made of one line. CompiledCounts is
 kp.gpumodel.profile.Profile's half that reads them: it needs the Profile's `launches`, `source_lines`, `branches` and
@@ -9,11 +9,12 @@ kernel (kp.gpumodel.sass compiles one for its SASS, cached per build key).
 
 import dataclasses
 import re
+from collections import defaultdict
 from pathlib import Path
 
 from kp.diagnostics import KernelBuildError
 from kp.files import ROOT
-from kp.gpumodel.counts import WARP, as_compiled
+from kp.gpumodel.counts import WARP
 from kp.gpumodel.ptxas import demangle, file_constants, instantiation
 from kp.gpumodel.runs import block_runs, slow_division
 from kp.gpumodel.sass import CLASSES, SassUnavailable, arch_of, by_kernel, executed, line_runs, source_lines
@@ -67,6 +68,45 @@ def describe(instructions):
     return said
 
 
+def _as_width(line, width):
+    """`line` counted as instructions of `width` bytes per lane would serve its accesses (width < 4, U8/U16
+    instructions: the source's own accesses, one to one)."""
+    source = (line.requests, line.units, line.ideal, line.worst, line.worst_bank, line.worst_lanes)
+    requests, units, ideal, *worst = dict(line.widths).get(width, source) if width >= 4 else source
+    lanes = round(line.lanes * requests / line.requests) if line.requests else 0
+    return dataclasses.replace(line, requests=requests, units=units, ideal=ideal, lanes=lanes, worst=worst[0],
+                               worst_bank=worst[1], worst_lanes=worst[2])  # fmt: skip
+
+
+def as_compiled(lines, sass_at, basis):
+    """The source-counted `lines` as nvcc's instructions serve them, and how often each line's SASS ran.
+
+    `sass_at(kernel, file, line)`: the SASS instructions (kp.gpumodel.sass.Instruction) at that line of that kernel, or
+    None where there is no SASS of the kernel (its lines stay counted as the source wrote them). A line's accesses of
+    one space and kind are counted at the width of its SASS instructions of that space and kind; with several widths
+    (a packed path and its scalar fallback, or a loop vectorised in part), the widest: accesses that fit one such
+    instruction merge into it, the others stay apart as they would. Where it has none, nvcc served them with another
+    line's instruction (a vectorised neighbour) or kept them in registers: they count at the widest regrouping, where
+    they join the group an earlier access opened, and a line left with no request is dropped.
+    Returns (lines, passes): passes {(kernel, file, line): warp-level runs of the line's SASS} for the lines with
+    memory instructions (their requests over their instructions; kp.gpumodel.sass.executed takes it from there)."""
+    out, passes = [], defaultdict(float)
+    for ln in lines:
+        ins = sass_at(ln.kernel, ln.file, ln.line)
+        if ins is None or not ln.widths:
+            out.append(ln)
+            continue
+        memory = [i for i in ins if i.space == ln.space and i.kind == ln.kind]
+        width = max((i.width for i in memory), default=16)
+        compiled = dataclasses.replace(_as_width(ln, width), sass=tuple(i.opcode for i in memory), basis=basis)
+        if compiled.requests:
+            out.append(compiled)
+        if memory:  # the line's SASS ran once per request of one of its instructions of that width
+            key = (ln.kernel, ln.file, ln.line)
+            passes[key] = max(passes[key], compiled.requests / sum(i.width == width for i in memory))
+    return out, dict(passes)
+
+
 class CompiledCounts:
     """The SASS side of a Profile: per GPU, the lines as compiled, the instructions they ran, and the basis."""
 
@@ -91,7 +131,7 @@ class CompiledCounts:
 
     def compiled(self, gpu="H100"):
         """(lines, instructions, basis): the lines counted as `gpu`'s SASS serves their accesses
-        (kp.gpumodel.counts.as_compiled), the SASS instructions each line ran (kp.gpumodel.sass.executed), and what the
+        (as_compiled), the SASS instructions each line ran (kp.gpumodel.sass.executed), and what the
         counts rest on ("SASS sm_90", or "source (<why no SASS>)")."""
         arch = arch_of(gpu)
         if arch not in self._compiled:

@@ -25,7 +25,7 @@ import torch
 from kp.build import cpu_runtime
 from kp.gpumodel.caches import parse_sharing
 from kp.gpumodel.compiled import CompiledCounts
-from kp.gpumodel.counts import WARP, Advice, parse
+from kp.gpumodel.counts import WARP, Advice, collector_paused, parse
 from kp.gpumodel.depend import dependent_blocks
 from kp.gpumodel.gputime import LaunchWork, estimate
 from kp.gpumodel.local import local_work
@@ -59,8 +59,9 @@ def profile(fn, *args, max_blocks=0, **kwargs):
     finally:
         report = (lib.kp_profile_take() or b"").decode(errors="replace")
     dtypes = [a.dtype for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor) and a.is_floating_point()]
-    counts = parse(report)
-    result = Profile(counts, CTYPES.get(dtypes[0]) if dtypes else None, parse_sharing(report, counts.launches))
+    with collector_paused():  # the report's rows and the SASS's instructions: many objects, no cycles
+        counts = parse(report)
+        result = Profile(counts, CTYPES.get(dtypes[0]) if dtypes else None, parse_sharing(report, counts.launches))
     if not result.launches:
         raise ProfileError(
             result.not_counted_message()

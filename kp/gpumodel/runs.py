@@ -39,13 +39,13 @@ def block_runs(found, lines, branches, warps, source_lines):
     (`found`, kp.gpumodel.sass.Instruction in address order), or None where the trace does not fix them, and the most
     it can have run (kp.gpumodel.cfg); {} where blocks() finds no graph (an indirect jump). Its equations: the warps
     launched enter block 0; a line's memory instructions of one space and kind, none of them predicated, ran the
-    line's requests of that space and kind between them (as kp.gpumodel.counts.as_compiled regroups the lanes'
+    line's requests of that space and kind between them (as kp.gpumodel.compiled.as_compiled regroups the lanes'
     accesses into nvcc's instructions); nvcc's 64-bit division slow side (slow_division) never ran; a branch whose
     line no warp ever diverged at (the trace's Branch.divergent) sends its block's runs down its two edges; a loop
     nvcc kept (one backward conditional BRA at its line) runs its body once per evaluation that continued; a line's
     uniform branches that went one way every time (Branch.none 0 or all) sent nothing down the other edge; a
     subroutine (Instruction.routine) runs once per call, its own branches not followed.
-    lines: the kernel's Line records as compiled (kp.gpumodel.counts.as_compiled); branches: its Branch records;
+    lines: the kernel's Line records as compiled (kp.gpumodel.compiled.as_compiled); branches: its Branch records;
     warps: the warps it launched; source_lines: a `.cu` file's lines by its name (kp.gpumodel.sass.source_lines)."""
     out = {}
     graph = blocks(found)

@@ -237,7 +237,7 @@ def _enclosing_loop(source, line):
 def line_runs(passes, branches, warps, by_line, source_of):
     """runs((kernel, file, line)): the warp-level runs of a line, as executed() counts them (any line: a call site
     with no SASS of its own too). A line's runs: `passes` where it has memory instructions
-    (kp.gpumodel.counts.as_compiled: its requests over its instructions, exact); a line with a branch condition whose
+    (kp.gpumodel.compiled.as_compiled: its requests over its instructions, exact); a line with a branch condition whose
     SASS branches, or that is no loop (an `if`), once per evaluation (Branch.executions); a loop nvcc unrolled (no
     branch left), once per entry (the enclosing loop's runs of its body, or its own exits); any other line as
     often as the body of the loop it is in runs, or once per warp outside loops (an upper bound past an early
