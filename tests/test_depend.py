@@ -64,6 +64,12 @@ def regs(prefix, first, count):
         ("DFMA R4, R4, R6, R8", {"R4", "R5"}, regs("R", 4, 6)),  # FP64: pairs
         ("F2F.F64.F32 R4, R3", {"R4", "R5"}, {"R3"}),
         ("MOV R1, c[0x0][0x28]", {"R1"}, set()),
+        ("SHFL.BFLY PT, R6, R15, 0x10, 0x1f", {"R6"}, {"R15"}),  # a predicate out (PT: none), then the value
+        ("SHFL.DOWN P0, R6, R15, 0x1, 0x1f", {"P0", "R6"}, {"R15"}),
+        ("DSETP.GEU.AND P0, PT, R4, R6, PT", {"P0"}, regs("R", 4, 4)),  # FP64 sources in pairs, one predicate out
+        ("F2I.F64.TRUNC R0, R2", {"R0"}, {"R2", "R3"}),  # F64 is the source's type: one register written, a pair read
+        ("F2F.F32.F64 R0, R2", {"R0"}, {"R2", "R3"}),
+        ("LDGSTS.E.BYPASS.128 [R7], desc[UR4][R2.64]", set(), {"R7", "UR4", "R2", "R3"}),  # writes shared memory
     ],
 )
 def test_operands_name_the_registers_written_and_read(text, written, read):
@@ -79,6 +85,16 @@ def test_a_chain_of_dependent_ffmas_waits_for_each_result_and_independent_ones_o
     assert critical_path(chain, H100) == 8 * ALU_LATENCY_CLOCKS == 32
     independent = listing(*[f"FFMA R{10 + k}, R4, R5, R{10 + k}" for k in range(8)])
     assert critical_path(independent, H100) == 8
+
+
+def test_a_warp_shuffle_reduction_is_a_chain_through_each_shuffles_result():
+    """Two steps of a butterfly sum: each SHFL reads the sum the FADD before it wrote (R0), each FADD the value its
+    SHFL brought (R1): four dependent instructions, 4 x 4 = 16 clocks a run (the next run's SHFL waits for the last
+    FADD). Reading SHFL's leading predicate as its only destination left R1 unwritten and the chain cut: 10 clocks."""
+    steps = listing(
+        "SHFL.BFLY PT, R1, R0, 0x10, 0x1f", "FADD R0, R0, R1", "SHFL.BFLY PT, R1, R0, 0x8, 0x1f", "FADD R0, R0, R1"
+    )
+    assert critical_path(steps, H100) == 4 * ALU_LATENCY_CLOCKS == 16
 
 
 def test_a_shared_load_feeding_an_ffma_waits_for_the_shared_latency_and_a_global_one_for_none():

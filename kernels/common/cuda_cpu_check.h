@@ -532,7 +532,8 @@ bool in_own_frames(const Worker& w, const CheckState& c, uintptr_t a) {
     const uintptr_t bottom = reinterpret_cast<uintptr_t>(w.stacks[w.cur]);
     return a >= bottom && a < bottom + kFiberStackBytes;
   }
-  return a >= c.stack_lo && a < c.frames_hi;
+  // stack_lo stays 0 where pthread_getattr_np failed (a main thread without /proc): no range, not [0, frames_hi)
+  return c.stack_lo != 0 && a >= c.stack_lo && a < c.frames_hi;
 }
 
 void record_write(Worker& w, CheckedTensor& t, uintptr_t addr, size_t n, uintptr_t pc) {

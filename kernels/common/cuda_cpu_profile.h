@@ -566,7 +566,10 @@ void profile_block_end(const char* kernel) {
   for (auto& [site, block] : p.trip_block) {
     TripStats& s = p.trip_sites[{kernel, site}];
     for (uint32_t run : block.run)
-      if (run) ++block.trips[run];  // an entry the block's end (or a `break`) cut short
+      if (run) ++block.trips[run];  // an entry the block's end cut short
+    // Not kept apart: a `break` evaluates no condition, so the trips of an entry it left run on into the loop's next
+    // entry in that warp (break after 2, then 3 trips: one entry of 5): not told apart yet. kp.gpumodel.runs keeps a
+    // trip count's equation only where it makes the block equations disagree no more than they did without it.
     for (const auto& [t, entries] : block.trips) {
       const bool kept = s.trips.size() < kMaxTrips || s.trips.count(t);
       s.trips[kept ? t : kLostTrips] += entries * p.every;

@@ -34,8 +34,8 @@ from kp.gpumodel.gpus import gpu as named_gpu
 REGISTER = re.compile(r"(?<![A-Za-z0-9_.])(UR|R|UP|P)(\d+)(\.64)?")
 GUARD = re.compile(r"^@!?(U?P\d+|U?PT)\s+")
 SETP = re.compile(r"^U?(I|F|D|H|P)SETP|^U?PLOP3|^HSETP2")  # two predicate destinations, then sources
-NO_RESULT = {"STG", "STS", "STL", "ST", "RED", "REDG", "CCTL", "LDGDEPBAR", "UBLKCP", "UTMASTG"}
-GLOBAL_RESULT = {"LDG", "LD", "LDL", "LDGSTS", "ATOM", "ATOMG", "UTMALDG"}  # their latency is the memory term's
+NO_RESULT = {"STG", "STS", "STL", "ST", "RED", "REDG", "CCTL", "LDGDEPBAR", "UBLKCP", "UTMASTG", "LDGSTS"}
+GLOBAL_RESULT = {"LDG", "LD", "LDL", "ATOM", "ATOMG", "UTMALDG"}  # their latency is the memory term's
 SHARED_RESULT = {"LDS", "LDSM", "ATOMS"}
 CONSTANT_RESULT = {"LDC", "ULDC"}
 CARRIES = {"IADD3", "LEA", "IMAD", "IADD"}  # a carry out (a predicate) may follow the destination
@@ -63,9 +63,10 @@ def _destination_width(base, parts, instruction):
     if instruction.space and instruction.width:
         return max(1, instruction.width // 4)
     if (
-        base in WIDE
+        (base in WIDE and not SETP.match(base))  # DSETP writes predicates
         or (base == "IMAD" and "WIDE" in parts)
-        or (base in ("F2F", "I2F", "F2I", "I2I") and parts[1:2] and parts[1] in ("F64", "S64", "U64"))
+        or (base in ("F2F", "I2F", "I2I") and parts[1:2] and parts[1] in ("F64", "S64", "U64"))
+        or (base == "F2I" and ("S64" in parts or "U64" in parts))  # F2I.F64.TRUNC: F64 is the source's type
         or (base in CONSTANT_RESULT and "64" in parts)
         or (base == "CS2R" and "32" not in parts)
     ):
@@ -94,6 +95,8 @@ def operands(instruction):
         written = set().union(*(_names(op) for op in ops[:at])) if at else set()
         return written, reads | set().union(set(), *(_names(op) for op in ops[at:]))
     count = 2 if SETP.match(base) or base in ("VOTE", "UVOTE") else 1  # VOTE.ANY R0, PT, P0: P0 is read
+    if base == "SHFL":  # SHFL.BFLY PT, R6, R15, 0x10, 0x1f: a predicate out (the lane was in range), then the value
+        count = 2
     if base.lstrip("U") in CARRIES:  # IADD3 R6, P0, P1, R2, ...; LEA R2, P0, ...: the carries out follow
         while count < len(ops) and re.fullmatch(r"U?P(\d+|T)", ops[count]):
             count += 1
@@ -102,7 +105,9 @@ def operands(instruction):
         written |= _names(op)
     for k, op in enumerate(ops[count:], start=count):
         pair = base in WIDE or (base == "IMAD" and "WIDE" in parts and k == 3)  # IMAD.WIDE's addend is a pair
-        reads |= _names(op, 2 if pair else 1)
+        # a conversion from FP64 reads a pair: F2I.F64.TRUNC (F2I names its source's type), F2F.F32.F64 (the second)
+        pair |= (base == "F2I" and "F64" in parts) or (base == "F2F" and parts[2:3] == ["F64"])
+        reads |= _names(op, 2 if pair and not re.fullmatch(r"!?U?P(\d+|T)", op) else 1)
     return written, reads
 
 
