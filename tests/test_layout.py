@@ -17,6 +17,7 @@ FLOORS = {
     "gpumodel.caches": 1,
     "gpumodel.overlap": 1,
     "gpumodel.cfg": 1,
+    "gpumodel.pipes": 1,
     "goals": 1,
     "toolchain": 2,
     "diagnostics": 2,

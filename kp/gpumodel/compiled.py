@@ -15,6 +15,7 @@ from pathlib import Path
 from kp.diagnostics import KernelBuildError
 from kp.files import ROOT
 from kp.gpumodel.counts import WARP
+from kp.gpumodel.pipes import pipe_of
 from kp.gpumodel.ptxas import demangle, file_constants, instantiation
 from kp.gpumodel.runs import block_runs, slow_division
 from kp.gpumodel.sass import CLASSES, SassUnavailable, arch_of, by_kernel, executed, line_runs, source_lines
@@ -193,26 +194,54 @@ class CompiledCounts:
         return by_kernel(self.compiled(gpu)[1])
 
     def issue_instructions(self, gpu="H100"):
-        """{kernel: warp instructions issued}, for kp.gpumodel.gputime's issue term. Exact where the trace fixes the
+        """{kernel: warp instructions issued}, for kp.gpumodel.gputime's issue term: instruction_runs summed."""
+        return {kernel: sum(runs for _, runs in found) for kernel, found in self._instruction_runs(gpu).items()}
+
+    def pipe_instructions(self, gpu="H100"):
+        """{kernel: {pipe: warp instructions}}: instruction_runs by the arithmetic pipe each opcode runs on
+        (kp.gpumodel.pipes.pipe_of; instructions on none left out), for kp.gpumodel.gputime's pipe term."""
+        out = {}
+        for kernel, found in self._instruction_runs(gpu).items():
+            pipes = out.setdefault(kernel, {})
+            for i, runs in found:
+                if (pipe := pipe_of(i.opcode)) and runs:
+                    pipes[pipe] = pipes.get(pipe, 0.0) + runs
+        return out
+
+    def pipe_work(self, launch, gpu="H100"):
+        """{"pipes": ((pipe, warp instructions), ...)} of one launch (kp.gpumodel.gputime.LaunchWork's field): its
+        kernel's pipe_instructions shared out by the launch's blocks; {} where its kernel has no SASS."""
+        pipes = self.pipe_instructions(gpu).get(launch.kernel)
+        if not pipes:
+            return {}
+        share = launch.blocks / (sum(la.blocks for la in self.launches if la.kernel == launch.kernel) or 1)
+        return {"pipes": tuple((p, n * share) for p, n in sorted(pipes.items()))}
+
+    def _instruction_runs(self, gpu="H100"):
+        """{kernel: [(SASS instruction, warp-level runs)]} of `gpu`'s SASS, cached. Exact where the trace fixes the
         runs of the basic blocks (block_runs): each instruction there is charged its block's runs (nvcc's 64-bit
         division slow side, slow_division, none). The instructions of blocks it leaves open fall back to a per-line
         rule: a line's SASS is taken per call site it was inlined at (Instruction.site), each site's share of the
         line's runs as the share of the runs of the site's line (kp.gpumodel.sass.line_runs); per run, a site's open
         SASS is charged in full where the trace counts the line's runs exactly (global or shared accesses, no branch),
         otherwise at the mean of its open fragments (the separate stretches of it in address order): a heuristic."""
-        arch, out = arch_of(gpu), {}
+        arch, cache = arch_of(gpu), getattr(self, "_sass", {})
+        if ("instruction runs", arch) in cache:
+            return cache[("instruction runs", arch)]
+        out = {}
         for kernel in dict.fromkeys(la.kernel for la in self.launches):
             found = self.kernel_sass(kernel, gpu)
             if isinstance(found, str):
                 continue
             at = self.block_runs(kernel, gpu)
             skipped, fragments, sites, exact, branches, opened = slow_division(found), {}, {}, set(), set(), []
-            last, total = None, 0.0
+            last, charged = None, []
             for i in found:
                 place, group = (i.file, i.line), (i.file, i.line, i.site)
                 runs, bound = at.get(i.offset, (None, float("inf")))
                 if runs is not None:
-                    total, last = total + runs, None
+                    charged.append((i, runs))
+                    last = None
                     continue
                 fragments[group] = fragments.get(group, 0) + (group != last)
                 sites.setdefault(place, {})[i.site] = 1.0
@@ -232,8 +261,9 @@ class CompiledCounts:
             for i, bound in opened:
                 group = (i.file, i.line, i.site)
                 per_run = 1 if (i.file, i.line) in exact else 1 / fragments[group]
-                total += min(bound, executions.get((i.file, i.line), 0.0) * shares[group] * per_run)
-            out[kernel] = total
+                charged.append((i, min(bound, executions.get((i.file, i.line), 0.0) * shares[group] * per_run)))
+            out[kernel] = charged
+        cache[("instruction runs", arch)] = out
         return out
 
     def loads_in_flight(self, kernel, gpu="H100"):

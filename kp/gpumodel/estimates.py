@@ -14,8 +14,8 @@ class LaunchEstimate:
 
     kernel: str
     seconds: float
-    # "memory", "latency", "L2", "compute", "issue", "issue (dependent)", "shared memory", "L1", "launch"; "A + B":
-    # phases add
+    # "memory", "latency", "L2", "compute", "issue", "issue (dependent)", "shared memory", "L1", an arithmetic pipe's
+    # ("FP32 pipe", "integer pipe", ...: kp.gpumodel.pipes), "launch"; "A + B": phases add
     bound: str
     dram_bytes: int
     achieved_bandwidth: float  # dram_bytes / seconds, bytes/s
@@ -35,6 +35,8 @@ class LaunchEstimate:
     latency: float = 0.0  # the latency of a round trip, seconds
     hit_shares: tuple = (0.0, 0.0, 1.0)  # the shares of the requested sectors the L1, the L2 and DRAM serve
     phases_add: bool = False  # barriers, and one block's memory + its SM phases outlast every term
+    pipe_s: float = 0.0  # the busiest SM's warp instructions on its slowest arithmetic pipe (kp.gpumodel.pipes)
+    pipe_bound: str = "pipe"  # which: "FP32 pipe", "integer pipe", "FP32 + integer pipe", ...
 
 
 @dataclasses.dataclass(frozen=True)
@@ -79,6 +81,7 @@ def _terms(e):
         "shared": e.shared_s,
         "L1 pipe": e.l1_s,
         "issue": e.issue_s,
+        e.pipe_bound: e.pipe_s,
         "L2": e.l2_s,
     }
     ranked = sorted((t for t in terms.items() if t[1] > 0), key=lambda t: -t[1])

@@ -31,17 +31,22 @@ The terms of one launch:
   basic block, max(W x its instructions, its critical path) clocks (kp.gpumodel.depend: what one warp alone needs,
   issuing in order and waiting for each register it reads; Volkov 2016, "Understanding Latency Hiding on GPUs"),
   summed over the blocks' runs that the trace fixes. Named "issue (dependent)" where those waits are the larger part;
+- arithmetic pipes: the per-lane pipes (FP32, integer, special functions, shuffle, conversions, FP64) give fewer
+  results per clock than issue asks of them on some GPUs (an FFMA holds an A100 sub-partition's 16 FP32 lanes 2
+  clocks): each pipe's warp instructions on the busiest SM (kp.gpumodel.compiled) x 32 / its results per clock per SM,
+  the sub-partitions holding warps busy (kp.gpumodel.pipes: the CUDA C++ Programming Guide's throughput table; on 8.6
+  and 8.9 FP32 and integer share 128 lanes); the slowest named ("FP32 pipe", "integer pipe", "FP32 + integer pipe");
 - launch: no launch takes less than the GPU's launch floor.
 
 How the terms combine (kp.gpumodel.overlap, where the rule is derived): by what can run at the same time on the
-busiest SM. Without barriers the terms overlap: max(memory or L2, compute, issue, L1 pipe). With barriers
-(__syncthreads) a block cycles through a memory phase (its loads, waited for at the barrier) and an SM phase (compute,
-issue, L1 pipe) and cannot overlap its own two; B blocks resident on an SM take, per iteration, max(M + C, B x C):
-the launch takes max(memory, SM side, memory + the SM time one block slot runs in sequence, each block with the SM
-to itself). With one block per SM the phases add, max(memory, L2) + max(compute, issue, L1 pipe); with many, the max
-of the terms. Where the chain is the longest the bound names both sides ("latency + compute"). Launches are
-taken as run back to back (as `make bench` times them): the total is the sum of the launches' times. Every block is
-taken to do the same work (the launch's counts / its blocks).
+busiest SM. Without barriers the terms overlap: max(memory or L2, compute, issue, L1 pipe, arithmetic pipe). With
+barriers (__syncthreads) a block cycles through a memory phase (its loads, waited for at the barrier) and an SM phase
+(compute, issue, the pipes) and cannot overlap its own two; B blocks resident on an SM take, per iteration,
+max(M + C, B x C): the launch takes max(memory, SM side, memory + the SM time one block slot runs in sequence, each
+block with the SM to itself). With one block per SM the phases add, max(memory, L2) + max(compute, issue, L1 pipe,
+arithmetic pipe); with many, the max of the terms. Where the chain is the longest the bound names both sides
+("latency + compute"). Launches are taken as run back to back (as `make bench` times them): the total is the sum of
+the launches' times. Every block is taken to do the same work (the launch's counts / its blocks).
 
 Not modelled: the L2's two partitions (a far hit is slower: kp.gpumodel.gpu_constants), dependent instructions across
 basic blocks and in blocks the trace leaves open (kp.gpumodel.depend), tensor cores, overlap between launches, clocks
@@ -58,6 +63,7 @@ from kp.gpumodel.estimates import Estimate, LaunchEstimate
 from kp.gpumodel.gpu_constants import UNIFIED_L1_BYTES
 from kp.gpumodel.gpus import WARP, gpu, occupancy
 from kp.gpumodel.overlap import combine
+from kp.gpumodel.pipes import busiest_pipe
 
 
 @dataclasses.dataclass(frozen=True)
@@ -91,6 +97,7 @@ class LaunchWork:
     local_bytes_per_thread: int = 0  # each thread's stack frame (ptxas): its local memory
     # (warp-level runs, instructions, critical path in clocks) per basic block whose runs are known (kp.gpumodel.depend)
     dependent_blocks: tuple = ()
+    pipes: tuple = ()  # ((pipe, warp instructions), ...) on the arithmetic pipes (kp.gpumodel.pipes); (): not counted
 
     @property
     def dram_bytes(self):
@@ -187,13 +194,15 @@ def estimate_launch(gpu_or_name, work):
     stall_s = waits * busiest / (min(g.sub_partitions, resident_warps) * g.clock_hz)
     issue_s = work.issued * busiest / issue_rate + stall_s
     issue_name = "issue (dependent)" if stall_s > issue_s / 2 else "issue"
+    # The busiest SM's blocks' warp instructions on the slowest arithmetic pipe, its resident warps' sub-partitions busy
+    arithmetic_name, pipe_s = busiest_pipe(g, ((p, n * busiest) for p, n in work.pipes), resident_warps)
     memory_name = "latency" if latency_s > bandwidth_s else "memory"
     if l2_s > memory_s:  # the L2 serves less than DRAM and the latency ask for
         memory_name, memory_side = "L2", l2_s
     else:
         memory_side = memory_s
     pipe_name = "shared memory" if work.shared_wavefronts >= l1_lines else "L1"
-    on_sm = {"compute": compute_s, issue_name: issue_s, pipe_name: l1_s}
+    on_sm = {"compute": compute_s, issue_name: issue_s, pipe_name: l1_s, arithmetic_name: pipe_s}
     # One block slot's blocks in sequence (as many as the waves), each with the SM to itself: the busiest SM's compute
     # and L1 pipe shared out by its blocks; its issue at the rate of one block's warps (kp.gpumodel.overlap)
     slot = waves / math.ceil(work.grid_blocks / g.sms)
@@ -201,6 +210,9 @@ def estimate_launch(gpu_or_name, work):
     chain_sm = {k: v * slot for k, v in on_sm.items()}
     block_waits = _dependent_waits(g, work, warps_per_block) / min(g.sub_partitions, warps_per_block) / g.clock_hz
     chain_sm[issue_name] = (work.issued / block_issue + block_waits) / work.grid_blocks * waves
+    # and its pipes at the rate of one block's warps' sub-partitions
+    chain_sm[arithmetic_name] = busiest_pipe(g, ((p, n * waves / work.grid_blocks) for p, n in work.pipes),
+                                             warps_per_block)[1]  # fmt: skip
     sm_name = max(on_sm, key=on_sm.get)
     _, phases_add = combine(memory_side, on_sm[sm_name], max(chain_sm.values()), work.barriers > 0)
     if phases_add:
@@ -227,6 +239,8 @@ def estimate_launch(gpu_or_name, work):
         launch_floor_s=g.launch_floor,
         l1_s=l1_s,
         issue_s=issue_s,
+        pipe_s=pipe_s,
+        pipe_bound=arithmetic_name,
         stall_s=stall_s,
         l2_s=l2_s,
         latency=latency,

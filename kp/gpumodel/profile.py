@@ -190,7 +190,7 @@ class Profile(CompiledCounts):
                     **(
                         {"dram_round_trips_per_warp": max(1.0, la.round_trips_per_warp * la.load_sites / sites)}
                         | hierarchy
-                        | local_work(self, la, gpu)
+                        | {**local_work(self, la, gpu), **self.pipe_work(la, gpu)}
                     ),
                 )
             )

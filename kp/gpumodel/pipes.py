@@ -1,0 +1,106 @@
+"""The SM's arithmetic pipes per compute capability (issue 31): which per-lane pipe each SASS opcode runs on, how many
+results per clock per SM each pipe gives, and the time a launch's warp instructions hold the busiest of them on its
+busiest SM. Owns that table and that time only: kp.gpumodel.compiled counts the warp instructions each pipe ran
+(pipe_of over the SASS at its runs), kp.gpumodel.gputime joins the pipe term to the SM side's terms. Imports nothing.
+
+A warp instruction is 32 results; a pipe giving R results per clock per SM, R / 4 lanes in each of the 4 sub-partitions
+(one warp scheduler each), holds its sub-partition 32 / (R / 4) clocks per warp instruction: an FFMA on an A100 (64
+FP32 lanes per SM, 16 per sub-partition) 2 clocks, on an H100 (128) 1 clock. A pipe of 128 results per clock per SM
+keeps pace with issue (one warp instruction per clock per scheduler: kp.gpumodel.gpu_constants) and never bounds above
+it; the slower ones can. Only the sub-partitions holding a warp work: with W < 4 warps resident, W / 4 of the rate.
+
+Sources. The CUDA C++ Programming Guide's table "Throughput of Native Arithmetic Instructions (Number of Results per
+Clock Cycle per Multiprocessor)" (in CUDA 13 in the Best Practices Guide, 12.1.1). Read this session (2026-11-27,
+through the search tool's copies of the guide in public repositories, not NVIDIA's page itself): its 7.x column (the
+CUDA 10 guide) for every row used here; its 8.0 and 8.6 columns for the FP32, special-function and integer-add rows
+(FP32 64 and 128, special functions 16 and 16, integer add 64 and 64). The rest of the 8.x and 9.0 cells are taken as
+7.x's, an assumption the current guide's table agrees with as far as it was read before (64 integer, 16 special
+functions and conversions, 32 shuffle); FP32 and FP64 come from kp.gpumodel.gpus's SM_LIMITS (the same table, sourced
+there). The rows and the opcodes put on them (NVIDIA's "CUDA Binary Utilities", Instruction Set Reference, names them):
+- "32-bit floating-point add, multiply, multiply-add": FADD, FMUL, FFMA (and their 32I forms): the FP32 pipe;
+- "32-bit integer add, extended-precision add, subtract", "... multiply, multiply-add", "32-bit integer shift",
+  "compare, minimum, maximum", "32-bit bitwise AND, OR, XOR": 64 on 7.5 to 9.0: the integer pipe (IADD3, IADD, LEA,
+  ISCADD, IMAD (nvcc's IMAD.MOV and IMAD.SHL included: the opcode is a multiply-add), IMUL, SHF, SHL, SHR, ISETP, IMNMX,
+  LOP3, LOP; and FSETP, FSET, FMNMX, the compares and min/max of floats, which the row does not restrict to integers);
+- "32-bit floating-point reciprocal, reciprocal square root, base-2 logarithm, base 2 exponential, sine, cosine": 16:
+  the special-function pipe (MUFU);
+- "warp shuffle": 32: the shuffle pipe (SHFL);
+- "type conversions" (8/16-bit to 32-bit, from and to 64-bit, all other): 16 on 7.x: the conversion pipe (F2I, I2F,
+  F2F, I2I);
+- "population count", "count of leading zeros": 16 on 7.x: the bit-count pipe (POPC, FLO);
+- "64-bit floating-point add, multiply, multiply-add": SM_LIMITS' FP64 (2 on 7.5, 8.6, 8.9; 32 on 8.0; 64 on 9.0): the
+  FP64 pipe (DADD, DMUL, DFMA).
+Each pipe is taken to run apart from the others (the table gives rates per row, not which rows share hardware; the
+bit-count and conversion rows sharing the special-function unit would make these optimistic), except this: on 8.6 and
+8.9 each sub-partition has one datapath of 16 FP32 lanes and one of 16 lanes that does FP32 or INT32 (NVIDIA's Ampere
+GA102 and Ada AD102 architecture whitepapers), so FP32 and integer instructions together get at most 128 lanes per
+clock per SM ("FP32 + integer pipe"). 7.5, 8.0 and 9.0 have separate INT32 lanes (the Turing, A100 and H100
+whitepapers).
+Left to the issue term alone (no row of the table, or a rate of 128 or more that never outpaces issue): MOV, SEL, FSEL,
+PRMT, P2R, R2P, PLOP3, SGXT, BMSK, BREV ("Multiple instructions" on 7.x), FRND, F2FP, IABS, the half-precision
+instructions (HADD2, HMUL2, HFMA2: 128 or 256 results per clock), the DP4A/IDP dot products, tensor-core instructions
+(HMMA, IMMA: not modelled), memory, control and barrier instructions. Uniform-datapath instructions (U-prefixed: UIADD3,
+ULDC, UMOV, ...) run once per warp on the scheduler's uniform datapath, not on the lanes' pipes: no pipe.
+"""
+
+# results per clock per SM of the pipes whose rate does not come from kp.gpumodel.gpus (FP32, FP64: SM_LIMITS)
+INTEGER, SPECIAL, SHUFFLE, CONVERSION, BITCOUNT = 64, 16, 32, 16, 16
+RATES = {cc: {"integer": INTEGER, "special-function": SPECIAL, "shuffle": SHUFFLE, "conversion": CONVERSION,
+              "bit-count": BITCOUNT} for cc in ((7, 5), (8, 0), (8, 6), (8, 9), (9, 0))}  # fmt: skip
+# FP32 and integer lanes shared: the most results per clock per SM the two give together (GA102 / AD102 whitepapers)
+SHARED_FP32_INTEGER = {(8, 6): 128, (8, 9): 128}
+
+PIPES = {
+    "FP32": ("FADD", "FMUL", "FFMA", "FADD32I", "FMUL32I", "FFMA32I"),
+    "integer": ("IADD3", "IADD", "IADD32I", "VIADD", "LEA", "ISCADD", "IMAD", "IMAD32I", "IMUL", "IMUL32I", "SHF",
+                "SHL", "SHR", "ISETP", "IMNMX", "VIMNMX", "LOP3", "LOP", "LOP32I", "FSETP", "FSET", "FMNMX"),
+    "special-function": ("MUFU",),
+    "shuffle": ("SHFL",),
+    "conversion": ("F2I", "I2F", "F2F", "I2I"),
+    "bit-count": ("POPC", "FLO"),
+    "FP64": ("DADD", "DMUL", "DFMA"),
+}  # fmt: skip
+PIPE_OF = {opcode: pipe for pipe, opcodes in PIPES.items() for opcode in opcodes}
+
+
+def pipe_of(opcode):
+    """The pipe a SASS opcode ("FFMA", "IMAD.WIDE.U32", "@P0 MUFU.EX2" without its predicate) runs on, or None: no
+    row of the table (left to the issue term), or a uniform-datapath instruction (UIADD3: once per warp)."""
+    return PIPE_OF.get(opcode.split(".")[0])
+
+
+def rates(g):
+    """{pipe: results per clock per SM} on GPU `g` (a kp.gpumodel.gpus.GPU): FP32 and FP64 from its SM_LIMITS row."""
+    cc = tuple(g.compute_capability)
+    if cc not in RATES:
+        raise RuntimeError(f"compute capability {cc}: the pipe table covers {sorted(RATES)}")
+    return {"FP32": g.fp32_per_clock_per_sm, "FP64": g.fp64_per_clock_per_sm, **RATES[cc]}
+
+
+def pipe_clocks(g, pipes, warps_resident):
+    """{term: clocks} one SM of `g` needs for `pipes` (((pipe, warp instructions), ...), those of the blocks it runs),
+    with `warps_resident` warps resident (min(4, W) of its sub-partitions work): each pipe's warp instructions x 32
+    lanes / its results per clock; on 8.6 and 8.9 "FP32 + integer" too (their shared lanes). {} without pipes."""
+    counts = {}
+    for pipe, n in pipes:
+        counts[pipe] = counts.get(pipe, 0.0) + n
+    if not counts:
+        return {}
+    per_clock, busy = rates(g), min(g.sub_partitions, warps_resident) / g.sub_partitions
+    if busy <= 0:
+        raise RuntimeError(f"warps_resident={warps_resident}: at least one warp holds the pipes")
+    out = {pipe: 32 * n / (per_clock[pipe] * busy) for pipe, n in counts.items() if n}
+    shared = SHARED_FP32_INTEGER.get(tuple(g.compute_capability))
+    if shared and counts.get("FP32") and counts.get("integer"):
+        out["FP32 + integer"] = 32 * (counts["FP32"] + counts["integer"]) / (shared * busy)
+    return out
+
+
+def busiest_pipe(g, pipes, warps_resident):
+    """(name, seconds) of the pipe term of one SM of `g` (pipe_clocks' largest, at the boost clock): "FP32 pipe",
+    "integer pipe", "FP32 + integer pipe", ...; ("pipe", 0.0) without pipes."""
+    clocks = pipe_clocks(g, pipes, warps_resident)
+    if not clocks:
+        return "pipe", 0.0
+    name = max(clocks, key=clocks.get)
+    return f"{name} pipe", clocks[name] / g.clock_hz

@@ -1,0 +1,141 @@
+"""kp.gpumodel.pipes and the pipe term of kp.gpumodel.gputime: which pipe each SASS opcode runs on, and the time a
+launch's warp instructions hold the slowest pipe of its busiest SM, each worked out by hand from the table's rates
+(results per clock per SM: FP32 64 on 8.0, 128 on 8.6 and 9.0; integer 64; special functions 16; shuffle 32; FP32 and
+integer sharing 128 lanes on 8.6) and the GPU table (H100 SXM: 132 SMs, 1.98 GHz; A100: 108, 1.41 GHz; A10 (8.6): 72,
+1.695 GHz). A LaunchWork built by hand, then fma_loop's SASS (tests/cuda_cpu/compiled.cu) profiled."""
+
+import pytest
+import torch
+from test_sass import COMPILED, NAMES, needs_sass
+
+import helpers
+import kp.gpumodel.sass
+from kp.gpumodel.gpus import gpu
+from kp.gpumodel.gputime import LaunchWork, estimate_launch
+from kp.gpumodel.pipes import pipe_clocks, pipe_of, rates
+from kp.gpumodel.profile import profile
+
+H100, A100, A10 = 1.98e9, 1.41e9, 1.695e9
+
+
+@pytest.fixture(scope="module")
+def k():
+    return helpers.load_kernel(COMPILED, target="cpu", check=True, quiet=True)
+
+
+def test_each_opcode_runs_on_its_rows_pipe_and_uniform_ones_on_none():
+    assert [pipe_of(op) for op in ("FFMA", "FADD", "FMUL32I", "IMAD.MOV.U32", "IADD3", "LEA.HI.X", "ISETP.GE.AND")] == [
+        "FP32", "FP32", "FP32", "integer", "integer", "integer", "integer"
+    ]  # fmt: skip
+    assert [pipe_of(op) for op in ("LOP3.LUT", "SHF.R.U32.HI", "FMNMX", "FSETP.GT.AND")] == ["integer"] * 4
+    assert [pipe_of(op) for op in ("MUFU.EX2", "SHFL.BFLY", "F2I.TRUNC.NTZ", "I2F.U32", "POPC", "DFMA")] == [
+        "special-function", "shuffle", "conversion", "conversion", "bit-count", "FP64"
+    ]  # fmt: skip
+    # the uniform datapath (once per warp, not on the lanes), no row of the table, or never slower than issue: none
+    for op in ("UIADD3", "UMOV", "ULDC.64", "USHF.L.U32", "UISETP.NE.AND", "MOV", "SEL", "PRMT", "HFMA2.MMA", "EXIT"):
+        assert pipe_of(op) is None, op
+
+
+def test_the_rates_per_compute_capability():
+    assert rates(gpu("H100")) | {} == {"FP32": 128, "FP64": 64, "integer": 64, "special-function": 16, "shuffle": 32,
+                                       "conversion": 16, "bit-count": 16}  # fmt: skip
+    assert (rates(gpu("A100"))["FP32"], rates(gpu("A100"))["FP64"]) == (64, 32)
+    assert (rates(gpu("A10"))["FP32"], rates(gpu("A10"))["FP64"], rates(gpu("T4"))["FP32"]) == (128, 2, 64)
+
+
+def per_sm(gpu_name, pipes, blocks=None, threads=256, **kw):
+    """A launch of one block of `threads` per SM (8 warps: every sub-partition busy) whose every SM runs `pipes`
+    (((pipe, warp instructions on one SM), ...)), and issues just those."""
+    sms = gpu(gpu_name).sms
+    blocks = blocks or sms
+    total = tuple((p, n * blocks) for p, n in pipes)
+    kw.setdefault("issued", sum(n for _, n in total))
+    return estimate_launch(gpu_name, LaunchWork("k", blocks, threads, pipes=total, **kw))
+
+
+def test_an_ffma_holds_an_a100s_fp32_lanes_two_clocks_and_an_h100s_one():
+    """80,000 FFMA per SM. The A100's 64 FP32 lanes per SM: 80,000 x 32 / 64 = 40,000 clocks, twice its issue
+    (80,000 / 4 schedulers = 20,000): FP32-pipe-bound, 28.37 us. The H100's 128: 20,000 clocks, the same as issue
+    (10.10 us): issue names the bound (it comes first). The A10's (8.6) 128: 20,000 clocks likewise."""
+    a100 = per_sm("A100", [("FP32", 80_000)])
+    assert (a100.bound, a100.pipe_bound) == ("FP32 pipe", "FP32 pipe")
+    assert a100.seconds == a100.pipe_s == pytest.approx(40_000 / A100)
+    assert a100.issue_s == pytest.approx(20_000 / A100)
+    h100 = per_sm("H100", [("FP32", 80_000)])
+    assert h100.pipe_s == pytest.approx(20_000 / H100) == h100.issue_s
+    assert h100.bound == "issue"
+    assert per_sm("A10", [("FP32", 80_000)]).pipe_s == pytest.approx(20_000 / A10)
+
+
+def test_integer_index_math_bounds_an_h100_above_issue():
+    """80,000 IMAD per SM: 64 integer lanes per SM on 9.0: 80,000 x 32 / 64 = 40,000 clocks (20.2 us); issue 20,000."""
+    e = per_sm("H100", [("integer", 80_000)])
+    assert (e.bound, e.seconds) == ("integer pipe", pytest.approx(40_000 / H100))
+
+
+def test_special_functions_and_shuffles_have_their_own_slower_pipes():
+    """Per SM on an H100: 10,000 MUFU at 16 per clock, 10,000 x 32 / 16 = 20,000 clocks; 10,000 SHFL at 32: 10,000;
+    20,000 FFMA at 128: 5000. The special-function pipe bounds at 20,000 clocks; issue is 40,000 / 4 = 10,000."""
+    e = per_sm("H100", [("special-function", 10_000), ("shuffle", 10_000), ("FP32", 20_000)])
+    assert (e.bound, e.seconds) == ("special-function pipe", pytest.approx(20_000 / H100))
+    assert pipe_clocks(gpu("H100"), [("special-function", 1000), ("shuffle", 1000), ("FP32", 2000)], 8) == {
+        "special-function": 2000, "shuffle": 1000, "FP32": 500
+    }  # fmt: skip
+
+
+def test_fp32_and_integer_share_128_lanes_on_86_and_not_on_90():
+    """6000 FFMA and 2000 IMAD per SM on an A10 (8.6): FP32 alone 6000 x 32 / 128 = 1500 clocks, integer alone 2000 x
+    32 / 64 = 1000, together on their shared 128 lanes 8000 x 32 / 128 = 2000: "FP32 + integer pipe", 2000 clocks
+    (as many as issue, 8000 / 4: on 8.6 the shared lanes give one warp instruction per clock per scheduler, issue's
+    own rate, so the rule ties issue where these are all a kernel issues). On an H100 the two are apart: FP32 1500,
+    integer 1000, no shared term."""
+    clocks = pipe_clocks(gpu("A10"), [("FP32", 6000), ("integer", 2000)], 8)
+    assert clocks == {"FP32": 1500, "integer": 1000, "FP32 + integer": 2000}
+    e = per_sm("A10", [("FP32", 6000), ("integer", 2000)])
+    assert (e.pipe_bound, e.pipe_s) == ("FP32 + integer pipe", pytest.approx(2000 / A10))
+    assert pipe_clocks(gpu("H100"), [("FP32", 6000), ("integer", 2000)], 8) == {"FP32": 1500, "integer": 1000}
+
+
+def test_only_the_sub_partitions_holding_a_warp_work_their_lanes():
+    """One block of one warp on an A100, 10,000 FFMA: one sub-partition's 16 FP32 lanes, 10,000 x 32 / 16 = 20,000
+    clocks; with 2 warps resident, 2 sub-partitions: 2000 FFMA on 32 lanes, 2000 clocks."""
+    one = estimate_launch("A100", LaunchWork("k", 1, 32, pipes=(("FP32", 10_000),)))
+    assert (one.bound, one.seconds) == ("FP32 pipe", pytest.approx(20_000 / A100))
+    assert pipe_clocks(gpu("A100"), [("FP32", 2000)], 2) == {"FP32": 2000}
+    with pytest.raises(RuntimeError, match="warps_resident"):
+        pipe_clocks(gpu("A100"), [("FP32", 1)], 0)
+
+
+def test_with_barriers_and_one_block_per_sm_the_pipe_adds_to_the_memory_phase():
+    """108 blocks of 1024 threads on an A100 (one per SM), a barrier each, 8000 FFMA per SM (4000 clocks on the FP32
+    pipe, 2.837 us), and DRAM moving 108 x 2^16 sectors: the phases add, memory + FP32 pipe."""
+    e = per_sm("A100", [("FP32", 8000)], threads=1024, barriers=108, dram_read_sectors=108 * 2**16)
+    assert e.phases_add and e.bound == f"{'latency' if e.latency_s > e.bandwidth_s else 'memory'} + FP32 pipe"
+    assert e.seconds == pytest.approx(e.memory_s + 4000 / A100)
+
+
+def test_without_pipes_counted_the_term_is_absent():
+    e = estimate_launch("A100", LaunchWork("k", 108, 256, issued=108 * 80_000))
+    assert (e.pipe_s, e.bound) == (0.0, "issue")
+    assert "pipe" not in e.bound
+
+
+@needs_sass
+def test_fma_loops_uniform_loop_counter_is_charged_to_no_pipe_on_sm_90_and_its_iadd3_to_the_integer_pipe_on_sm_80(k):
+    """fma_loop (n = 4096 iterations a warp, 128 blocks of one warp). Its sm_90 loop is UIADD3 (the counter, on the
+    uniform datapath: no pipe), FFMA, ISETP, BRA; its entry has 3 integer instructions (ISETP, IMAD, ISETP), its store
+    block 1 (IMAD.WIDE): per warp n FFMA and n + 4 integer. Its sm_80 loop keeps the counter in a lane register,
+    IADD3, FFMA, ISETP, BRA; entry 5 (IMAD.MOV twice, ISETP, IMAD, ISETP), preheader 1 (IMAD.MOV), store block 2
+    (IMAD.MOV, IMAD.WIDE): n FFMA and 2 n + 8 integer.
+    On the A100 the busiest SM has 2 of the 128 blocks (108 SMs), both resident: 2 of its 4 sub-partitions work, at
+    half its rates: FP32 2 n x 32 / 32 = 2 n clocks; integer 2 (2 n + 8) x 32 / 32 = 4 n + 16 clocks, the pipe term."""
+    n = 4096
+    p = profile(k.run, NAMES.index("fma_loop"), torch.zeros(4 * n), torch.zeros(n), max_blocks=4)
+    assert any(i.opcode.startswith("UIADD3") for i in p.kernel_sass("fma_loop", "H100"))
+    assert p.pipe_instructions("H100")["fma_loop"] == {"FP32": 128 * n, "integer": 128 * (n + 4)}
+    assert p.pipe_instructions("A100")["fma_loop"] == {"FP32": 128 * n, "integer": 128 * (2 * n + 8)}
+    (work,) = p.work(gpu="A100")
+    assert dict(work.pipes) == {"FP32": 128 * n, "integer": 128 * (2 * n + 8)}
+    (e,) = p.estimate_detail("A100").launches
+    assert (e.pipe_bound, e.pipe_s) == ("integer pipe", pytest.approx((4 * n + 16) / A100))
+    assert kp.gpumodel.sass.arch_of("A100") == "sm_80"
