@@ -38,6 +38,28 @@ def test_a_warps_local_request_is_its_lanes_bytes_in_128_byte_lines():
     assert local_lines(sass, {}) == 0  # a line that never ran moves nothing
 
 
+def at(offset, opcode, line, space, width, kind="load"):
+    return Instruction("k", offset, "k.cu", line, opcode, opcode, "memory", space, kind, width)
+
+
+def test_where_the_trace_fixes_a_local_instructions_basic_block_it_is_charged_that_blocks_runs():
+    """Line 4 has local accesses only, 100 runs of its source loop, which nvcc unrolled by 4: the body's copies
+    (LDL.128 and STL.128 at 0x40 and 0x60, 25 runs of their block) and the remainder's LDL (0x50: 3 runs) are in
+    blocks the trace fixes, charged those runs: 25 x 4 + 3 x 1 + 25 x 4 = 203 lines; the remainder's STL (0x70) is in an
+    open block whose bound is 7: it falls back to the per-line rule, one store at its narrowest per run, at most its
+    bound: min(100, 7) x 1 = 7. 210 in all, where the per-line rule alone charged 100 x (1 + 1) = 200. Line 3 (with a
+    global load: runs exact) has its STL.128 known (10 runs: 40 lines) and its LDL.64 open, bound 4: min(10, 4) x 2."""
+    sass = [at(0x00, "STL.128", 3, "local", 16, "store"), at(0x10, "LDL.64", 3, "local", 8),
+            at(0x20, "LDG.E", 3, "global", 4), at(0x40, "LDL.128", 4, "local", 16), at(0x50, "LDL", 4, "local", 4),
+            at(0x60, "STL.128", 4, "local", 16, "store"), at(0x70, "STL", 4, "local", 4, "store")]  # fmt: skip
+    runs = {("k.cu", 3): 10.0, ("k.cu", 4): 100.0}
+    blocks = {0x00: (10.0, 10.0), 0x10: (None, 4.0), 0x40: (25.0, 25.0), 0x50: (3.0, 3.0), 0x60: (25.0, 25.0),
+              0x70: (None, 7.0)}  # fmt: skip
+    assert local_lines(sass, runs, blocks) == 10 * 4 + 4 * 2 + (25 * 4 + 3 * 1 + 25 * 4) + 7 * 1
+    assert local_lines(sass, runs) == 10 * (4 + 2) + 100 * (1 + 1)  # no block known: the per-line rule, as before
+    assert local_lines(sass, {}, blocks) == 10 * 4 + 25 * 4 + 3 + 25 * 4  # the known blocks need no line's runs
+
+
 @needs_sass
 def test_a_per_thread_array_indexed_by_data_is_local_traffic_and_stack():
     k = helpers.load_kernel(TERMS, target="cpu", check=True, quiet=True)

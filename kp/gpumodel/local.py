@@ -17,28 +17,33 @@ LINE_BYTES = 128
 WARP = 32
 
 
-def local_lines(instructions, runs):
+def local_lines(instructions, runs, block_runs=None):
     """The 128-byte lines the local loads and stores of one kernel's SASS moved, each LDL/STL moving 32 lanes x its
-    width / 128 lines (at least one) per warp-level run of its `.cu` line (`runs`: {(file, line): runs}). A line with
-    global or shared accesses has its runs counted exactly (kp.gpumodel.sass.line_runs: its requests over its
-    instructions, passes through all of them): every local instruction at it is charged per run. Any other line's runs
-    are its loop's iterations as the source wrote them (a branch's evaluations), which nvcc's unrolling spreads over
-    several copies and paths: per run it is charged one access of each kind it has (load, store), at its narrowest
-    width, what one iteration of the source moves (tests/test_local.py); the copies' count per pass needs the SASS's
-    basic blocks."""
+    width / 128 lines (at least one) per warp-level run. Where the trace fixes the runs of an LDL/STL's basic block
+    (`block_runs`: {offset: (runs, bound)}, kp.gpumodel.runs.block_runs; runs None where open), it is charged its
+    block's runs: each unrolled copy and remainder as often as it ran. The instructions of open blocks fall back to a
+    per-line rule on their `.cu` line's runs (`runs`: {(file, line): runs}), each at most its block's bound: a line
+    with global or shared accesses has its runs counted exactly (kp.gpumodel.sass.line_runs: its requests over its
+    instructions, passes through all of them), so every open local instruction at it is charged per run; any other
+    line's runs are its loop's iterations as the source wrote them (a branch's evaluations), which nvcc's unrolling
+    spreads over several copies and paths: per run it is charged one access of each kind it has open (load, store), at
+    its narrowest width, what one iteration of the source moves (tests/test_local.py): a heuristic."""
+    block_runs = block_runs or {}
     at = {}
     for i in instructions:
         at.setdefault((i.file, i.line), []).append(i)
     total = 0.0
     for place, group in at.items():
         local = [i for i in group if i.space == "local"]
-        if not local:
+        known = [i for i in local if block_runs.get(i.offset, (None,))[0] is not None]
+        total += sum(block_runs[i.offset][0] * _lines(i) for i in known)
+        opened = [i for i in local if i not in known]
+        if not opened:
             continue
-        if any(i.space in ("global", "shared") for i in group):
-            total += runs.get(place, 0.0) * sum(_lines(i) for i in local)
-        else:
-            kinds = {i.kind: i for i in sorted(local, key=lambda i: -i.width)}  # the narrowest of each kind last
-            total += runs.get(place, 0.0) * sum(_lines(i) for i in kinds.values())
+        if not any(i.space in ("global", "shared") for i in group):
+            opened = list({i.kind: i for i in sorted(opened, key=lambda i: -i.width)}.values())  # each kind's narrowest
+        ran = runs.get(place, 0.0)
+        total += sum(min(ran, block_runs.get(i.offset, (None, float("inf")))[1]) * _lines(i) for i in opened)
     return total
 
 
@@ -60,14 +65,15 @@ def stack_bytes(file, kernel, ctype=None, gpu="H100"):
 
 def local_work(counts, launch, gpu="H100"):
     """{local_lines, local_bytes_per_thread} of one launch of a Profile `counts` (kp.gpumodel.gputime.LaunchWork's
-    fields): its kernel's local lines (local_lines, over every launch of the kernel) shared out by the launch's
-    blocks, and its stack frame; {} where the kernel's SASS is not at hand or has no local access."""
+    fields): its kernel's local lines (local_lines at its basic blocks' runs, over every launch of the kernel)
+    shared out by the launch's blocks, and its stack frame; {} where the kernel's SASS is not at hand or has no local
+    access."""
     found = counts.kernel_sass(launch.kernel, gpu)
     if isinstance(found, str) or not any(i.space == "local" for i in found):
         return {}
     runs = {(x.file, x.line): x.executions for x in counts.compiled(gpu)[1] if x.kernel == launch.kernel}
     blocks = sum(la.blocks for la in counts.launches if la.kernel == launch.kernel) or 1
     return {
-        "local_lines": local_lines(found, runs) * launch.blocks / blocks,
+        "local_lines": local_lines(found, runs, counts.block_runs(launch.kernel, gpu)) * launch.blocks / blocks,
         "local_bytes_per_thread": stack_bytes(launch.file, launch.kernel, counts.ctype, gpu),
     }
