@@ -1,8 +1,9 @@
 """kp.gpumodel.pipes and the pipe term of kp.gpumodel.gputime: which pipe each SASS opcode runs on, and the time a
 launch's warp instructions hold the slowest pipe of its busiest SM, each worked out by hand from the table's rates
-(results per clock per SM: FP32 64 on 8.0, 128 on 8.6 and 9.0; integer 64; special functions 16; shuffle 32; FP32 and
-integer sharing 128 lanes on 8.6) and the GPU table (H100 SXM: 132 SMs, 1.98 GHz; A100: 108, 1.41 GHz; A10 (8.6): 72,
-1.695 GHz). A LaunchWork built by hand, then fma_loop's SASS (tests/cuda_cpu/compiled.cu) profiled."""
+(results per clock per SM: FP32 64 on 8.0, 128 on 8.6 and 9.0; integer and IMAD 64; special functions 16; shuffle 32;
+FP32 and IMAD sharing the FMA datapath; FP32 and integer sharing 128 lanes on 8.6) and the GPU table (H100 SXM: 132
+SMs, 1.98 GHz; A100: 108, 1.41 GHz; A10 (8.6): 72, 1.695 GHz). A LaunchWork built by hand, then fma_loop's SASS
+(tests/cuda_cpu/compiled.cu) profiled."""
 
 import pytest
 import torch
@@ -24,10 +25,12 @@ def k():
 
 
 def test_each_opcode_runs_on_its_rows_pipe_and_uniform_ones_on_none():
-    assert [pipe_of(op) for op in ("FFMA", "FADD", "FMUL32I", "IMAD.MOV.U32", "IADD3", "LEA.HI.X", "ISETP.GE.AND")] == [
-        "FP32", "FP32", "FP32", "integer", "integer", "integer", "integer"
+    assert [pipe_of(op) for op in ("FFMA", "FADD", "FMUL32I", "IMAD.MOV.U32", "IMAD.WIDE", "IADD3", "LEA.HI.X")] == [
+        "FP32", "FP32", "FP32", "IMAD", "IMAD", "integer", "integer"
     ]  # fmt: skip
-    assert [pipe_of(op) for op in ("LOP3.LUT", "SHF.R.U32.HI", "FMNMX", "FSETP.GT.AND")] == ["integer"] * 4
+    assert [pipe_of(op) for op in ("ISETP.GE.AND", "LOP3.LUT", "SHF.R.U32.HI", "FMNMX", "FSETP.GT.AND")] == [
+        "integer"
+    ] * 5  # fmt: skip
     assert [pipe_of(op) for op in ("MUFU.EX2", "SHFL.BFLY", "F2I.TRUNC.NTZ", "I2F.U32", "POPC", "DFMA")] == [
         "special-function", "shuffle", "conversion", "conversion", "bit-count", "FP64"
     ]  # fmt: skip
@@ -37,8 +40,8 @@ def test_each_opcode_runs_on_its_rows_pipe_and_uniform_ones_on_none():
 
 
 def test_the_rates_per_compute_capability():
-    assert rates(gpu("H100")) | {} == {"FP32": 128, "FP64": 64, "integer": 64, "special-function": 16, "shuffle": 32,
-                                       "conversion": 16, "bit-count": 16}  # fmt: skip
+    assert rates(gpu("H100")) == {"FP32": 128, "FP64": 64, "integer": 64, "IMAD": 64, "special-function": 16,
+                                  "shuffle": 32, "conversion": 16, "bit-count": 16}  # fmt: skip
     assert (rates(gpu("A100"))["FP32"], rates(gpu("A100"))["FP64"]) == (64, 32)
     assert (rates(gpu("A10"))["FP32"], rates(gpu("A10"))["FP64"], rates(gpu("T4"))["FP32"]) == (128, 2, 64)
 
@@ -96,6 +99,19 @@ def test_fp32_and_integer_share_128_lanes_on_86_and_not_on_90():
     assert pipe_clocks(gpu("H100"), [("FP32", 6000), ("integer", 2000)], 8) == {"FP32": 1500, "integer": 1000}
 
 
+def test_fp32_and_imad_share_the_fma_datapath_at_the_fp32_rate():
+    """40,000 FFMA and 40,000 IMAD per SM. On an A100 each alone takes 40,000 x 32 / 64 = 20,000 clocks (issue:
+    80,000 / 4 = 20,000), but both go to its FMA datapath, 64 lanes per SM: 80,000 x 32 / 64 = 40,000 clocks, "FMA
+    pipe", 28.37 us. On an H100 FP32 alone 10,000, IMAD alone 20,000 (the heavy half, 64), FMA 80,000 x 32 / 128 =
+    20,000: no more than issue."""
+    e = per_sm("A100", [("FP32", 40_000), ("IMAD", 40_000)])
+    assert (e.bound, e.seconds) == ("FMA pipe", pytest.approx(40_000 / A100))
+    both = [("FP32", 40_000), ("IMAD", 40_000)]
+    assert pipe_clocks(gpu("H100"), both, 8) == {"FP32": 10_000, "IMAD": 20_000, "FMA": 20_000}
+    # on 8.6 IMAD is integer work on the shared lanes too: 80,000 x 32 / 128 = 20,000
+    assert pipe_clocks(gpu("A10"), both, 8)["FP32 + integer"] == 20_000
+
+
 def test_only_the_sub_partitions_holding_a_warp_work_their_lanes():
     """One block of one warp on an A100, 10,000 FFMA: one sub-partition's 16 FP32 lanes, 10,000 x 32 / 16 = 20,000
     clocks; with 2 warps resident, 2 sub-partitions: 2000 FFMA on 32 lanes, 2000 clocks."""
@@ -123,19 +139,20 @@ def test_without_pipes_counted_the_term_is_absent():
 @needs_sass
 def test_fma_loops_uniform_loop_counter_is_charged_to_no_pipe_on_sm_90_and_its_iadd3_to_the_integer_pipe_on_sm_80(k):
     """fma_loop (n = 4096 iterations a warp, 128 blocks of one warp). Its sm_90 loop is UIADD3 (the counter, on the
-    uniform datapath: no pipe), FFMA, ISETP, BRA; its entry has 3 integer instructions (ISETP, IMAD, ISETP), its store
-    block 1 (IMAD.WIDE): per warp n FFMA and n + 4 integer. Its sm_80 loop keeps the counter in a lane register,
-    IADD3, FFMA, ISETP, BRA; entry 5 (IMAD.MOV twice, ISETP, IMAD, ISETP), preheader 1 (IMAD.MOV), store block 2
-    (IMAD.MOV, IMAD.WIDE): n FFMA and 2 n + 8 integer.
+    uniform datapath: no pipe), FFMA, ISETP, BRA; its entry has ISETP, IMAD, ISETP, its store block IMAD.WIDE: per
+    warp n FFMA, n + 2 integer, 2 IMAD. Its sm_80 loop keeps the counter in a lane register, IADD3, FFMA, ISETP, BRA;
+    entry IMAD.MOV twice, ISETP, IMAD, ISETP, preheader IMAD.MOV, store block IMAD.MOV, IMAD.WIDE: n FFMA, 2 n + 2
+    integer, 6 IMAD.
     On the A100 the busiest SM has 2 of the 128 blocks (108 SMs), both resident: 2 of its 4 sub-partitions work, at
-    half its rates: FP32 2 n x 32 / 32 = 2 n clocks; integer 2 (2 n + 8) x 32 / 32 = 4 n + 16 clocks, the pipe term."""
+    half its rates: FP32 2 n x 32 / 32 = 2 n clocks, FMA 2 (n + 6) = 2 n + 12, integer 2 (2 n + 2) = 4 n + 4 clocks,
+    the pipe term."""
     n = 4096
     p = profile(k.run, NAMES.index("fma_loop"), torch.zeros(4 * n), torch.zeros(n), max_blocks=4)
     assert any(i.opcode.startswith("UIADD3") for i in p.kernel_sass("fma_loop", "H100"))
-    assert p.pipe_instructions("H100")["fma_loop"] == {"FP32": 128 * n, "integer": 128 * (n + 4)}
-    assert p.pipe_instructions("A100")["fma_loop"] == {"FP32": 128 * n, "integer": 128 * (2 * n + 8)}
+    assert p.pipe_instructions("H100")["fma_loop"] == {"FP32": 128 * n, "integer": 128 * (n + 2), "IMAD": 128 * 2}
+    assert p.pipe_instructions("A100")["fma_loop"] == {"FP32": 128 * n, "integer": 128 * (2 * n + 2), "IMAD": 128 * 6}
     (work,) = p.work(gpu="A100")
-    assert dict(work.pipes) == {"FP32": 128 * n, "integer": 128 * (2 * n + 8)}
+    assert dict(work.pipes) == {"FP32": 128 * n, "integer": 128 * (2 * n + 2), "IMAD": 128 * 6}
     (e,) = p.estimate_detail("A100").launches
-    assert (e.pipe_bound, e.pipe_s) == ("integer pipe", pytest.approx((4 * n + 16) / A100))
+    assert (e.pipe_bound, e.pipe_s) == ("integer pipe", pytest.approx((4 * n + 4) / A100))
     assert kp.gpumodel.sass.arch_of("A100") == "sm_80"

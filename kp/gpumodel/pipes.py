@@ -18,10 +18,18 @@ CUDA 10 guide) for every row used here; its 8.0 and 8.6 columns for the FP32, sp
 functions and conversions, 32 shuffle); FP32 and FP64 come from kp.gpumodel.gpus's SM_LIMITS (the same table, sourced
 there). The rows and the opcodes put on them (NVIDIA's "CUDA Binary Utilities", Instruction Set Reference, names them):
 - "32-bit floating-point add, multiply, multiply-add": FADD, FMUL, FFMA (and their 32I forms): the FP32 pipe;
-- "32-bit integer add, extended-precision add, subtract", "... multiply, multiply-add", "32-bit integer shift",
-  "compare, minimum, maximum", "32-bit bitwise AND, OR, XOR": 64 on 7.5 to 9.0: the integer pipe (IADD3, IADD, LEA,
-  ISCADD, IMAD (nvcc's IMAD.MOV and IMAD.SHL included: the opcode is a multiply-add), IMUL, SHF, SHL, SHR, ISETP, IMNMX,
-  LOP3, LOP; and FSETP, FSET, FMNMX, the compares and min/max of floats, which the row does not restrict to integers);
+- "32-bit integer add, extended-precision add, subtract", "32-bit integer shift", "compare, minimum, maximum",
+  "32-bit bitwise AND, OR, XOR": 64 on 7.5 to 9.0: the integer pipe (IADD3, IADD, LEA, ISCADD, SHF, SHL, SHR, ISETP,
+  IMNMX, LOP3, LOP; and FSETP, FSET, FMNMX, the compares and min/max of floats, which the row does not restrict to
+  integers): what Nsight Compute calls the ALU pipe;
+- "32-bit integer multiply, multiply-add, extended-precision multiply-add": 64: the IMAD pipe (IMAD, nvcc's IMAD.MOV,
+  IMAD.SHL and IMAD.WIDE included: the opcode is a multiply-add; IMUL). IMAD issues to the FP32 FMA datapath, not the
+  ALU: NVIDIA's answers on its developer forum ("int-32-and-fp64-can-be-used-concurrently-in-the-volta-architecture":
+  on GV100 "FMA pipe - executes FP32 instructions and IMAD", "ALU pipe - executes INT32 (not IMAD), logical
+  operations..."; "separate-cuda-core-pipeline-for-fp16-and-fp32": on GA100 "FMA pipe handles IMAD, IDP, and FP32",
+  on GA10x and GH100 "FMAheavy pipe handles IMAD, IDP, and FP32", "FMAlite pipe handles FP32"), so FP32 and IMAD
+  instructions together get at most the FP32 row's results per clock ("FMA": FP32 + IMAD), IMAD alone at most 64 (the
+  heavy half where FP32 is 128); taken for 7.5 too (Turing's SM is Volta's in this);
 - "32-bit floating-point reciprocal, reciprocal square root, base-2 logarithm, base 2 exponential, sine, cosine": 16:
   the special-function pipe (MUFU);
 - "warp shuffle": 32: the shuffle pipe (SHFL);
@@ -31,11 +39,11 @@ there). The rows and the opcodes put on them (NVIDIA's "CUDA Binary Utilities", 
 - "64-bit floating-point add, multiply, multiply-add": SM_LIMITS' FP64 (2 on 7.5, 8.6, 8.9; 32 on 8.0; 64 on 9.0): the
   FP64 pipe (DADD, DMUL, DFMA).
 Each pipe is taken to run apart from the others (the table gives rates per row, not which rows share hardware; the
-bit-count and conversion rows sharing the special-function unit would make these optimistic), except this: on 8.6 and
-8.9 each sub-partition has one datapath of 16 FP32 lanes and one of 16 lanes that does FP32 or INT32 (NVIDIA's Ampere
-GA102 and Ada AD102 architecture whitepapers), so FP32 and integer instructions together get at most 128 lanes per
-clock per SM ("FP32 + integer pipe"). 7.5, 8.0 and 9.0 have separate INT32 lanes (the Turing, A100 and H100
-whitepapers).
+bit-count and conversion rows sharing the special-function unit would make these optimistic), except FP32 + IMAD
+above, and this: on 8.6 and 8.9 each sub-partition has one datapath of 16 FP32 lanes and one of 16 lanes that does
+FP32 or INT32 (NVIDIA's Ampere GA102 and Ada AD102 architecture whitepapers), so FP32 and integer instructions (IMAD
+included) together get at most 128 lanes per clock per SM ("FP32 + integer pipe"). 7.5, 8.0 and 9.0 have separate
+INT32 lanes (the Turing, A100 and H100 whitepapers).
 Left to the issue term alone (no row of the table, or a rate of 128 or more that never outpaces issue): MOV, SEL, FSEL,
 PRMT, P2R, R2P, PLOP3, SGXT, BMSK, BREV ("Multiple instructions" on 7.x), FRND, F2FP, IABS, the half-precision
 instructions (HADD2, HMUL2, HFMA2: 128 or 256 results per clock), the DP4A/IDP dot products, tensor-core instructions
@@ -44,16 +52,19 @@ ULDC, UMOV, ...) run once per warp on the scheduler's uniform datapath, not on t
 """
 
 # results per clock per SM of the pipes whose rate does not come from kp.gpumodel.gpus (FP32, FP64: SM_LIMITS)
-INTEGER, SPECIAL, SHUFFLE, CONVERSION, BITCOUNT = 64, 16, 32, 16, 16
-RATES = {cc: {"integer": INTEGER, "special-function": SPECIAL, "shuffle": SHUFFLE, "conversion": CONVERSION,
-              "bit-count": BITCOUNT} for cc in ((7, 5), (8, 0), (8, 6), (8, 9), (9, 0))}  # fmt: skip
-# FP32 and integer lanes shared: the most results per clock per SM the two give together (GA102 / AD102 whitepapers)
+INTEGER, IMAD, SPECIAL, SHUFFLE, CONVERSION, BITCOUNT = 64, 64, 16, 32, 16, 16
+EACH = {"integer": INTEGER, "IMAD": IMAD, "special-function": SPECIAL, "shuffle": SHUFFLE, "conversion": CONVERSION,
+        "bit-count": BITCOUNT}  # fmt: skip
+RATES = {cc: EACH for cc in ((7, 5), (8, 0), (8, 6), (8, 9), (9, 0))}  # the same on each compute capability here
+# FP32 and integer lanes shared on 8.6 / 8.9: the most results per clock per SM they give together (GA102 / AD102
+# whitepapers); FP32 and IMAD share the FMA datapath everywhere (at the FP32 row's rate: NVIDIA's forum answers above)
 SHARED_FP32_INTEGER = {(8, 6): 128, (8, 9): 128}
 
 PIPES = {
     "FP32": ("FADD", "FMUL", "FFMA", "FADD32I", "FMUL32I", "FFMA32I"),
-    "integer": ("IADD3", "IADD", "IADD32I", "VIADD", "LEA", "ISCADD", "IMAD", "IMAD32I", "IMUL", "IMUL32I", "SHF",
-                "SHL", "SHR", "ISETP", "IMNMX", "VIMNMX", "LOP3", "LOP", "LOP32I", "FSETP", "FSET", "FMNMX"),
+    "integer": ("IADD3", "IADD", "IADD32I", "VIADD", "LEA", "ISCADD", "SHF", "SHL", "SHR", "ISETP", "IMNMX", "VIMNMX",
+                "LOP3", "LOP", "LOP32I", "FSETP", "FSET", "FMNMX"),
+    "IMAD": ("IMAD", "IMAD32I", "IMUL", "IMUL32I"),
     "special-function": ("MUFU",),
     "shuffle": ("SHFL",),
     "conversion": ("F2I", "I2F", "F2F", "I2I"),
@@ -80,7 +91,8 @@ def rates(g):
 def pipe_clocks(g, pipes, warps_resident):
     """{term: clocks} one SM of `g` needs for `pipes` (((pipe, warp instructions), ...), those of the blocks it runs),
     with `warps_resident` warps resident (min(4, W) of its sub-partitions work): each pipe's warp instructions x 32
-    lanes / its results per clock; on 8.6 and 8.9 "FP32 + integer" too (their shared lanes). {} without pipes."""
+    lanes / its results per clock; "FMA" (FP32 + IMAD, at the FP32 rate) where both ran; on 8.6 and 8.9 "FP32 +
+    integer" too (their shared lanes). {} without pipes."""
     counts = {}
     for pipe, n in pipes:
         counts[pipe] = counts.get(pipe, 0.0) + n
@@ -90,15 +102,18 @@ def pipe_clocks(g, pipes, warps_resident):
     if busy <= 0:
         raise RuntimeError(f"warps_resident={warps_resident}: at least one warp holds the pipes")
     out = {pipe: 32 * n / (per_clock[pipe] * busy) for pipe, n in counts.items() if n}
+    fp32, imad, integer = (counts.get(p, 0.0) for p in ("FP32", "IMAD", "integer"))
+    if fp32 and imad:
+        out["FMA"] = 32 * (fp32 + imad) / (per_clock["FP32"] * busy)
     shared = SHARED_FP32_INTEGER.get(tuple(g.compute_capability))
-    if shared and counts.get("FP32") and counts.get("integer"):
-        out["FP32 + integer"] = 32 * (counts["FP32"] + counts["integer"]) / (shared * busy)
+    if shared and fp32 and (integer or imad):
+        out["FP32 + integer"] = 32 * (fp32 + integer + imad) / (shared * busy)
     return out
 
 
 def busiest_pipe(g, pipes, warps_resident):
     """(name, seconds) of the pipe term of one SM of `g` (pipe_clocks' largest, at the boost clock): "FP32 pipe",
-    "integer pipe", "FP32 + integer pipe", ...; ("pipe", 0.0) without pipes."""
+    "integer pipe", "FMA pipe", "FP32 + integer pipe", ...; ("pipe", 0.0) without pipes."""
     clocks = pipe_clocks(g, pipes, warps_resident)
     if not clocks:
         return "pipe", 0.0
