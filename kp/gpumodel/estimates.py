@@ -36,7 +36,7 @@ class LaunchEstimate:
     hit_shares: tuple = (0.0, 0.0, 1.0)  # the shares of the requested sectors the L1, the L2 and DRAM serve
     phases_add: bool = False  # barriers, and one block's memory + its SM phases outlast every term
     pipe_s: float = 0.0  # the busiest SM's warp instructions on its slowest arithmetic pipe (kp.gpumodel.pipes)
-    pipe_bound: str = "pipe"  # which: "FP32 pipe", "integer pipe", "FP32 + integer pipe", ...
+    pipe_bound: str = "pipe"  # which: "FP32 pipe", "integer pipe", "FMA pipe", "FP32 + integer pipe", ...
 
 
 @dataclasses.dataclass(frozen=True)

@@ -31,11 +31,12 @@ The terms of one launch:
   basic block, max(W x its instructions, its critical path) clocks (kp.gpumodel.depend: what one warp alone needs,
   issuing in order and waiting for each register it reads; Volkov 2016, "Understanding Latency Hiding on GPUs"),
   summed over the blocks' runs that the trace fixes. Named "issue (dependent)" where those waits are the larger part;
-- arithmetic pipes: the per-lane pipes (FP32, integer, special functions, shuffle, conversions, FP64) give fewer
-  results per clock than issue asks of them on some GPUs (an FFMA holds an A100 sub-partition's 16 FP32 lanes 2
+- arithmetic pipes: the per-lane pipes (FP32, integer, IMAD, special functions, shuffle, conversions, FP64) give
+  fewer results per clock than issue asks of them on some GPUs (an FFMA holds an A100 sub-partition's 16 FP32 lanes 2
   clocks): each pipe's warp instructions on the busiest SM (kp.gpumodel.compiled) x 32 / its results per clock per SM,
-  the sub-partitions holding warps busy (kp.gpumodel.pipes: the CUDA C++ Programming Guide's throughput table; on 8.6
-  and 8.9 FP32 and integer share 128 lanes); the slowest named ("FP32 pipe", "integer pipe", "FP32 + integer pipe");
+  the sub-partitions holding warps busy (kp.gpumodel.pipes: the CUDA C++ Programming Guide's throughput table; FP32 and
+  IMAD share the FMA datapath; on 8.6 and 8.9 FP32 and integer share 128 lanes); the slowest named ("FP32 pipe",
+  "integer pipe", "FMA pipe", "FP32 + integer pipe", ...);
 - launch: no launch takes less than the GPU's launch floor.
 
 How the terms combine (kp.gpumodel.overlap, where the rule is derived): by what can run at the same time on the
