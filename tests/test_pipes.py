@@ -5,6 +5,8 @@ FP32 and IMAD sharing the FMA datapath; FP32 and integer sharing 128 lanes on 8.
 SMs, 1.98 GHz; A100: 108, 1.41 GHz; A10 (8.6): 72, 1.695 GHz). A LaunchWork built by hand, then fma_loop's SASS
 (tests/cuda_cpu/compiled.cu) profiled."""
 
+import dataclasses
+
 import pytest
 import torch
 from test_sass import COMPILED, NAMES, needs_sass
@@ -44,6 +46,9 @@ def test_the_rates_per_compute_capability():
                                   "shuffle": 32, "conversion": 16, "bit-count": 16}  # fmt: skip
     assert (rates(gpu("A100"))["FP32"], rates(gpu("A100"))["FP64"]) == (64, 32)
     assert (rates(gpu("A10"))["FP32"], rates(gpu("A10"))["FP64"], rates(gpu("T4"))["FP32"]) == (128, 2, 64)
+    volta = dataclasses.replace(gpu("A100"), compute_capability=(7, 0))  # no row of the table here
+    with pytest.raises(RuntimeError, match=r"compute capability \(7, 0\): the pipe table covers"):
+        rates(volta)
 
 
 def per_sm(gpu_name, pipes, blocks=None, threads=256, **kw):
