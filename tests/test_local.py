@@ -5,6 +5,7 @@ warp moves 16 x 4 + 1 = 65 lines. Compiles with nvcc; needs no GPU."""
 
 import dataclasses
 import warnings
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -13,7 +14,7 @@ from test_sass import needs_sass
 import helpers
 import kp.files
 from kp.gpumodel.gputime import estimate_launch
-from kp.gpumodel.local import local_lines
+from kp.gpumodel.local import local_lines, local_work
 from kp.gpumodel.profile import profile
 from kp.gpumodel.sass import Instruction
 
@@ -58,6 +59,23 @@ def test_where_the_trace_fixes_a_local_instructions_basic_block_it_is_charged_th
     assert local_lines(sass, runs, blocks) == 10 * 4 + 4 * 2 + (25 * 4 + 3 * 1 + 25 * 4) + 7 * 1
     assert local_lines(sass, runs) == 10 * (4 + 2) + 100 * (1 + 1)  # no block known: the per-line rule, as before
     assert local_lines(sass, {}, blocks) == 10 * 4 + 25 * 4 + 3 + 25 * 4  # the known blocks need no line's runs
+
+
+def test_a_launchs_local_lines_take_its_kernels_basic_block_runs():
+    """local_work hands the kernel's block_runs to local_lines: the loop above, in one launch of 2 of the kernel's 4
+    blocks: half of its 203 + 7 lines (no stack: no ptxas row for a file that is not there)."""
+    sass = [at(0x40, "LDL.128", 4, "local", 16), at(0x50, "LDL", 4, "local", 4),
+            at(0x60, "STL.128", 4, "local", 16, "store"), at(0x70, "STL", 4, "local", 4, "store")]  # fmt: skip
+    blocks = {0x40: (25.0, 25.0), 0x50: (3.0, 3.0), 0x60: (25.0, 25.0), 0x70: (None, 7.0)}
+    launch = SimpleNamespace(kernel="k", blocks=2, file="/nonexistent/k.cu")
+    counts = SimpleNamespace(
+        kernel_sass=lambda kernel, gpu: sass,
+        compiled=lambda gpu: ([], [SimpleNamespace(kernel="k", file="k.cu", line=4, executions=100.0)], ""),
+        block_runs=lambda kernel, gpu: blocks,
+        launches=[launch, SimpleNamespace(kernel="k", blocks=2)],
+        ctype="float",
+    )
+    assert local_work(counts, launch) == {"local_lines": (203 + 7) / 2, "local_bytes_per_thread": 0}
 
 
 @needs_sass
