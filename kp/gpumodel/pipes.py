@@ -14,9 +14,10 @@ Clock Cycle per Multiprocessor)" (in CUDA 13 in the Best Practices Guide, 12.1.1
 through the search tool's copies of the guide in public repositories, not NVIDIA's page itself): its 7.x column (the
 CUDA 10 guide) for every row used here; its 8.0 and 8.6 columns for the FP32, special-function and integer-add rows
 (FP32 64 and 128, special functions 16 and 16, integer add 64 and 64). The rest of the 8.x and 9.0 cells are taken as
-7.x's, an assumption the current guide's table agrees with as far as it was read before (64 integer, 16 special
-functions and conversions, 32 shuffle); FP32 and FP64 come from kp.gpumodel.gpus's SM_LIMITS (the same table, sourced
-there). The rows and the opcodes put on them (NVIDIA's "CUDA Binary Utilities", Instruction Set Reference, names them):
+7.x's: an assumption (the current guide's 8.x and 9.0 columns are recalled to give the same 64 integer, 16 special
+functions and conversions, 32 shuffle, but were not re-read here); FP32 and FP64 come from kp.gpumodel.gpus's
+SM_LIMITS (the same table, sourced there). The rows and the opcodes put on them (NVIDIA's "CUDA Binary Utilities",
+Instruction Set Reference, names them):
 - "32-bit floating-point add, multiply, multiply-add": FADD, FMUL, FFMA (and their 32I forms): the FP32 pipe;
 - "32-bit integer add, extended-precision add, subtract", "32-bit integer shift", "compare, minimum, maximum",
   "32-bit bitwise AND, OR, XOR": 64 on 7.5 to 9.0: the integer pipe (IADD3, IADD, LEA, ISCADD, SHF, SHL, SHR, ISETP,
