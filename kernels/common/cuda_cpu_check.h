@@ -216,6 +216,10 @@ struct CheckState {
   const Kernel* kernel;
   uint64_t launch = 0;  // this launch's number (g_launches)
   bool profiling = false;  // the GPU model counts this launch (cuda_cpu_profile.h; read here, not from its TLS)
+  // ... into this Profile (cuda_cpu_profile.h's t_profile; profile_of): a plain pointer, since g++ recomputes a
+  // thread_local's address (a call under -fPIC) at every use rather than keep it in a register, and the branch hook
+  // made six such calls per condition evaluated (perf, linear_ladder v7 at 4096³, 2026-11-27).
+  void* profile = nullptr;
   uint3 block_dim;
   unsigned threads;
   uint32_t block = 0, epoch = 0;  // blocks run so far (the running one's number), barriers it passed
@@ -645,9 +649,9 @@ __attribute__((noinline)) void check_access(Worker* w, uintptr_t a, size_t n, bo
     if (a >= t->begin && a < t->end) {
       if (a + n > t->end) out_of_bounds_global(*w, *t, t->end, n, write, pc);  // runs past the end
       if (c.profiling) {  // counted; who wrote each element, and races, are not recorded (112 bytes an element)
-        profile_access(*w, kGlobal, a, n, write, atomic, pc);
+        profile_access(*w, profile_of(c), kGlobal, a, n, write, atomic, pc);
         hierarchy_base(pc, t->begin);
-        profile_touch(*w, kGlobal, t->name.c_str(), t->begin, (t->end - t->begin) / t->elem, nullptr, 0,
+        profile_touch(*w, profile_of(c), kGlobal, t->name.c_str(), t->begin, (t->end - t->begin) / t->elem, nullptr, 0,
                       (a - t->begin) / t->elem,
                       atomic ? kAtomic : write ? kStore : kLoad);
       } else {
@@ -660,8 +664,8 @@ __attribute__((noinline)) void check_access(Worker* w, uintptr_t a, size_t n, bo
     if (a < v.end && a + n > v.begin) {
       if (v.guard || a < v.begin || a + n > v.end) out_of_bounds_shared(*w, a < v.begin ? v.begin : a, n, write, pc);
       if (c.profiling) {
-        profile_access(*w, kShared, a, n, write, atomic, pc);
-        profile_touch(*w, kShared, v.name, v.begin, (v.end - v.begin) / v.elem, v.dims, v.rank, (a - v.begin) / v.elem,
+        profile_access(*w, profile_of(c), kShared, a, n, write, atomic, pc);
+        profile_touch(*w, profile_of(c), kShared, v.name, v.begin, (v.end - v.begin) / v.elem, v.dims, v.rank, (a - v.begin) / v.elem,
                       atomic ? kAtomic : write ? kStore : kLoad);
       }
       return shared_access(*w, v, a, n, write, atomic, pc, cas);
@@ -670,8 +674,8 @@ __attribute__((noinline)) void check_access(Worker* w, uintptr_t a, size_t n, bo
   if (a + n > dyn && a < dyn + kMaxDynamicShared) {
     if (a < c.dynamic.begin || a + n > c.dynamic.end) out_of_bounds_dynamic(*w, a, n, write, pc);
     if (c.profiling) {
-      profile_access(*w, kShared, a, n, write, atomic, pc);
-      profile_touch(*w, kShared, c.dynamic.name ? c.dynamic.name : "extern __shared__", c.dynamic.begin,
+      profile_access(*w, profile_of(c), kShared, a, n, write, atomic, pc);
+      profile_touch(*w, profile_of(c), kShared, c.dynamic.name ? c.dynamic.name : "extern __shared__", c.dynamic.begin,
                     (c.dynamic.end - c.dynamic.begin) / c.dynamic.elem, nullptr, 0,
                     (a - c.dynamic.begin) / c.dynamic.elem,
                     atomic ? kAtomic : write ? kStore : kLoad);
@@ -820,7 +824,7 @@ void check_collective(Worker& w, unsigned warp, uint32_t group, unsigned mask, C
 bool check_branch(bool taken, const void* site) {
   Worker* w = tls.worker;
   if (w && w->check && w->running && w->check->profiling)
-    profile_branch(*w, taken, reinterpret_cast<uintptr_t>(__builtin_return_address(0)),
+    profile_branch(*w, profile_of(*w->check), taken, reinterpret_cast<uintptr_t>(__builtin_return_address(0)),
                    reinterpret_cast<uintptr_t>(site));
   return taken;
 }
@@ -879,6 +883,7 @@ void check_launch_begin(Worker& w, const Kernel& kernel, dim3 block, size_t shme
   c.kernel = &kernel;
   c.launch = ++g_launches;
   c.profiling = t_profiling;
+  c.profile = t_profiling ? &t_profile : nullptr;
   c.block_dim = block;
   c.threads = block.x * block.y * block.z;
   c.tensors.clear();
