@@ -498,6 +498,32 @@ std::vector<std::pair<RequestKey, const T*>> made(const Profile& p, const std::v
   return out;
 }
 
+// One warp's branch executions at a pc, for BranchStats::by_lane: each distinct (lanes, taken) with the times it came
+// (a loop's condition has two or three), added lane by lane once at the end, not for every execution.
+struct LaneTally {
+  uint32_t lanes[8], taken[8], times[8];
+  unsigned n = 0;
+  std::array<uint32_t, 64> spilled{};  // past 8 kinds (a data-dependent condition): added lane by lane at once
+  void add(const Branch& b) {
+    for (unsigned k = 0; k < n; ++k)
+      if (lanes[k] == b.lanes && taken[k] == b.taken) {
+        ++times[k];
+        return;
+      }
+    if (n < 8) {
+      lanes[n] = b.lanes, taken[n] = b.taken, times[n++] = 1;
+      return;
+    }
+    for (int l = 0; l < 32; ++l) spilled[l] += b.lanes >> l & 1, spilled[32 + l] += b.taken >> l & 1;
+  }
+  void flush(std::array<uint32_t, 64>& per_lane) const {
+    for (int l = 0; l < 64; ++l) per_lane[l] += spilled[l];
+    for (unsigned k = 0; k < n; ++k)
+      for (int l = 0; l < 32; ++l)
+        per_lane[l] += (lanes[k] >> l & 1) * times[k], per_lane[32 + l] += (taken[k] >> l & 1) * times[k];
+  }
+};
+
 // The running block ended (or the launch did): its requests are counted, multiplied by the sampling stride.
 void profile_block_end(const char* kernel) {
   Profile& p = t_profile;
@@ -552,23 +578,41 @@ void profile_block_end(const char* kernel) {
     t_hierarchy.back().slowest += uint64_t(most) * t_weight;
   }
   const bool first_block = launch.ended++ == 0;
-  for (const auto& [key, at] : made(p, p.branches)) {
-    const Branch& b = *at;
-    BranchStats& s = p.branch_sites[{kernel, key.pc}];
-    if (first_block && (!s.lanes_launch || s.lanes_launch == p.launches.size())) {
-      s.lanes_launch = p.launches.size();
-      std::array<uint32_t, 64>& per_lane = s.by_lane.try_emplace(key.warp).first->second;
-      for (int l = 0; l < 32; ++l) per_lane[l] += b.lanes >> l & 1, per_lane[32 + l] += b.taken >> l & 1;
+  // Branch executions, row by row (a block of linear_ladder v7 at 4096³ makes 3.6 million: one list of them all, as
+  // for the requests, and a map lookup for each were a twentieth of a profile, 2026-11-27). Summed per row, then
+  // multiplied by the block's weight: the same totals.
+  for (const auto& [pc, row] : p.sites_run) {
+    BranchStats* s = nullptr;
+    bool by_lane = false;  // this row's executions go into the picture of who took it (see BranchStats)
+    uint64_t executions = 0, lanes = 0, divergent = 0, split = 0, none = 0;
+    for (uint32_t warp = 0; warp < kWarps; ++warp) {
+      LaneTally tally;
+      for (const Branch& b : p.branches[size_t(row) * kWarps + warp]) {
+        if (!b.lanes) continue;
+        if (!s) {
+          s = &p.branch_sites[{kernel, pc}];
+          by_lane = first_block && (!s->lanes_launch || s->lanes_launch == p.launches.size());
+          if (by_lane) s->lanes_launch = p.launches.size();
+        }
+        if (by_lane) tally.add(b);
+        ++executions;
+        lanes += __builtin_popcount(b.lanes);
+        if (b.taken && b.taken != b.lanes) {
+          ++divergent;
+          const uint32_t other = b.lanes & ~b.taken;
+          const auto highest = [](uint32_t m) { return 31 - __builtin_clz(m); };
+          split += highest(b.taken) < __builtin_ctz(other) || highest(other) < __builtin_ctz(b.taken);
+        }
+        none += !b.taken;
+      }
+      if (by_lane && tally.n) tally.flush(s->by_lane.try_emplace(warp).first->second);
     }
-    s.executions += p.every;
-    s.lanes += uint64_t(__builtin_popcount(b.lanes)) * p.every;
-    if (b.taken && b.taken != b.lanes) {
-      s.divergent += p.every;
-      const uint32_t other = b.lanes & ~b.taken;
-      const auto highest = [](uint32_t m) { return 31 - __builtin_clz(m); };
-      if (highest(b.taken) < __builtin_ctz(other) || highest(other) < __builtin_ctz(b.taken)) s.split += p.every;
-    }
-    if (!b.taken) s.none += p.every;
+    if (!s) continue;
+    s->executions += executions * p.every;
+    s->lanes += lanes * p.every;
+    s->divergent += divergent * p.every;
+    s->split += split * p.every;
+    s->none += none * p.every;
   }
   for (auto& [site, block] : p.trip_block) {
     TripStats& s = p.trip_sites[{kernel, site}];
