@@ -821,8 +821,8 @@ void check_collective(Worker& w, unsigned warp, uint32_t group, unsigned mask, C
   skip_block(w);
 }
 
-bool check_branch(bool taken, const void* site) {
-  Worker* w = tls.worker;
+bool check_branch(bool taken, const void* site, ThreadState* state) {
+  Worker* w = state->worker;
   if (w && w->check && w->running && w->check->profiling)
     profile_branch(*w, profile_of(*w->check), taken, reinterpret_cast<uintptr_t>(__builtin_return_address(0)),
                    reinterpret_cast<uintptr_t>(site));
