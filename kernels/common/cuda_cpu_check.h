@@ -531,8 +531,10 @@ bool on_own_stack(const Worker& w, const CheckState& c, uintptr_t a) {
 // frame. Nothing else lives there: tensors are on the heap, __shared__ variables and libraries' thread_local data in
 // TLS blocks (a thread's static TLS sits at the top of its stack mapping, above every frame of the launch), dynamic
 // shared memory in the Worker. So on_access answers these first, with what the search below would answer.
-bool in_own_frames(const Worker& w, const CheckState& c, uintptr_t a) {
-  if (w.st->fiber_mode) {
+// `fiber_mode`: this OS thread's tls.fiber_mode (w.st is &tls; read through the caller's TLS address, it spares a
+// load that waits for another).
+bool in_own_frames(const Worker& w, const CheckState& c, uintptr_t a, int fiber_mode) {
+  if (fiber_mode) {
     const uintptr_t bottom = reinterpret_cast<uintptr_t>(w.stacks[w.cur]);
     return a >= bottom && a < bottom + kFiberStackBytes;
   }
@@ -714,9 +716,10 @@ __attribute__((noinline)) void check_access(Worker* w, uintptr_t a, size_t n, bo
 // tiles, the inlined entry points are 16% (perf). An atomic goes on, to the ticket rule.
 __attribute__((always_inline)) inline void on_access(uintptr_t a, size_t n, bool write, bool atomic, uintptr_t pc,
                                                      bool cas = false) {
-  Worker* w = tls.worker;
+  const ThreadState& st = tls;
+  Worker* w = st.worker;
   if (!w || !w->check || !w->running) return;
-  if (!(write && atomic) && in_own_frames(*w, *w->check, a)) return;
+  if (!(write && atomic) && in_own_frames(*w, *w->check, a, st.fiber_mode)) return;
   check_access(w, a, n, write, atomic, pc, cas);
 }
 
