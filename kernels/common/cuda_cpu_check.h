@@ -826,10 +826,10 @@ void check_collective(Worker& w, unsigned warp, uint32_t group, unsigned mask, C
 
 bool check_branch(bool taken, const void* site, ThreadState* state) {
   Worker* w = state->worker;
-  if (w && w->check && w->running && w->check->profiling)
-    profile_branch(*w, profile_of(*w->check), taken, reinterpret_cast<uintptr_t>(__builtin_return_address(0)),
-                   reinterpret_cast<uintptr_t>(site));
-  return taken;
+  if (!w || !w->check || !w->running || !w->check->profiling) return taken;
+  return profile_branch_fast(*w, profile_of(*w->check), taken,
+                             reinterpret_cast<uintptr_t>(__builtin_return_address(0)),
+                             reinterpret_cast<uintptr_t>(site));
 }
 
 void check_shared(const void* var, size_t bytes, size_t elem, const unsigned* dims, int rank, const char* name,
