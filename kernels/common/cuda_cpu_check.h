@@ -667,8 +667,8 @@ __attribute__((noinline)) void check_access(Worker* w, uintptr_t a, size_t n, bo
       if (v.guard || a < v.begin || a + n > v.end) out_of_bounds_shared(*w, a < v.begin ? v.begin : a, n, write, pc);
       if (c.profiling) {
         profile_access(*w, profile_of(c), kShared, a, n, write, atomic, pc);
-        profile_touch(*w, profile_of(c), kShared, v.name, v.begin, (v.end - v.begin) / v.elem, v.dims, v.rank, (a - v.begin) / v.elem,
-                      atomic ? kAtomic : write ? kStore : kLoad);
+        profile_touch(*w, profile_of(c), kShared, v.name, v.begin, (v.end - v.begin) / v.elem, v.dims, v.rank,
+                      (a - v.begin) / v.elem, atomic ? kAtomic : write ? kStore : kLoad);
       }
       return shared_access(*w, v, a, n, write, atomic, pc, cas);
     }

@@ -776,7 +776,8 @@ __attribute__((noinline)) bool profile_branch_slow(Worker& w, Profile& p, bool t
 
 // profile_branch's common case with no call in it (a row in `recent`, its site known, a lane not counted for trips,
 // room in the row), so that check_branch saves no registers for it (its pushes and pops were a tenth of the hook,
-// perf, 2026-11-27); anything else goes to profile_branch_slow (a tail call), before anything is changed. Returns `taken`.
+// perf, 2026-11-27); anything else goes to profile_branch_slow (a tail call), before anything is changed.
+// Returns `taken`.
 inline bool profile_branch_fast(Worker& w, Profile& p, bool taken, uintptr_t pc, uintptr_t site) {
   unsigned tid = running_tid(w);
   asm("" : "+r"(tid));  // computed here: g++ otherwise loads its five inputs first and runs out of scratch registers
