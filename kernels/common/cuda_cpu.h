@@ -346,8 +346,10 @@ KP_API void check_shared(const void* var, size_t bytes, size_t elem, const unsig
 KP_API void check_dynamic_name(const char* name, size_t elem);
 // Check mode: a branch condition of device code (the source step wraps each `if`, `while` and `for` condition in
 // KP_BRANCH); while profiling, the GPU model counts its lanes (cuda_cpu_profile.h). Returns `taken`. `site`: the
-// condition's own variable (branch_site), which names it whatever copy of its call runs.
-KP_API bool check_branch(bool taken, const void* site);
+// condition's own variable (branch_site), which names it whatever copy of its call runs. `state`: this OS thread's
+// tls, which the kernel has at hand (state()), so that the hook makes no TLS lookup of its own: it runs for every
+// evaluation of every condition (460 million in linear_ladder v7's 128 x 128 tiles at 4096³, 2 x 2 blocks).
+KP_API bool check_branch(bool taken, const void* site, ThreadState* state);
 // One per KP_BRANCH in a translation unit (__COUNTER__; static: not shared with another unit's). g++ copies a call
 // where it rotates or unrolls a loop, and each copy has its own return address: counted apart, the copies would split
 // each entry of a loop between them, and its trip counts with it.
@@ -471,7 +473,8 @@ inline void* dynamic_shared_memory(const char* name, size_t elem) {
 }
 
 #define KP_BRANCH(condition) \
-  ::kp::detail::check_branch(static_cast<bool>(condition), &::kp::detail::branch_site<__COUNTER__>)
+  ::kp::detail::check_branch(static_cast<bool>(condition), &::kp::detail::branch_site<__COUNTER__>, \
+                             ::kp::detail::state())
 
 #ifdef KP_CHECK
 // Check mode: the source step follows every __shared__ declaration with this call, and surrounds the

@@ -216,6 +216,10 @@ struct CheckState {
   const Kernel* kernel;
   uint64_t launch = 0;  // this launch's number (g_launches)
   bool profiling = false;  // the GPU model counts this launch (cuda_cpu_profile.h; read here, not from its TLS)
+  // ... into this Profile (cuda_cpu_profile.h's t_profile; profile_of): a plain pointer, since g++ recomputes a
+  // thread_local's address (a call under -fPIC) at every use rather than keep it in a register, and the branch hook
+  // made six such calls per condition evaluated (perf, linear_ladder v7 at 4096³, 2026-11-27).
+  void* profile = nullptr;
   uint3 block_dim;
   unsigned threads;
   uint32_t block = 0, epoch = 0;  // blocks run so far (the running one's number), barriers it passed
@@ -527,8 +531,10 @@ bool on_own_stack(const Worker& w, const CheckState& c, uintptr_t a) {
 // frame. Nothing else lives there: tensors are on the heap, __shared__ variables and libraries' thread_local data in
 // TLS blocks (a thread's static TLS sits at the top of its stack mapping, above every frame of the launch), dynamic
 // shared memory in the Worker. So on_access answers these first, with what the search below would answer.
-bool in_own_frames(const Worker& w, const CheckState& c, uintptr_t a) {
-  if (w.st->fiber_mode) {
+// `fiber_mode`: this OS thread's tls.fiber_mode (w.st is &tls; read through the caller's TLS address, it spares a
+// load that waits for another).
+bool in_own_frames(const Worker& w, const CheckState& c, uintptr_t a, int fiber_mode) {
+  if (fiber_mode) {
     const uintptr_t bottom = reinterpret_cast<uintptr_t>(w.stacks[w.cur]);
     return a >= bottom && a < bottom + kFiberStackBytes;
   }
@@ -645,9 +651,9 @@ __attribute__((noinline)) void check_access(Worker* w, uintptr_t a, size_t n, bo
     if (a >= t->begin && a < t->end) {
       if (a + n > t->end) out_of_bounds_global(*w, *t, t->end, n, write, pc);  // runs past the end
       if (c.profiling) {  // counted; who wrote each element, and races, are not recorded (112 bytes an element)
-        profile_access(*w, kGlobal, a, n, write, atomic, pc);
+        profile_access(*w, profile_of(c), kGlobal, a, n, write, atomic, pc);
         hierarchy_base(pc, t->begin);
-        profile_touch(*w, kGlobal, t->name.c_str(), t->begin, (t->end - t->begin) / t->elem, nullptr, 0,
+        profile_touch(*w, profile_of(c), kGlobal, t->name.c_str(), t->begin, (t->end - t->begin) / t->elem, nullptr, 0,
                       (a - t->begin) / t->elem,
                       atomic ? kAtomic : write ? kStore : kLoad);
       } else {
@@ -660,9 +666,9 @@ __attribute__((noinline)) void check_access(Worker* w, uintptr_t a, size_t n, bo
     if (a < v.end && a + n > v.begin) {
       if (v.guard || a < v.begin || a + n > v.end) out_of_bounds_shared(*w, a < v.begin ? v.begin : a, n, write, pc);
       if (c.profiling) {
-        profile_access(*w, kShared, a, n, write, atomic, pc);
-        profile_touch(*w, kShared, v.name, v.begin, (v.end - v.begin) / v.elem, v.dims, v.rank, (a - v.begin) / v.elem,
-                      atomic ? kAtomic : write ? kStore : kLoad);
+        profile_access(*w, profile_of(c), kShared, a, n, write, atomic, pc);
+        profile_touch(*w, profile_of(c), kShared, v.name, v.begin, (v.end - v.begin) / v.elem, v.dims, v.rank,
+                      (a - v.begin) / v.elem, atomic ? kAtomic : write ? kStore : kLoad);
       }
       return shared_access(*w, v, a, n, write, atomic, pc, cas);
     }
@@ -670,8 +676,8 @@ __attribute__((noinline)) void check_access(Worker* w, uintptr_t a, size_t n, bo
   if (a + n > dyn && a < dyn + kMaxDynamicShared) {
     if (a < c.dynamic.begin || a + n > c.dynamic.end) out_of_bounds_dynamic(*w, a, n, write, pc);
     if (c.profiling) {
-      profile_access(*w, kShared, a, n, write, atomic, pc);
-      profile_touch(*w, kShared, c.dynamic.name ? c.dynamic.name : "extern __shared__", c.dynamic.begin,
+      profile_access(*w, profile_of(c), kShared, a, n, write, atomic, pc);
+      profile_touch(*w, profile_of(c), kShared, c.dynamic.name ? c.dynamic.name : "extern __shared__", c.dynamic.begin,
                     (c.dynamic.end - c.dynamic.begin) / c.dynamic.elem, nullptr, 0,
                     (a - c.dynamic.begin) / c.dynamic.elem,
                     atomic ? kAtomic : write ? kStore : kLoad);
@@ -710,9 +716,10 @@ __attribute__((noinline)) void check_access(Worker* w, uintptr_t a, size_t n, bo
 // tiles, the inlined entry points are 16% (perf). An atomic goes on, to the ticket rule.
 __attribute__((always_inline)) inline void on_access(uintptr_t a, size_t n, bool write, bool atomic, uintptr_t pc,
                                                      bool cas = false) {
-  Worker* w = tls.worker;
+  const ThreadState& st = tls;
+  Worker* w = st.worker;
   if (!w || !w->check || !w->running) return;
-  if (!(write && atomic) && in_own_frames(*w, *w->check, a)) return;
+  if (!(write && atomic) && in_own_frames(*w, *w->check, a, st.fiber_mode)) return;
   check_access(w, a, n, write, atomic, pc, cas);
 }
 
@@ -817,12 +824,12 @@ void check_collective(Worker& w, unsigned warp, uint32_t group, unsigned mask, C
   skip_block(w);
 }
 
-bool check_branch(bool taken, const void* site) {
-  Worker* w = tls.worker;
-  if (w && w->check && w->running && w->check->profiling)
-    profile_branch(*w, taken, reinterpret_cast<uintptr_t>(__builtin_return_address(0)),
-                   reinterpret_cast<uintptr_t>(site));
-  return taken;
+bool check_branch(bool taken, const void* site, ThreadState* state) {
+  Worker* w = state->worker;
+  if (!w || !w->check || !w->running || !w->check->profiling) return taken;
+  return profile_branch_fast(*w, profile_of(*w->check), taken,
+                             reinterpret_cast<uintptr_t>(__builtin_return_address(0)),
+                             reinterpret_cast<uintptr_t>(site));
 }
 
 void check_shared(const void* var, size_t bytes, size_t elem, const unsigned* dims, int rank, const char* name,
@@ -879,6 +886,7 @@ void check_launch_begin(Worker& w, const Kernel& kernel, dim3 block, size_t shme
   c.kernel = &kernel;
   c.launch = ++g_launches;
   c.profiling = t_profiling;
+  c.profile = t_profiling ? &t_profile : nullptr;
   c.block_dim = block;
   c.threads = block.x * block.y * block.z;
   c.tensors.clear();

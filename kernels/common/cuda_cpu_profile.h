@@ -164,10 +164,12 @@ struct LaunchRecord {
 // split each entry's evaluations between them. Warp-level, from one lane per warp (the first to evaluate it in the
 // block): the others agree with it where the condition is warp-uniform, the only case Python reads them in.
 struct TripSite {  // the running block's
-  std::vector<int32_t> lane;         // per warp: the thread counted (-1: none yet)
-  std::vector<uint32_t> run;         // per warp: the times it held since it last failed
-  std::vector<uintptr_t> pcs;        // the pcs it was evaluated at
-  std::map<uint32_t, uint64_t> trips;  // {t: entries}
+  uintptr_t site = 0;                   // KP_BRANCH's site
+  int32_t lane[kMaxBlockThreads / 32];  // per warp: the thread counted (-1: none yet)
+  uint32_t run[kMaxBlockThreads / 32] = {};  // per warp: the times it held since it last failed
+  std::vector<uintptr_t> pcs;           // the pcs it was evaluated at
+  std::map<uint32_t, uint64_t> trips;   // {t: entries}
+  TripSite() { std::fill_n(lane, kMaxBlockThreads / 32, -1); }
 };
 struct TripStats {
   std::set<uintptr_t> pcs;  // its copies' pcs (Python reads it only where they are one `.cu` line)
@@ -195,8 +197,10 @@ struct Profile {
   std::vector<std::vector<Request>> requests;
   std::vector<std::vector<Branch>> branches;
   std::unordered_map<uintptr_t, TripSite> trip_block;  // KP_BRANCH's site -> its trips in the running block
-  uintptr_t last_site = 0;
-  TripSite* last_trips = nullptr;
+  // Per row: the trips of the condition whose copy its pc is (null: not a branch's row, or not looked up yet). A pc
+  // is one call of check_branch, with one site: so a branch finds its row and its site in one lookup, not two (the
+  // site's own lookup was most of the branch hook's, nested loops' conditions taking turns; 2026-11-27).
+  std::vector<TripSite*> row_trips;
   // Since the profile began:
   std::map<SiteKey, SiteStats> sites;
   std::map<std::pair<const char*, uintptr_t>, BranchStats> branch_sites;  // (kernel, pc)
@@ -211,6 +215,9 @@ struct Profile {
 };
 
 thread_local Profile t_profile;
+// The profile a check launch counts into (CheckState::profile: t_profile, while profiling).
+Profile& profile_of(const CheckState& c) { return *static_cast<Profile*>(c.profile); }
+
 // Whether t_profile counts: a plain flag, since reading t_profile itself (a thread_local with a constructor) costs a
 // call on every access of every check launch.
 thread_local bool t_profiling = false;
@@ -250,11 +257,14 @@ uint32_t wavefronts_of(const Request& r, uint32_t* ideal, uint32_t* worst, uint3
     const uint32_t phase = r.lanes & (per_phase == 32 ? ~0u : ((1u << per_phase) - 1) << first);
     if (!phase) continue;
     uintptr_t words[32][8];  // per bank: its distinct words (at most 8 matter: a phase has at most 128 bytes)
-    uint32_t count[32] = {}, lanes[32] = {};
+    uint32_t count[32], lanes[32];
+    uint32_t used = 0;  // the banks the phase touches: only theirs are cleared and searched (a block's end runs this
+                        // four times per shared request, a twentieth of a profile of linear_ladder v7, 2026-11-27)
     for (uint32_t m = phase; m; m &= m - 1) {
       const uintptr_t a = r.addr[__builtin_ctz(m)];
       for (uintptr_t word = a >> 2; word <= (a + r.size - 1) >> 2; ++word) {
         const unsigned bank = word % 32;
+        if (!(used >> bank & 1)) used |= 1u << bank, count[bank] = lanes[bank] = 0;
         bool dup = false;
         for (uint32_t k = 0; k < count[bank] && k < 8 && !dup; ++k) dup = words[bank][k] == word;
         ++lanes[bank];
@@ -263,11 +273,12 @@ uint32_t wavefronts_of(const Request& r, uint32_t* ideal, uint32_t* worst, uint3
         ++count[bank];
       }
     }
-    uint32_t most = 1, bank_of_most = 0;
-    for (unsigned b = 0; b < 32; ++b)
-      if (count[b] > most) most = count[b], bank_of_most = b;
+    uint32_t most = 1, bank_of_most = 0;  // the lowest bank of the most words (0 where none has two)
+    for (uint32_t m = used; m; m &= m - 1)
+      if (count[__builtin_ctz(m)] > most) most = count[__builtin_ctz(m)], bank_of_most = __builtin_ctz(m);
     total += most;
-    if (most > *worst) *worst = most, *worst_bank = bank_of_most, *worst_lanes = lanes[bank_of_most];
+    if (most > *worst)
+      *worst = most, *worst_bank = bank_of_most, *worst_lanes = used >> bank_of_most & 1 ? lanes[bank_of_most] : 0;
   }
   *ideal = (__builtin_popcount(r.lanes) * r.size + 127) / 128;
   return total;
@@ -491,6 +502,32 @@ std::vector<std::pair<RequestKey, const T*>> made(const Profile& p, const std::v
   return out;
 }
 
+// One warp's branch executions at a pc, for BranchStats::by_lane: each distinct (lanes, taken) with the times it came
+// (a loop's condition has two or three), added lane by lane once at the end, not for every execution.
+struct LaneTally {
+  uint32_t lanes[8], taken[8], times[8];
+  unsigned n = 0;
+  std::array<uint32_t, 64> spilled{};  // past 8 kinds (a data-dependent condition): added lane by lane at once
+  void add(const Branch& b) {
+    for (unsigned k = 0; k < n; ++k)
+      if (lanes[k] == b.lanes && taken[k] == b.taken) {
+        ++times[k];
+        return;
+      }
+    if (n < 8) {
+      lanes[n] = b.lanes, taken[n] = b.taken, times[n++] = 1;
+      return;
+    }
+    for (int l = 0; l < 32; ++l) spilled[l] += b.lanes >> l & 1, spilled[32 + l] += b.taken >> l & 1;
+  }
+  void flush(std::array<uint32_t, 64>& per_lane) const {
+    for (int l = 0; l < 64; ++l) per_lane[l] += spilled[l];
+    for (unsigned k = 0; k < n; ++k)
+      for (int l = 0; l < 32; ++l)
+        per_lane[l] += (lanes[k] >> l & 1) * times[k], per_lane[32 + l] += (taken[k] >> l & 1) * times[k];
+  }
+};
+
 // The running block ended (or the launch did): its requests are counted, multiplied by the sampling stride.
 void profile_block_end(const char* kernel) {
   Profile& p = t_profile;
@@ -545,23 +582,41 @@ void profile_block_end(const char* kernel) {
     t_hierarchy.back().slowest += uint64_t(most) * t_weight;
   }
   const bool first_block = launch.ended++ == 0;
-  for (const auto& [key, at] : made(p, p.branches)) {
-    const Branch& b = *at;
-    BranchStats& s = p.branch_sites[{kernel, key.pc}];
-    if (first_block && (!s.lanes_launch || s.lanes_launch == p.launches.size())) {
-      s.lanes_launch = p.launches.size();
-      std::array<uint32_t, 64>& per_lane = s.by_lane.try_emplace(key.warp).first->second;
-      for (int l = 0; l < 32; ++l) per_lane[l] += b.lanes >> l & 1, per_lane[32 + l] += b.taken >> l & 1;
+  // Branch executions, row by row (a block of linear_ladder v7 at 4096³ makes 3.6 million: one list of them all, as
+  // for the requests, and a map lookup for each were a twentieth of a profile, 2026-11-27). Summed per row, then
+  // multiplied by the block's weight: the same totals.
+  for (const auto& [pc, row] : p.sites_run) {
+    BranchStats* s = nullptr;
+    bool by_lane = false;  // this row's executions go into the picture of who took it (see BranchStats)
+    uint64_t executions = 0, lanes = 0, divergent = 0, split = 0, none = 0;
+    for (uint32_t warp = 0; warp < kWarps; ++warp) {
+      LaneTally tally;
+      for (const Branch& b : p.branches[size_t(row) * kWarps + warp]) {
+        if (!b.lanes) continue;
+        if (!s) {
+          s = &p.branch_sites[{kernel, pc}];
+          by_lane = first_block && (!s->lanes_launch || s->lanes_launch == p.launches.size());
+          if (by_lane) s->lanes_launch = p.launches.size();
+        }
+        if (by_lane) tally.add(b);
+        ++executions;
+        lanes += __builtin_popcount(b.lanes);
+        if (b.taken && b.taken != b.lanes) {
+          ++divergent;
+          const uint32_t other = b.lanes & ~b.taken;
+          const auto highest = [](uint32_t m) { return 31 - __builtin_clz(m); };
+          split += highest(b.taken) < __builtin_ctz(other) || highest(other) < __builtin_ctz(b.taken);
+        }
+        none += !b.taken;
+      }
+      if (by_lane && tally.n) tally.flush(s->by_lane.try_emplace(warp).first->second);
     }
-    s.executions += p.every;
-    s.lanes += uint64_t(__builtin_popcount(b.lanes)) * p.every;
-    if (b.taken && b.taken != b.lanes) {
-      s.divergent += p.every;
-      const uint32_t other = b.lanes & ~b.taken;
-      const auto highest = [](uint32_t m) { return 31 - __builtin_clz(m); };
-      if (highest(b.taken) < __builtin_ctz(other) || highest(other) < __builtin_ctz(b.taken)) s.split += p.every;
-    }
-    if (!b.taken) s.none += p.every;
+    if (!s) continue;
+    s->executions += executions * p.every;
+    s->lanes += lanes * p.every;
+    s->divergent += divergent * p.every;
+    s->split += split * p.every;
+    s->none += none * p.every;
   }
   for (auto& [site, block] : p.trip_block) {
     TripStats& s = p.trip_sites[{kernel, site}];
@@ -577,9 +632,11 @@ void profile_block_end(const char* kernel) {
     s.pcs.insert(block.pcs.begin(), block.pcs.end());
   }
   p.trip_block.clear();
-  p.last_site = 0, p.last_trips = nullptr;
-  p.requests.clear();
-  p.branches.clear();
+  p.row_trips.clear();
+  // Emptied, not freed: the next block's rows reuse their memory (the branch rows of a block of linear_ladder v7 at
+  // 4096³ are 29 MB, and faulting their pages in again for every block was a thirtieth of a profile, 2026-11-27).
+  for (std::vector<Request>& row : p.requests) row.clear();
+  for (std::vector<Branch>& row : p.branches) row.clear();
   p.sites_run.clear();
   p.executions.clear();
   p.last_pc = 0;
@@ -593,9 +650,8 @@ bool profile_pending() { return !t_profile.sites_run.empty(); }
 // One touch of element `index` of the array (begin, name), for pictures. Called on every counted access: once
 // kMaxTouches are kept it only counts the drop, so the array's name and dims (a string per access) are made only
 // while touches are kept (they cost a tenth of a profile's time when made on every access, 2026-11-27).
-void profile_touch(Worker& w, Space space, const char* name, uintptr_t begin, uint64_t elements, const unsigned* dims,
-                   int rank, uint64_t index, AccessKind kind) {
-  Profile& p = t_profile;
+void profile_touch(Worker& w, Profile& p, Space space, const char* name, uintptr_t begin, uint64_t elements,
+                   const unsigned* dims, int rank, uint64_t index, AccessKind kind) {
   if (p.touches.size() >= kMaxTouches) {
     ++p.touches_dropped;
     return;
@@ -616,32 +672,49 @@ void profile_touch(Worker& w, Space space, const char* name, uintptr_t begin, ui
                        uint8_t(kind)});
 }
 
-// The times thread `tid` of the running block ran `pc` before, counted up.
-uint32_t executed_before(Profile& p, uintptr_t pc, unsigned tid) {
-  if (pc != p.last_pc || !pc) {
-    std::pair<uintptr_t, uint32_t>& recent = p.recent[(pc * 0x9E3779B97F4A7C15ull) >> 58];
-    if (recent.first != pc || !pc) {
-      auto [it, fresh] = p.sites_run.try_emplace(pc, uint32_t(p.sites_run.size()));
-      if (fresh) {
-        p.executions.resize(p.executions.size() + kMaxBlockThreads);
-        p.requests.resize(p.requests.size() + kWarps);
-        p.branches.resize(p.branches.size() + kWarps);
-      }
-      recent = {pc, it->second};
-    }
-    p.last_pc = pc, p.last_row = recent.second;
+// The row of `pc` in the running block, made on its first run: not in `recent` (out of line: the hooks' fast paths
+// stay small, with few registers to save).
+__attribute__((noinline)) uint32_t row_looked_up(Profile& p, uintptr_t pc) {
+  std::pair<uintptr_t, uint32_t>& recent = p.recent[(pc * 0x9E3779B97F4A7C15ull) >> 58];
+  auto [it, fresh] = p.sites_run.try_emplace(pc, uint32_t(p.sites_run.size()));
+  if (fresh) {
+    p.executions.resize(p.executions.size() + kMaxBlockThreads);
+    const size_t rows = p.sites_run.size() * kWarps;  // p.requests and p.branches keep an earlier block's rows
+    if (p.requests.size() < rows) p.requests.resize(rows), p.branches.resize(rows);
+    p.row_trips.push_back(nullptr);
   }
-  return p.executions[size_t(p.last_row) * kMaxBlockThreads + tid]++;
+  recent = {pc, it->second};
+  return it->second;
 }
 
-void profile_access(Worker& w, Space space, uintptr_t a, size_t n, bool write, bool atomic, uintptr_t pc) {
-  Profile& p = t_profile;
+// The row of `pc` in the running block (sets last_pc and last_row).
+inline uint32_t row_of(Profile& p, uintptr_t pc) {
+  if (pc != p.last_pc || !pc) {
+    const std::pair<uintptr_t, uint32_t>& recent = p.recent[(pc * 0x9E3779B97F4A7C15ull) >> 58];
+    p.last_row = recent.first == pc && pc ? recent.second : row_looked_up(p, pc);
+    p.last_pc = pc;
+  }
+  return p.last_row;
+}
+
+// The times thread `tid` of the running block ran `pc` before, counted up.
+uint32_t executed_before(Profile& p, uintptr_t pc, unsigned tid) {
+  return p.executions[size_t(row_of(p, pc)) * kMaxBlockThreads + tid]++;
+}
+
+// Room for the n-th execution in a row of requests or branch executions (out of line, as row_looked_up).
+template <typename T>
+__attribute__((noinline)) void grow(std::vector<T>& row, uint32_t n) {
+  row.resize(n + 1);
+}
+
+void profile_access(Worker& w, Profile& p, Space space, uintptr_t a, size_t n, bool write, bool atomic, uintptr_t pc) {
   const unsigned tid = running_tid(w);
   const uint32_t nth = executed_before(p, pc, tid);
   if (p.accesses.size() <= tid) p.accesses.resize(tid + 1);
   const uint32_t seq = p.accesses[tid]++;
   std::vector<Request>& row = p.requests[size_t(p.last_row) * kWarps + tid / 32];
-  if (row.size() <= nth) row.resize(nth + 1);
+  if (row.size() <= nth) grow(row, nth);
   Request& r = row[nth];
   if (!r.lanes) {
     r.seq = seq;
@@ -656,34 +729,77 @@ void profile_access(Worker& w, Space space, uintptr_t a, size_t n, bool write, b
 // A global access at `pc` touched the tensor beginning at `begin` (for its 128-byte lines: see t_line_offset).
 void hierarchy_base(uintptr_t pc, uintptr_t begin) { t_line_offset[pc] = begin & 255; }
 
+// The counted lane of a warp evaluated a copy (at `pc`) of the condition `trips` is of: its pc is listed, its run
+// goes on, or the entry it ran is counted (out of line: one evaluation in 32 comes here).
+__attribute__((noinline)) void trip_step(TripSite& trips, unsigned warp, uintptr_t pc, bool taken) {
+  if (std::find(trips.pcs.begin(), trips.pcs.end(), pc) == trips.pcs.end()) trips.pcs.push_back(pc);
+  uint32_t& run = trips.run[warp];
+  if (taken) {
+    ++run;
+  } else {
+    ++trips.trips[run];
+    run = 0;
+  }
+}
+
+// The trips of KP_BRANCH's `site`, remembered for row `at` (out of line: once per row and block).
+__attribute__((noinline)) TripSite* trips_of(Profile& p, uint32_t at, uintptr_t site) {
+  TripSite& trips = p.trip_block[site];
+  trips.site = site;
+  return p.row_trips[at] = &trips;
+}
+
 // Lane `tid % 32` of the running block evaluated the branch condition at `pc`, a copy of KP_BRANCH's `site`.
-void profile_branch(Worker& w, bool taken, uintptr_t pc, uintptr_t site) {
-  Profile& p = t_profile;
-  const unsigned tid = running_tid(w);
-  if (site != p.last_site) {
-    p.last_trips = &p.trip_block[site];
-    p.last_site = site;
-    if (p.last_trips->lane.empty()) p.last_trips->lane.assign(kWarps, -1), p.last_trips->run.assign(kWarps, 0);
-  }
-  TripSite& trips = *p.last_trips;
-  int32_t& lane = trips.lane[tid / 32];
+// Every evaluation of every condition comes here (460 million in linear_ladder v7's 128 x 128 tiles at 4096³, 2 x 2
+// blocks): the common case is a row found in `recent` and a lane not counted for trips, with nothing out of line.
+inline void profile_branch(Worker& w, Profile& p, bool taken, uintptr_t pc, uintptr_t site) {
+  const unsigned tid = running_tid(w), warp = tid / 32;
+  const uint32_t at = row_of(p, pc);
+  TripSite* trips = p.row_trips[at];
+  if (!trips || trips->site != site) trips = trips_of(p, at, site);
+  int32_t& lane = trips->lane[warp];
   if (lane < 0) lane = int32_t(tid);
-  if (lane == int32_t(tid)) {
-    if (std::find(trips.pcs.begin(), trips.pcs.end(), pc) == trips.pcs.end()) trips.pcs.push_back(pc);
-    uint32_t& run = trips.run[tid / 32];
-    if (taken) {
-      ++run;
-    } else {
-      ++trips.trips[run];
-      run = 0;
-    }
-  }
-  const uint32_t nth = executed_before(p, pc, tid);
-  std::vector<Branch>& row = p.branches[size_t(p.last_row) * kWarps + tid / 32];
-  if (row.size() <= nth) row.resize(nth + 1);
+  if (lane == int32_t(tid)) trip_step(*trips, warp, pc, taken);
+  const uint32_t nth = p.executions[size_t(at) * kMaxBlockThreads + tid]++;
+  std::vector<Branch>& row = p.branches[size_t(at) * kWarps + warp];
+  if (row.size() <= nth) grow(row, nth);
   Branch& b = row[nth];
   b.lanes |= 1u << (tid % 32);
-  if (taken) b.taken |= 1u << (tid % 32);
+  b.taken |= uint32_t(taken) << (tid % 32);
+}
+
+// profile_branch out of line: for what profile_branch_fast leaves to it.
+__attribute__((noinline)) bool profile_branch_slow(Worker& w, Profile& p, bool taken, uintptr_t pc, uintptr_t site) {
+  profile_branch(w, p, taken, pc, site);
+  return taken;
+}
+
+// profile_branch's common case with no call in it (a row in `recent`, its site known, a lane not counted for trips,
+// room in the row), so that check_branch saves no registers for it (its pushes and pops were a tenth of the hook,
+// perf, 2026-11-27); anything else goes to profile_branch_slow (a tail call), before anything is changed.
+// Returns `taken`.
+inline bool profile_branch_fast(Worker& w, Profile& p, bool taken, uintptr_t pc, uintptr_t site) {
+  unsigned tid = running_tid(w);
+  asm("" : "+r"(tid));  // computed here: g++ otherwise loads its five inputs first and runs out of scratch registers
+  const unsigned warp = tid / 32;
+  uint32_t at = p.last_row;
+  if (pc != p.last_pc || !pc) {
+    const std::pair<uintptr_t, uint32_t>& recent = p.recent[(pc * 0x9E3779B97F4A7C15ull) >> 58];
+    if (recent.first != pc || !pc) return profile_branch_slow(w, p, taken, pc, site);
+    at = recent.second;
+  }
+  const TripSite* trips = p.row_trips[at];
+  if (!trips || trips->site != site) return profile_branch_slow(w, p, taken, pc, site);
+  const int32_t lane = trips->lane[warp];
+  if (lane < 0 || lane == int32_t(tid)) return profile_branch_slow(w, p, taken, pc, site);
+  uint32_t& nth = p.executions[size_t(at) * kMaxBlockThreads + tid];
+  std::vector<Branch>& row = p.branches[size_t(at) * kWarps + warp];
+  if (row.size() <= nth) return profile_branch_slow(w, p, taken, pc, site);
+  p.last_pc = pc, p.last_row = at;
+  Branch& b = row[nth++];
+  b.lanes |= 1u << (tid % 32);
+  b.taken |= uint32_t(taken) << (tid % 32);
+  return taken;
 }
 
 }  // namespace

@@ -57,8 +57,10 @@ def parse_sharing(report, launches):
     kp.gpumodel.counts' Launch records, in the report's order (for their grids)."""
     rows = {}
     for row in report.splitlines():
+        if not row.startswith("hierarchy\t"):  # not split: the report's 2^18 touch rows
+            continue
         f = row.split("\t")
-        if f[0] == "hierarchy" and len(f) == 9:
+        if len(f) == 9:
             rows[int(f[1])] = f
     sharing = []
     for k, la in enumerate(launches):

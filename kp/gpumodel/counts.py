@@ -177,10 +177,10 @@ def parse(report):
     rows = report.splitlines()
     touches = _touches([row[6:] for row in rows if row.startswith("touch\t")])
     for row in rows:
-        f = row.split("\t")
-        if f[0] == "touch":
+        if row.startswith("touch\t"):  # most rows (2^18): not split again
             continue
-        elif f[0] == "array":
+        f = row.split("\t")
+        if f[0] == "array":
             dims = tuple(int(d) for d in f[6].split()) if len(f) > 6 else ()
             arrays.append(Array(int(f[1]), f[2], f[3], int(f[4]), int(f[5]), dims))
         elif f[0] == "worst":
