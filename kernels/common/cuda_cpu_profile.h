@@ -406,25 +406,30 @@ thread_local uint64_t t_weight = 1;                // ... and how many blocks it
 uint64_t stratum_begin(uint64_t i, uint64_t n, uint64_t G) { return i * G / n; }
 
 // The coordinates that stand for the n strata of G: a diagonal through the strata (Subramani's diagonal systematic
-// sampling, 2000; see Azeem, PLoS ONE 17(3), 2022): stratum i's coordinate is i places below its middle (the lower
-// middle where its size is even), wrapping round within the stratum, and one place further down after each full turn (i
-// / size). Why not every stratum's middle: a 1-D grid over a flattened tensor repeats its blocks' work with a period of
-// the blocks per row or plane (P; the first and last of each meet the halo or padding), and where P divides the
+// sampling, 2000; see Azeem, PLoS ONE 17(3), 2022). From 4 samples on the strata go in pairs, both of a pair the same
+// place into their strata; pair t (under 4 samples, stratum t) takes the coordinate t places below its middle (the
+// lower middle where its size is even), wrapping round within the stratum, one place further down after each full turn
+// (t / size). Why not every stratum's middle: a 1-D grid over a flattened tensor repeats its blocks' work with a period
+// of the blocks per row or plane (P; the first and last of each meet the halo or padding), and where P divides the
 // strata's size every middle falls on the same phase of it, so one kind of block stood for all (involution's
 // grad_weight: 4 blocks a plane, its top-row block at every middle for 2 to 8 samples, an inner one at 16: 11.5%
-// apart). Stepping one place a stratum puts n samples on n consecutive phases: every phase alike once n is a multiple
-// of P. Downwards from the lower middle, the first P / 2 phases fall in one half of the period, none the mirror image
-// of another (phases p and P - 1 - p do the same work where a row's two ends are alike), so half a period stands for a
-// symmetric one. The extra step after a full turn reaches the phases a turn alone would miss where the strata are
-// smaller than P (64 blocks, 16 samples, P = 8: phases 1, 4, 3, 6 over and over without it). Downwards, too, two
-// strata's coordinates are hardly ever neighbours (size - 1 apart, size - 2 after a turn, 2 x size - 1 at a wrap); a
-// coordinate next to the previous stratum's moves up one (only a stratum of one block is left next to another): a halo
-// two sampled neighbours share would be taken as shared along the whole dimension (kp/gpumodel/caches.py).
+// apart). Stepping one place a pair puts the samples on consecutive phases: every phase alike once there are two
+// samples per phase. Downwards from the lower middle the first phases fall in one half of the period, none the mirror
+// image of another (phases p and P - 1 - p do the same work where a row's two ends are alike), so half a period stands
+// for a symmetric one. Why pairs: blocks on one phase often read the same data (involution's forward: the channels of a
+// group read one weight at the same pixels), and a sector counts as shared only where two sampled blocks touched it
+// (kp/gpumodel/caches.py); one sample a phase counted every channel's weight reads as its own (34.8 us at 64 samples of
+// 1024 blocks, where every block traced gives 25.0; pairs give 25.0). Under 4 samples, pairs would leave a single
+// phase. The extra step after a full turn reaches phases a turn alone would miss where the strata are smaller than P.
+// Downwards, too, two strata's coordinates are hardly ever neighbours; a coordinate next to the previous stratum's
+// moves up one (only a stratum of one block is left next to another): a halo two sampled neighbours share would be
+// taken as shared along the whole dimension.
 std::vector<uint64_t> stratum_samples(uint64_t n, uint64_t G) {
   std::vector<uint64_t> at(n);
   for (uint64_t j = 0; j < n; ++j) {
     const uint64_t lo = stratum_begin(j, n, G), size = stratum_begin(j + 1, n, G) - lo;
-    uint64_t offset = ((size - 1) / 2 + size - (j + j / size) % size) % size;
+    const uint64_t step = n >= 4 ? j / 2 : j;
+    uint64_t offset = ((size - 1) / 2 + size - (step + step / size) % size) % size;
     if (j > 0 && offset == 0 && size > 1 && at[j - 1] + 1 == lo) offset = 1;
     at[j] = lo + offset;
   }
