@@ -154,6 +154,71 @@ def test_the_estimate_moves_by_at_most_5_percent_with_the_blocks_sampled(k):
     assert spread(colsum.colsum, torch.randn(4096, 512), 4) <= 0.05
 
 
+def strata(k, waits, gx, gy, max_blocks):
+    """hierarchy.cu's strata on a (gx, gy) grid, block b waiting at waits[b] barriers: the blocks that ran (their
+    linear indices, x fastest) and the barriers counted (each sampled block's waits x its weight)."""
+    out = torch.zeros(gx * gy)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "sampled: ..."
+        p = profile(k.run, 3, torch.tensor(waits, dtype=torch.float32), out, out, gx, gy, max_blocks=max_blocks)
+    return out.nonzero().flatten().tolist(), p.sharing[0].barriers
+
+
+def test_a_10_by_3_grid_sampled_at_4_blocks_runs_one_block_per_pair_of_strata_weighted_by_their_sizes(k):
+    """max_blocks 4: two samples along x and two along y (2 x 2 = 4; a third along x would make 6); under 4 samples
+    along a dimension each stratum t takes (its lower middle - t - t // size) mod size places into it. x: strata [0, 5)
+    and [5, 10), the lower middle (5 - 1) // 2 = 2: 2, and 5 + (2 - 1 - 0) = 6. y: strata [0, 1) and [1, 3): 0, and 1 +
+    ((2 - 1) // 2 - 1 - 0) mod 2 = 1 + 1 = 2. So blocks (2, 0), (6, 0), (2, 2), (6, 2), linear 2, 6, 22, 26, weighing 5
+    x 1, 5 x 1, 5 x 2, 5 x 2 (their strata's sizes: 30 in all). The weights read back as hex digits: every block of the
+    quadrant (x stratum i, y stratum j) waits 16^(i + 2j) barriers, so the barriers counted are 5 + 5 x 16 + 10 x 256 +
+    10 x 4096 = 0xAA55. (The middles, the rule before, took x = 7 where this takes 6.)"""
+    waits = [16 ** ((x >= 5) + 2 * (y >= 1)) for y in range(3) for x in range(10)]
+    assert strata(k, waits, 10, 3, 4) == ([2, 6, 22, 26], 0x5 + 0x5 * 16 + 0xA * 256 + 0xA * 4096)
+    assert strata(k, [1] * 30, 10, 3, 4)[1] == 30  # the weights sum to the grid's blocks
+
+
+def test_samples_step_through_a_period_of_the_blocks_work_so_it_does_not_move_the_sum(k):
+    """64 blocks in a row, strata of 32, 16, 8, 4 at max_blocks 2, 4, 8, 16; the lower middles 15, 7, 3, 1. Stratum j
+    takes (lower middle - t - t // size) mod size places into it, t = j under 4 samples, j // 2 from 4 on (the strata in
+    pairs): 15, 32 + 14 = 46 / 7, 23, 32 + 6 = 38, 54 / 3, 11, 16 + 2 = 18, 26, 33, 41, 48, 56 / 1, 5, 8 + 0 = 8, 12, 16
+    + 3 = 19, 23, 26, 30, then after a turn of 4 pairs one place further down, 32 + (1 - 4 - 1) mod 4 = 32, 36, ...: on
+    phases mod 4 of 3, 2 / 3, 3, 2, 2 / 3, 3, 2, 2, 1, 1, 0, 0 / 1, 1, 0, 0, 3, 3, 2, 2, 0, 0, ... (involution's
+    grad_weight: 4 blocks a plane, the first and last meeting the padding). Work of period 4 alike at both ends (1
+    barrier at phases 0 and 3, 2 at 1 and 2): 96 in all, counted exactly from 2 samples on (half a period stands for a
+    symmetric one); the middles, the rule before, took phase 0 every time at 2 to 8 samples (64) and phase 2 at 16
+    (128). Any work of period 4 (phase + 1 barriers: 16 x 10 = 160) once there are two samples a phase (8, 16); work of
+    period 8 alike at both ends (1 at phases 0 and 7, 2 between: 8 x 14 = 112) from 8 samples on (phases 3, 3, 2, 2, 1,
+    1, 0, 0 mod 8; at 16, 1, 5, 0, 4, 3, 7, 2, 6, 0, 4, 3, 7, 2, 6, 1, 5: every phase twice)."""
+    assert strata(k, [1] * 64, 64, 1, 2)[0] == [15, 46]
+    assert strata(k, [1] * 64, 64, 1, 4)[0] == [7, 23, 38, 54]
+    assert strata(k, [1] * 64, 64, 1, 8)[0] == [3, 11, 18, 26, 33, 41, 48, 56]
+    assert strata(k, [1] * 64, 64, 1, 16)[0][:10] == [1, 5, 8, 12, 19, 23, 26, 30, 32, 36]
+    edges4 = [1 if b % 4 in (0, 3) else 2 for b in range(64)]
+    assert [strata(k, edges4, 64, 1, m)[1] for m in (2, 4, 8, 16, 0)] == [96] * 5
+    assert [strata(k, [b % 4 + 1 for b in range(64)], 64, 1, m)[1] for m in (8, 16)] == [160] * 2
+    edges8 = [1 if b % 8 in (0, 7) else 2 for b in range(64)]
+    assert [strata(k, edges8, 64, 1, m)[1] for m in (8, 16)] == [112] * 2
+
+
+def test_two_sampled_blocks_are_never_neighbours_where_strata_have_two_blocks_or_more(k):
+    """A halo two sampled neighbours share would be taken as shared along the whole dimension (kp.gpumodel.caches). 10
+    blocks at max_blocks 4: strata [0, 2), [2, 5), [5, 7), [7, 10) in pairs (t = 0, 0, 1, 1), stratum j at (lower middle
+    - t - t // size) mod size: 0, 2 + 1 = 3, 5 + (0 - 1) mod 2 = 6, 7 + (1 - 1) = 7 - next to 6, so it moves up one to 8
+    - weighing 2, 3, 2, 3. Over grids of 5 to 40 blocks and 2 to 16 samples (strata of unequal sizes among them): every
+    sample in its stratum, no two neighbours unless one stratum is a single block, and the weights summing to the grid's
+    blocks."""
+    assert strata(k, [1] * 10, 10, 1, 4) == ([0, 3, 6, 8], 10)
+    assert strata(k, [1 if b < 5 else 16 for b in range(10)], 10, 1, 4)[1] == 2 + 3 + 16 * (2 + 3)
+    for g in (5, 7, 10, 13, 20, 31, 40):
+        for m in (2, 3, 4, 6, 8, 16):
+            ran, weights = strata(k, [1] * g, g, 1, m)
+            n = min(m, g)
+            bounds = [i * g // n for i in range(n + 1)]
+            assert len(ran) == n and weights == g, (g, m)
+            assert all(bounds[i] <= b < bounds[i + 1] for i, b in enumerate(ran)), (g, m, ran)
+            assert all(ran[i] != ran[i - 1] + 1 or bounds[i + 1] - bounds[i] == 1 for i in range(1, n)), (g, m, ran)
+
+
 def test_a_block_waits_for_its_slowest_warp(k):
     """uneven: 3 blocks of 4 warps, warp w loading w + 1 times (one load site): the counts' mean over the warps is 2.5
     round trips, but a block frees its place when its last warp exits: the model takes the slowest warp's 4."""

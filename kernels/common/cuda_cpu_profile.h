@@ -384,8 +384,8 @@ void regroup(Profile& p, const char* kernel, unsigned wi, const std::vector<std:
 // Sampling by strata: a launch of more than max_blocks blocks runs a product grid of samples, n[d] values along each
 // grid dimension d (at least two along each dimension of more than one block, so that the sharing of data between
 // blocks along that dimension shows). Dimension d's G blocks are cut into n[d] strata of consecutive coordinates;
-// the middle block of each runs and stands for its stratum: its counts are multiplied by the blocks it stands for
-// (the product of its strata's sizes), so every total is the whole grid's, whatever the grid's shape.
+// one coordinate of each runs and stands for its stratum (stratum_samples): its counts are multiplied by the blocks it
+// stands for (the product of its strata's sizes), so every total is the whole grid's, whatever the grid's shape.
 // Each global sector the sampled blocks touch keeps the coordinates of its first block and the dimensions along
 // which another sampled block touched it too ("shared along x"); kp/memory.py turns those classes into the distinct
 // sectors of the blocks an L2 holds together (a wave), which is what DRAM moves.
@@ -397,6 +397,7 @@ struct Sharer {
 struct Hierarchy {
   uint64_t grid[3] = {1, 1, 1};
   uint32_t n[3] = {1, 1, 1};  // samples along each dimension
+  std::vector<uint64_t> at[3];  // along each dimension, each stratum's sampled coordinate (stratum_samples)
   uint64_t l1_wavefronts = 0;  // global requests' distinct 128-byte lines (the L1's tag lookups), x weights
   uint64_t l2_read_sectors = 0;  // each block's distinct global sectors read (its L1 misses), x weights
   uint64_t barriers = 0;  // __syncthreads released, x weights
@@ -415,14 +416,44 @@ thread_local uint64_t t_weight = 1;                // ... and how many blocks it
 // Stratum i of n over G coordinates begins here.
 uint64_t stratum_begin(uint64_t i, uint64_t n, uint64_t G) { return i * G / n; }
 
-// Whether coordinate c of G (n strata) is its stratum's middle; *size: the stratum's size.
-bool sampled_coordinate(uint64_t c, uint64_t n, uint64_t G, uint64_t* size) {
+// The coordinates that stand for the n strata of G: a diagonal through the strata (Subramani's diagonal systematic
+// sampling, 2000; see Azeem, PLoS ONE 17(3), 2022). From 4 samples on the strata go in pairs, both of a pair the same
+// place into their strata; pair t (under 4 samples, stratum t) takes the coordinate t places below its middle (the
+// lower middle where its size is even), wrapping round within the stratum, one place further down after each full turn
+// (t / size). Why not every stratum's middle: a 1-D grid over a flattened tensor repeats its blocks' work with a period
+// of the blocks per row or plane (P; the first and last of each meet the halo or padding), and where P divides the
+// strata's size every middle falls on the same phase of it, so one kind of block stood for all (involution's
+// grad_weight: 4 blocks a plane, its top-row block at every middle for 2 to 8 samples, an inner one at 16: 11.5%
+// apart). Stepping one place a pair puts the samples on consecutive phases: every phase alike once there are two
+// samples per phase. Downwards from the lower middle the first phases fall in one half of the period, none the mirror
+// image of another (phases p and P - 1 - p do the same work where a row's two ends are alike), so half a period stands
+// for a symmetric one. Why pairs: blocks on one phase often read the same data (involution's forward: the channels of a
+// group read one weight at the same pixels), and a sector counts as shared only where two sampled blocks touched it
+// (kp/gpumodel/caches.py); one sample a phase counted every channel's weight reads as its own (34.8 us at 64 samples of
+// 1024 blocks, where every block traced gives 25.0; pairs give 25.0). Under 4 samples, pairs would leave a single
+// phase. The extra step after a full turn reaches phases a turn alone would miss where the strata are smaller than P.
+// Downwards, too, two strata's coordinates are hardly ever neighbours; a coordinate next to the previous stratum's
+// moves up one (only a stratum of one block is left next to another): a halo two sampled neighbours share would be
+// taken as shared along the whole dimension.
+std::vector<uint64_t> stratum_samples(uint64_t n, uint64_t G) {
+  std::vector<uint64_t> at(n);
+  for (uint64_t j = 0; j < n; ++j) {
+    const uint64_t lo = stratum_begin(j, n, G), size = stratum_begin(j + 1, n, G) - lo;
+    const uint64_t step = n >= 4 ? j / 2 : j;
+    uint64_t offset = ((size - 1) / 2 + size - (step + step / size) % size) % size;
+    if (j > 0 && offset == 0 && size > 1 && at[j - 1] + 1 == lo) offset = 1;
+    at[j] = lo + offset;
+  }
+  return at;
+}
+
+// Whether coordinate c of G (n strata) is its stratum's sample (at: stratum_samples); *size: the stratum's size.
+bool sampled_coordinate(uint64_t c, uint64_t n, uint64_t G, const std::vector<uint64_t>& at, uint64_t* size) {
   uint64_t i = c * n / G;
   while (i > 0 && stratum_begin(i, n, G) > c) --i;
   while (i + 1 < n && stratum_begin(i + 1, n, G) <= c) ++i;
-  const uint64_t lo = stratum_begin(i, n, G), hi = stratum_begin(i + 1, n, G);
-  *size = hi - lo;
-  return c == lo + (hi - lo) / 2;
+  *size = stratum_begin(i + 1, n, G) - stratum_begin(i, n, G);
+  return c == at[i];
 }
 
 // Samples per dimension for at most about max_blocks blocks: two along each dimension of more than one block (one
@@ -814,6 +845,7 @@ void profile_launch_begin(const Kernel& kernel, dim3 grid, dim3 block, size_t sh
   Hierarchy h;  // sampling by strata (see Hierarchy)
   h.grid[0] = grid.x, h.grid[1] = grid.y, h.grid[2] = grid.z;
   choose_samples(h, p.max_blocks);
+  for (int d = 0; d < 3; ++d) h.at[d] = stratum_samples(h.n[d], h.grid[d]);
   t_hierarchy.push_back(std::move(h));
   p.every = t_weight = 1;
   LaunchRecord record;
@@ -835,7 +867,7 @@ bool profile_skips(uint64_t index) {
   uint64_t at[3], weight = 1, size;
   block_coordinates(h, index, at);
   for (int d = 0; d < 3; ++d) {
-    if (!sampled_coordinate(at[d], h.n[d], h.grid[d], &size)) return true;
+    if (!sampled_coordinate(at[d], h.n[d], h.grid[d], h.at[d], &size)) return true;
     weight *= size;
   }
   if (profile_pending()) profile_block_end(t_profile.launches.back().kernel);

@@ -5,6 +5,8 @@
 //          column x (32 floats: shared along y), and writes its own 32 floats of out, as a GEMM's tiles do
 //   reuse  q blocks of 32 threads: each thread reads the same float of x p times (a block's L1 hits)
 //   uneven q blocks of p warps: warp w reads its float w + 1 times (the block's slowest warp waits p times)
+//   strata grid (p, q) of 32-thread blocks: block b = (x, y) sets out[b] to 1 and waits at a[b] __syncthreads: the
+//          blocks a sample ran are those of out set, and the barriers counted are the sum of their weights x a[b]
 #include <stdexcept>
 
 #include "kp.cuh"
@@ -28,6 +30,12 @@ __global__ void uneven(const float* x, float* out) {
   out[i] = sum;
 }
 
+__global__ void strata(const float* a, float* out) {
+  const int b = blockIdx.y * gridDim.x + blockIdx.x, waits = int(a[b]);
+  if (threadIdx.x == 0) out[b] = 1;
+  for (int k = 0; k < waits; ++k) __syncthreads();
+}
+
 void run_hierarchy(int64_t which, const float* a, const float* b, float* out, int p, int q) {
   if (which == 0)
     tiles<<<dim3(p, q), 32>>>(a, b, out);
@@ -35,6 +43,8 @@ void run_hierarchy(int64_t which, const float* a, const float* b, float* out, in
     reuse<<<q, 32>>>(a, out, p);
   else if (which == 2)
     uneven<<<q, 32 * p>>>(a, out);
+  else if (which == 3)
+    strata<<<dim3(p, q), 32>>>(a, out);
   else
     throw std::invalid_argument("no such kernel");
   KP_CHECK_LAUNCH();
