@@ -4,6 +4,7 @@ table.
 
     python bench/ladder_linear.py          # the model at 1024³ and at 4096³ (the goal's size); on a GPU, measured
     python bench/ladder_linear.py --quick  # the model at 256³
+    python bench/ladder_linear.py --gpu A100  # the model on another GPU of kp.gpumodel.gpus (÷ cuBLAS: H100 only)
 
 The model counts a check-mode build on the CPU stand-in (kp.gpumodel.profile) and times it on an H100
 (kp.gpumodel.gputime) with 2·M·N·K FLOPs. A check-mode trace of every block of 4096³ would take hours here, so at most
@@ -26,13 +27,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `python bench
 
 import helpers  # noqa: E402
 from kp.bench import median_ms  # noqa: E402
+from kp.gpumodel.gpus import gpu as named_gpu  # noqa: E402
 from kp.gpumodel.gpus import h100_measured  # noqa: E402
 from kp.gpumodel.profile import profile  # noqa: E402
 from kp.table import Table, number  # noqa: E402
 
 MAX_BLOCKS = {256: 8, 1024: 8, 4096: 2}  # blocks of each launch the model runs and counts, per size
 SIZES, QUICK_SIZES, GOAL = (1024, 4096), (256,), 4096
-GPU = "H100"
 STEPS = {
     1: "one thread per output, threadIdx.x along Y's rows",
     2: "threadIdx.x along Y's columns",
@@ -51,25 +52,27 @@ def steps(tiles):
     ]
 
 
-def modelled_seconds(checked, n, args):
+def modelled_seconds(checked, n, args, gpu):
     x, w, b = torch.randn(n, n), torch.randn(n, n), torch.randn(n)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="sampled: ")
         counted = profile(checked.linear_ladder, x, w, b, *args, max_blocks=MAX_BLOCKS[n])
-    return counted.estimate(GPU, flops=2 * n**3)
+    return counted.estimate(gpu, flops=2 * n**3)
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="the model at 256³")
+    parser.add_argument("--gpu", default="H100", help="the GPU the model times (a name of kp.gpumodel.gpus)")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
-    sizes = QUICK_SIZES if args.quick else SIZES
+    sizes, model_gpu = QUICK_SIZES if args.quick else SIZES, args.gpu
+    on_h100 = named_gpu(model_gpu) == named_gpu("H100")  # an unknown name: kp.gpumodel.gpus's error, before any trace
     checked = helpers.load_kernel("linear_ladder", target="cpu", check=True, quiet=True)
     gpu = helpers.load_kernel("linear_ladder", target="cuda", quiet=True) if torch.cuda.is_available() else None
     cublas_size, cublas, cublas_where = h100_measured("F.linear")
     todo = steps(checked.tiles)
-    modelled = {(op_args, n): modelled_seconds(checked, n, op_args) for _, op_args, _ in todo for n in sizes}
+    modelled = {(op_args, n): modelled_seconds(checked, n, op_args, model_gpu) for _, op_args, _ in todo for n in sizes}
     measured, f_linear_ms = {}, None
     if gpu is not None:
         torch.backends.cuda.matmul.allow_tf32 = False
@@ -82,9 +85,9 @@ def main(argv=None):
         for n in sizes:
             seconds = modelled[op_args, n]
             unit, scale = ("ms", 1e3) if n >= GOAL else ("µs", 1e6)
-            row[f"{n}³: model {unit} ({GPU})"] = number(seconds * scale)
+            row[f"{n}³: model {unit} ({model_gpu})"] = number(seconds * scale)
             row[f"{n}³: model TFLOP/s"] = number(2 * n**3 / seconds / 1e12)
-            if (n,) * 3 == cublas_size:
+            if (n,) * 3 == cublas_size and on_h100:
                 row[f"{n}³: model ÷ cuBLAS"] = f"{2 * n**3 / seconds / cublas:.2f}x"
         if measured:
             row[f"{GOAL}³: measured TFLOP/s"] = number(2 * GOAL**3 / measured[op_args] / 1e9)
@@ -102,7 +105,8 @@ def main(argv=None):
     where = torch.cuda.get_device_name() if gpu is not None else "no GPU here: the measurement is pending"
     counted = ", ".join(f"{n}³: {MAX_BLOCKS[n]} blocks of each launch counted" for n in sizes)
     print(
-        f"Y = X·Wᵀ + b, float32: the GPU model ({GPU}, counted on the CPU stand-in; {counted}) and measured ({where})"
+        f"Y = X·Wᵀ + b, float32: the GPU model ({model_gpu}, counted on the CPU stand-in; {counted}) "
+        f"and measured ({where})"
     )
     print(f"\n{Table(rows).markdown()}\n")
     v7 = [op_args for version, op_args, _ in todo if version == 7]
