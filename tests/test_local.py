@@ -44,38 +44,40 @@ def at(offset, opcode, line, space, width, kind="load"):
 
 
 def test_where_the_trace_fixes_a_local_instructions_basic_block_it_is_charged_that_blocks_runs():
-    """Line 4 has local accesses only, 100 runs of its source loop, which nvcc unrolled by 4: the body's copies
-    (LDL.128 and STL.128 at 0x40 and 0x60, 25 runs of their block) and the remainder's LDL (0x50: 3 runs) are in
-    blocks the trace fixes, charged those runs: 25 x 4 + 3 x 1 + 25 x 4 = 203 lines; the remainder's STL (0x70) is in an
-    open block whose bound is 7: it falls back to the per-line rule, one store at its narrowest per run, at most its
-    bound: min(100, 7) x 1 = 7. 210 in all, where the per-line rule alone charged 100 x (1 + 1) = 200. Line 3 (with a
-    global load: runs exact) has its STL.128 known (10 runs: 40 lines) and its LDL.64 open, bound 4: min(10, 4) x 2."""
+    """Line 4 has local accesses only, 103 runs of its source loop (4-byte accesses), which nvcc unrolled by 4: the
+    body's copies (LDL.128 and STL.128 at 0x40 and 0x60, 25 runs of their block) and the remainder's LDL (0x50: 3 runs)
+    are in blocks the trace fixes, charged those runs: 25 x 4 + 3 x 1 + 25 x 4 = 203 lines. The remainder's STL (0x70)
+    is in an open block whose bound is 7: it falls back to the per-line rule, one store at its narrowest per run the
+    known stores did not move: 103 - 25 x 16 / 4 = 3 runs, at most its bound: 3 x 1. Line 3 (with a global load: runs
+    exact) has its STL.128 known (10 runs: 40 lines) and its LDL.64 open, bound 4: min(10, 4) x 2."""
     sass = [at(0x00, "STL.128", 3, "local", 16, "store"), at(0x10, "LDL.64", 3, "local", 8),
             at(0x20, "LDG.E", 3, "global", 4), at(0x40, "LDL.128", 4, "local", 16), at(0x50, "LDL", 4, "local", 4),
             at(0x60, "STL.128", 4, "local", 16, "store"), at(0x70, "STL", 4, "local", 4, "store")]  # fmt: skip
-    runs = {("k.cu", 3): 10.0, ("k.cu", 4): 100.0}
+    runs = {("k.cu", 3): 10.0, ("k.cu", 4): 103.0}
     blocks = {0x00: (10.0, 10.0), 0x10: (None, 4.0), 0x40: (25.0, 25.0), 0x50: (3.0, 3.0), 0x60: (25.0, 25.0),
               0x70: (None, 7.0)}  # fmt: skip
-    assert local_lines(sass, runs, blocks) == 10 * 4 + 4 * 2 + (25 * 4 + 3 * 1 + 25 * 4) + 7 * 1
-    assert local_lines(sass, runs) == 10 * (4 + 2) + 100 * (1 + 1)  # no block known: the per-line rule, as before
+    assert local_lines(sass, runs, blocks) == 10 * 4 + 4 * 2 + (25 * 4 + 3 * 1 + 25 * 4) + 3 * 1
+    assert local_lines(sass, runs) == 10 * (4 + 2) + 103 * (1 + 1)  # no block known: the per-line rule, as before
     assert local_lines(sass, {}, blocks) == 10 * 4 + 25 * 4 + 3 + 25 * 4  # the known blocks need no line's runs
+    blocks[0x60] = (20.0, 25.0)  # had the body's stores run 20 times, the open remainder's 23 runs meet its bound
+    assert local_lines(sass, runs, blocks) == 10 * 4 + 4 * 2 + (25 * 4 + 3 * 1 + 20 * 4) + 7 * 1
 
 
 def test_a_launchs_local_lines_take_its_kernels_basic_block_runs():
     """local_work hands the kernel's block_runs to local_lines: the loop above, in one launch of 2 of the kernel's 4
-    blocks: half of its 203 + 7 lines (no stack: no ptxas row for a file that is not there)."""
+    blocks: half of its 203 + 3 lines (no stack: no ptxas row for a file that is not there)."""
     sass = [at(0x40, "LDL.128", 4, "local", 16), at(0x50, "LDL", 4, "local", 4),
             at(0x60, "STL.128", 4, "local", 16, "store"), at(0x70, "STL", 4, "local", 4, "store")]  # fmt: skip
     blocks = {0x40: (25.0, 25.0), 0x50: (3.0, 3.0), 0x60: (25.0, 25.0), 0x70: (None, 7.0)}
     launch = SimpleNamespace(kernel="k", blocks=2, file="/nonexistent/k.cu")
     counts = SimpleNamespace(
         kernel_sass=lambda kernel, gpu: sass,
-        compiled=lambda gpu: ([], [SimpleNamespace(kernel="k", file="k.cu", line=4, executions=100.0)], ""),
+        compiled=lambda gpu: ([], [SimpleNamespace(kernel="k", file="k.cu", line=4, executions=103.0)], ""),
         block_runs=lambda kernel, gpu: blocks,
         launches=[launch, SimpleNamespace(kernel="k", blocks=2)],
         ctype="float",
     )
-    assert local_work(counts, launch) == {"local_lines": (203 + 7) / 2, "local_bytes_per_thread": 0}
+    assert local_work(counts, launch) == {"local_lines": (203 + 3) / 2, "local_bytes_per_thread": 0}
 
 
 @needs_sass

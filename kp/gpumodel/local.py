@@ -27,7 +27,8 @@ def local_lines(instructions, runs, block_runs=None):
     instructions, passes through all of them), so every open local instruction at it is charged per run; any other
     line's runs are its loop's iterations as the source wrote them (a branch's evaluations), which nvcc's unrolling
     spreads over several copies and paths: per run it is charged one access of each kind it has open (load, store), at
-    its narrowest width, what one iteration of the source moves (tests/test_local.py): a heuristic."""
+    its narrowest width, what one iteration of the source moves, for the runs its known copies of that kind did not
+    move (their runs x width / that width), at most its block's bound (tests/test_local.py): a heuristic."""
     block_runs = block_runs or {}
     at = {}
     for i in instructions:
@@ -40,10 +41,15 @@ def local_lines(instructions, runs, block_runs=None):
         opened = [i for i in local if i not in known]
         if not opened:
             continue
-        if not any(i.space in ("global", "shared") for i in group):
+        ran, exact = runs.get(place, 0.0), any(i.space in ("global", "shared") for i in group)
+        if not exact:
             opened = list({i.kind: i for i in sorted(opened, key=lambda i: -i.width)}.values())  # each kind's narrowest
-        ran = runs.get(place, 0.0)
-        total += sum(min(ran, block_runs.get(i.offset, (None, float("inf")))[1]) * _lines(i) for i in opened)
+        for i in opened:
+            left = ran  # the source's iterations the known copies of its kind did not move (exact lines: every run)
+            if not exact:
+                moved = sum(block_runs[k.offset][0] * k.width for k in known if k.kind == i.kind)
+                left = max(0.0, ran - moved / i.width)
+            total += min(left, block_runs.get(i.offset, (None, float("inf")))[1]) * _lines(i)
     return total
 
 
