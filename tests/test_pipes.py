@@ -36,6 +36,9 @@ def test_each_opcode_runs_on_its_rows_pipe_and_uniform_ones_on_none():
     assert [pipe_of(op) for op in ("MUFU.EX2", "SHFL.BFLY", "F2I.TRUNC.NTZ", "I2F.U32", "POPC", "DFMA")] == [
         "special-function", "shuffle", "conversion", "conversion", "bit-count", "FP64"
     ]  # fmt: skip
+    assert [pipe_of(op) for op in ("F2F.F64.F32", "F2I.S64.TRUNC", "I2F.F64.S32", "F2F.F16.F32", "IDP.4A.S8.S8")] == [
+        "64-bit conversion", "64-bit conversion", "64-bit conversion", "conversion", "IMAD"
+    ]  # fmt: skip
     # the uniform datapath (once per warp, not on the lanes), no row of the table, or never slower than issue: none
     for op in ("UIADD3", "UMOV", "ULDC.64", "USHF.L.U32", "UISETP.NE.AND", "MOV", "SEL", "PRMT", "HFMA2.MMA", "EXIT"):
         assert pipe_of(op) is None, op
@@ -43,7 +46,10 @@ def test_each_opcode_runs_on_its_rows_pipe_and_uniform_ones_on_none():
 
 def test_the_rates_per_compute_capability():
     assert rates(gpu("H100")) == {"FP32": 128, "FP64": 64, "integer": 64, "IMAD": 64, "special-function": 16,
-                                  "shuffle": 32, "conversion": 16, "bit-count": 16}  # fmt: skip
+                                  "shuffle": 32, "conversion": 16, "bit-count": 16,
+                                  "64-bit conversion": 16}  # fmt: skip
+    # 64-bit conversions at min(16, FP64's rate): 16 on the A100 (FP64 32), 2 on the A10 and the T4 (FP64 2)
+    assert [rates(gpu(name))["64-bit conversion"] for name in ("A100", "A10", "T4")] == [16, 2, 2]
     assert (rates(gpu("A100"))["FP32"], rates(gpu("A100"))["FP64"]) == (64, 32)
     assert (rates(gpu("A10"))["FP32"], rates(gpu("A10"))["FP64"], rates(gpu("T4"))["FP32"]) == (128, 2, 64)
     volta = dataclasses.replace(gpu("A100"), compute_capability=(7, 0))  # no row of the table here
@@ -71,12 +77,13 @@ def test_an_ffma_holds_an_a100s_fp32_lanes_two_clocks_and_an_h100s_one():
     assert a100.issue_s == pytest.approx(20_000 / A100)
     h100 = per_sm("H100", [("FP32", 80_000)])
     assert h100.pipe_s == pytest.approx(20_000 / H100) == h100.issue_s
-    assert h100.bound == "issue"
+    assert h100.seconds == pytest.approx(20_000 / H100)  # the two tie: either names the bound
     assert per_sm("A10", [("FP32", 80_000)]).pipe_s == pytest.approx(20_000 / A10)
 
 
 def test_integer_index_math_bounds_an_h100_above_issue():
-    """80,000 IMAD per SM: 64 integer lanes per SM on 9.0: 80,000 x 32 / 64 = 40,000 clocks (20.2 us); issue 20,000."""
+    """80,000 IADD3 (or LOP3, ISETP, ...) per SM: 64 integer ALU lanes per SM on 9.0: 80,000 x 32 / 64 = 40,000 clocks
+    (20.2 us); issue 20,000."""
     e = per_sm("H100", [("integer", 80_000)])
     assert (e.bound, e.seconds) == ("integer pipe", pytest.approx(40_000 / H100))
 
@@ -92,7 +99,7 @@ def test_special_functions_and_shuffles_have_their_own_slower_pipes():
 
 
 def test_fp32_and_integer_share_128_lanes_on_86_and_not_on_90():
-    """6000 FFMA and 2000 IMAD per SM on an A10 (8.6): FP32 alone 6000 x 32 / 128 = 1500 clocks, integer alone 2000 x
+    """6000 FFMA and 2000 IADD3 per SM on an A10 (8.6): FP32 alone 6000 x 32 / 128 = 1500 clocks, integer alone 2000 x
     32 / 64 = 1000, together on their shared 128 lanes 8000 x 32 / 128 = 2000: "FP32 + integer pipe", 2000 clocks
     (as many as issue, 8000 / 4: on 8.6 the shared lanes give one warp instruction per clock per scheduler, issue's
     own rate, so the rule ties issue where these are all a kernel issues). On an H100 the two are apart: FP32 1500,
@@ -136,9 +143,22 @@ def test_with_barriers_and_one_block_per_sm_the_pipe_adds_to_the_memory_phase():
 
 
 def test_without_pipes_counted_the_term_is_absent():
+    """The same 80,000 warp instructions per SM on an A100: counted on no pipe (no SASS), issue bounds at 20,000
+    clocks; counted as FFMA, the FP32 pipe at 40,000."""
     e = estimate_launch("A100", LaunchWork("k", 108, 256, issued=108 * 80_000))
-    assert (e.pipe_s, e.bound) == (0.0, "issue")
-    assert "pipe" not in e.bound
+    assert (e.pipe_s, e.pipe_bound, e.bound) == (0.0, "pipe", "issue")
+    assert e.seconds == pytest.approx(20_000 / A100)
+    assert per_sm("A100", [("FP32", 80_000)]).seconds == pytest.approx(40_000 / A100)
+
+
+def test_with_barriers_one_blocks_chain_runs_its_pipes_on_the_sub_partitions_of_its_own_warps():
+    """216 blocks of one warp on an A100 (108 SMs), a barrier each, 1000 FFMA a block. The busiest SM holds 2 blocks,
+    both resident: 2 sub-partitions, 2000 FFMA x 32 / 32 lanes = 2000 clocks. One block slot runs its one block with
+    the SM to itself, but its one warp holds one sub-partition, 16 lanes: 1000 x 32 / 16 = 2000 clocks, not the SM's
+    2000 clocks shared out by 2 blocks (1000). Its memory phase and those 2000 clocks add."""
+    e = per_sm("A100", [("FP32", 1000)], blocks=216, threads=32, barriers=216, dram_read_sectors=216 * 2**10)
+    assert e.phases_add and e.bound.endswith(" + FP32 pipe")
+    assert e.seconds == pytest.approx(e.memory_s + 2000 / A100)
 
 
 @needs_sass

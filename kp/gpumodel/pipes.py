@@ -30,12 +30,16 @@ Instruction Set Reference, names them):
   operations..."; "separate-cuda-core-pipeline-for-fp16-and-fp32": on GA100 "FMA pipe handles IMAD, IDP, and FP32",
   on GA10x and GH100 "FMAheavy pipe handles IMAD, IDP, and FP32", "FMAlite pipe handles FP32"), so FP32 and IMAD
   instructions together get at most the FP32 row's results per clock ("FMA": FP32 + IMAD), IMAD alone at most 64 (the
-  heavy half where FP32 is 128); taken for 7.5 too (Turing's SM is Volta's in this);
+  heavy half where FP32 is 128); IDP (the DP4A dot products) likewise; taken for 7.5 too (Turing's SM is Volta's in
+  this);
 - "32-bit floating-point reciprocal, reciprocal square root, base-2 logarithm, base 2 exponential, sine, cosine": 16:
   the special-function pipe (MUFU);
 - "warp shuffle": 32: the shuffle pipe (SHFL);
-- "type conversions" (8/16-bit to 32-bit, from and to 64-bit, all other): 16 on 7.x: the conversion pipe (F2I, I2F,
-  F2F, I2I);
+- "type conversions" (8/16-bit to 32-bit, all other): 16 on 7.x: the conversion pipe (F2I, I2F, F2F, I2I);
+  "type conversions from and to 64-bit types" (a .F64, .S64 or .U64 in the opcode): 16 on 7.x with a footnote this
+  session's copy lacks; the older columns of the same table give these conversions the FP64 row's rate where FP64 is
+  slow (4 on 5.x, 6.1 and 6.2), so they are taken at min(16, the FP64 rate): 2 on 7.5, 8.6 and 8.9, an assumption
+  (the 64-bit conversion pipe);
 - "population count", "count of leading zeros": 16 on 7.x: the bit-count pipe (POPC, FLO);
 - "64-bit floating-point add, multiply, multiply-add": SM_LIMITS' FP64 (2 on 7.5, 8.6, 8.9; 32 on 8.0; 64 on 9.0): the
   FP64 pipe (DADD, DMUL, DFMA).
@@ -47,7 +51,7 @@ included) together get at most 128 lanes per clock per SM ("FP32 + integer pipe"
 INT32 lanes (the Turing, A100 and H100 whitepapers).
 Left to the issue term alone (no row of the table, or a rate of 128 or more that never outpaces issue): MOV, SEL, FSEL,
 PRMT, P2R, R2P, PLOP3, SGXT, BMSK, BREV ("Multiple instructions" on 7.x), FRND, F2FP, IABS, the half-precision
-instructions (HADD2, HMUL2, HFMA2: 128 or 256 results per clock), the DP4A/IDP dot products, tensor-core instructions
+instructions (HADD2, HMUL2, HFMA2: 128 or 256 results per clock), tensor-core instructions
 (HMMA, IMMA: not modelled), memory, control and barrier instructions. Uniform-datapath instructions (U-prefixed: UIADD3,
 ULDC, UMOV, ...) run once per warp on the scheduler's uniform datapath, not on the lanes' pipes: no pipe.
 """
@@ -65,7 +69,7 @@ PIPES = {
     "FP32": ("FADD", "FMUL", "FFMA", "FADD32I", "FMUL32I", "FFMA32I"),
     "integer": ("IADD3", "IADD", "IADD32I", "VIADD", "LEA", "ISCADD", "SHF", "SHL", "SHR", "ISETP", "IMNMX", "VIMNMX",
                 "LOP3", "LOP", "LOP32I", "FSETP", "FSET", "FMNMX"),
-    "IMAD": ("IMAD", "IMAD32I", "IMUL", "IMUL32I"),
+    "IMAD": ("IMAD", "IMAD32I", "IMUL", "IMUL32I", "IDP"),
     "special-function": ("MUFU",),
     "shuffle": ("SHFL",),
     "conversion": ("F2I", "I2F", "F2F", "I2I"),
@@ -75,10 +79,15 @@ PIPES = {
 PIPE_OF = {opcode: pipe for pipe, opcodes in PIPES.items() for opcode in opcodes}
 
 
+WIDE_TYPES = {"F64", "S64", "U64"}  # a conversion from or to one of these: the table's 64-bit conversion row
+
+
 def pipe_of(opcode):
     """The pipe a SASS opcode ("FFMA", "IMAD.WIDE.U32", "@P0 MUFU.EX2" without its predicate) runs on, or None: no
     row of the table (left to the issue term), or a uniform-datapath instruction (UIADD3: once per warp)."""
-    return PIPE_OF.get(opcode.split(".")[0])
+    base, *modifiers = opcode.split(".")
+    pipe = PIPE_OF.get(base)
+    return "64-bit conversion" if pipe == "conversion" and WIDE_TYPES.intersection(modifiers) else pipe
 
 
 def rates(g):
@@ -86,7 +95,8 @@ def rates(g):
     cc = tuple(g.compute_capability)
     if cc not in RATES:
         raise RuntimeError(f"compute capability {cc}: the pipe table covers {sorted(RATES)}")
-    return {"FP32": g.fp32_per_clock_per_sm, "FP64": g.fp64_per_clock_per_sm, **RATES[cc]}
+    fp64 = g.fp64_per_clock_per_sm
+    return {"FP32": g.fp32_per_clock_per_sm, "FP64": fp64, **RATES[cc], "64-bit conversion": min(CONVERSION, fp64)}
 
 
 def pipe_clocks(g, pipes, warps_resident):
