@@ -18,9 +18,10 @@ the profiler on, at the sampled blocks, and the counts put at their lines and re
 SASS read from its cache), "SASS cold" kp.gpumodel.sass's nvcc + nvdisasm with its cache emptied, "SASS warm" the same
 read from the cache, "model" the estimate from the counts (kp.gpumodel.gputime).
 
---sampling: the modelled time of every kernel of kernels/ (each op of bench/ops.py, the linear ladder's versions and
-colsum's) at a size of many blocks, counting 2, 4, 8 and 16 sampled blocks per launch; the spread (largest / smallest
-- 1) is what sampling moves the answer by (issue 31's goal: at most 5%).
+--sampling: the modelled time of every kernel of kernels/ (each op of bench/ops.py, the linear ladder's versions,
+colsum's, reduce_sum's, softmax's, layer norm and causal attention's) at a size of many blocks, counting 2, 4, 8 and
+16 sampled blocks per launch; the spread (largest / smallest - 1) is what sampling moves the answer by (issue 31's
+goal: at most 5%).
 """
 
 import argparse
@@ -131,6 +132,19 @@ def sampling_cases(quick=False):
     colsum = helpers.load_kernel("colsum", target="cpu", check=True, quiet=True)
     for version in range(1, 6):
         yield f"colsum v{version}", colsum.colsum, (torch.randn(8192, 1024), version), 0
+    reduce = helpers.load_kernel("reduce", target="cpu", check=True, quiet=True)
+    for version in range(1, 7):
+        yield f"reduce_sum v{version}", reduce.reduce_sum, (torch.randn(1 << 22), version), 0
+    softmax = helpers.load_kernel("softmax", target="cpu", check=True, quiet=True)
+    for version in range(1, 6):
+        yield f"softmax v{version}", softmax.softmax, (torch.randn(4096, 1024), version), 0
+    layernorm = helpers.load_kernel("layernorm", target="cpu", check=True, quiet=True)
+    x = torch.randn(4096, 1024)
+    yield "layernorm", layernorm.layernorm, (x, torch.randn(1024), torch.randn(1024), 1e-5), 0
+    attention = helpers.load_kernel("attention", target="cpu", check=True, quiet=True)
+    q, k, v = (torch.randn(16, 512, 64) for _ in range(3))  # 16 heads of 512 x 64, causal: the attention ladder's
+    for version in (1, 2):
+        yield f"attention v{version}, causal", attention.attention, (q, k, v, True, version), 0
 
 
 def sampling_rows(quick=False):

@@ -433,3 +433,21 @@ def test_the_gpu_model_models_linear_as_the_h100_measured_it_with_the_16_x_16_ti
         assert p.sampled.startswith("sampled: ")
         kernels[name] = p.launches[0].kernel
     assert kernels == {"as measured": "linear_fwd_kernel<T>", "today": "linear_tiled_kernel<T, true, true>"}
+
+
+def test_the_sampling_bench_covers_every_kernel_file(monkeypatch):
+    """bench/gpu_model.py --sampling profiles a kernel of every .cu file of kernels/ (issue 31: "on every kernel of
+    kernels/"): the files its cases load, with the loader standing in (nothing is built or run here)."""
+    from unittest import mock
+
+    gpu_model = bench_module("gpu_model")
+    loaded = []
+
+    def load_kernel(name, **kw):
+        loaded.append(name)
+        return mock.MagicMock(tiles=["a tile"] * 5)
+
+    monkeypatch.setattr(gpu_model.helpers, "load_kernel", load_kernel)
+    names = [name for name, *_ in gpu_model.sampling_cases()]
+    assert set(loaded) == {p.stem for p in (kp.files.ROOT / "kernels").glob("*.cu")}
+    assert {"attention v2, causal", "softmax v5", "reduce_sum v6", "layernorm"} <= set(names)
