@@ -65,6 +65,8 @@ BUGS = [
     ("reduce_missing_sync", "race", "(the write)", (32, 0, 0), (0, 0, 0), "(the read)", (0, 0, 0)),
     ("warp_tail_without_syncwarp", "race", "v[t] += v[t + 32]", (1, 0, 0), (0, 0, 0), "v[t] += v[t + 1]", (0, 0, 0)),
     ("shift_left_in_shared", "shared-bounds", "BUG: shift_left_in_shared", (63, 0, 0), (0, 0, 0), None, None),
+    ("read_before_first_odd_array", "shared-bounds", "BUG: read_before_first", (0, 0, 0), (0, 0, 0), None, None),
+    ("read_before_second_odd_array", "shared-bounds", "BUG: read_before_second", (0, 0, 0), (0, 0, 0), None, None),
     ("dynamic_past_launch_size", "shared-bounds", "BUG: dynamic_past", (32, 0, 0), (0, 0, 0), None, None),
     ("barrier_under_if", "barrier", "BUG: barrier_under_if", (36, 0, 0), (1, 0, 0), None, None),
     ("barrier_skipped_by_live_threads", "barrier", "BUG: barrier_skipped", None, (0, 0, 0), None, None),

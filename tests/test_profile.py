@@ -2,6 +2,7 @@
 follow from Nsight Compute's rules by hand (tests/cuda_cpu/patterns.cu), every op of kernels/ profiled on irregular
 sizes, the source view, sampling, and the errors. The CPU stand-in counts: no GPU is needed, and none is used."""
 
+import re
 import warnings
 
 import pytest
@@ -119,9 +120,24 @@ def test_a_transpose_through_an_unpadded_tile_is_a_32_way_bank_conflict(k, padde
         assert not conflict
     else:
         assert conflict == [
-            f"a 32-way bank conflict: 32 lanes read bank {read.worst_bank} at tests/cuda_cpu/patterns.cu:{read.line} "
+            f"a 32-way bank conflict: 32 lanes read bank 0 at tests/cuda_cpu/patterns.cu:{read.line} "
             "(32 wavefronts per request where 1 would do)"
         ]
+
+
+def test_banks_count_from_the_start_of_each_shared_array_in_every_run(k):
+    """The stand-in starts every __shared__ variable, and the dynamic shared memory, on 128 bytes: bank 0 is an
+    array's first word, as for the first variable of a block's shared window on a GPU. The conflicts do not depend
+    on it (a shift turns all banks together); the bank that advice and the source view name did, from run to run."""
+    column = one(run(k, "shared", 32, n=1024, x=torch.randn(32 * 1024)), "shared", "load")
+    assert (column.worst, column.worst_bank, column.worst_lanes) == (32, 0, 32)  # s[32 t]: every lane on bank 0
+    static = run(k, "transpose", 0, x=torch.randn(1024))
+    check = kp.files.ROOT / "tests" / "cuda_cpu" / "check.cu"  # its dynamic_reverse: extern __shared__, no race
+    cases = re.findall(r'^    "(\w+)",$', check.read_text(), re.M)
+    dynamic = profile(helpers.load_kernel(check, check=True, quiet=True).run, cases.index("dynamic_reverse"),
+                      torch.randn(64), torch.zeros(64))  # fmt: skip
+    shared = [a for p in (static, dynamic) for a in p.arrays if a.space == "shared"]
+    assert [a.name for a in shared] == ["tile", "buf"] and all(a.begin % 128 == 0 for a in shared), shared
 
 
 @pytest.mark.parametrize("padded, width", [(0, 32), (1, 33)])

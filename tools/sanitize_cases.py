@@ -36,6 +36,8 @@ BUGS = {
     "warp_tail_without_syncwarp": ("shared-memory race", "racecheck"),
     "tile_loop_without_end_barrier": ("shared-memory race", "racecheck"),
     "shift_left_in_shared": ("out-of-bounds shared access", "memcheck"),
+    "read_before_first_odd_array": ("out-of-bounds shared access", "memcheck"),
+    "read_before_second_odd_array": ("out-of-bounds shared access", "memcheck"),
     "dynamic_past_launch_size": ("out-of-bounds shared access", "memcheck"),
     "barrier_under_if": ("divergent barrier", "synccheck"),
     "barrier_skipped_by_live_threads": ("divergent barrier", "synccheck"),

@@ -105,7 +105,10 @@
 #define __forceinline__ __attribute__((always_inline)) inline
 #define __launch_bounds__(...)
 #define __align__(n) __attribute__((aligned(n)))
-#define __shared__ static thread_local
+// On 128 bytes, as a GPU's shared window starts: banks are counted from host addresses (cuda_cpu_profile.h), so an
+// array's first word is then bank 0 in every run. A thread_local's own alignment left that to where the heap put
+// the thread's copy, and the bank that advice names changed from run to run (the conflicts did not).
+#define __shared__ static thread_local __attribute__((aligned(128)))
 
 // ---------------------------------------------------------------------------------------------
 // Types, with CUDA's names, layouts, error codes and texts.

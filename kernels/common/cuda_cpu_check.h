@@ -844,9 +844,14 @@ void check_shared(const void* var, size_t bytes, size_t elem, const unsigned* di
   std::copy_n(dims, std::min(rank, 4), v.dims);
   v.shadow.resize(bytes);
   c.shared.push_back(std::move(v));
+  // A variable starts on 128 bytes (cuda_cpu.h's __shared__): the guard below it can end up to 127 bytes short of
+  // it, and an index just before the variable would land in that padding, outside every guard. Each guard
+  // therefore reaches the variable across such a gap.
   for (const void* g : {guard_lo, guard_hi}) {
-    const uintptr_t gb = reinterpret_cast<uintptr_t>(g);
-    c.shared.push_back({gb, gb + kGuardBytes, 1, {}, 0, name, true, {}});
+    uintptr_t gb = reinterpret_cast<uintptr_t>(g), ge = gb + kGuardBytes;
+    if (ge <= begin && begin - ge < 128) ge = begin;
+    if (gb >= begin + bytes && gb - (begin + bytes) < 128) gb = begin + bytes;
+    c.shared.push_back({gb, ge, 1, {}, 0, name, true, {}});
   }
 }
 

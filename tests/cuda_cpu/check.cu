@@ -94,6 +94,27 @@ __global__ void shift_left_in_shared(const float* x, float* out, int n) {
   if (i < n) out[i] = tile[t + 1] + other[t];  // BUG: shift_left_in_shared
 }
 
+// Two arrays of 33 floats, not a whole number of 128-byte lines: the stand-in starts each __shared__ variable on
+// 128 bytes, so one of them sits past a gap of padding, and its [-1] must still be found. Which one depends on how
+// g++ lays them out; each case reads one, so together they read both.
+__global__ void read_before_first_odd_array(const float* x, float* out, int n) {
+  __shared__ float first[33];
+  __shared__ float second[33];
+  int t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
+  if (t < 33) first[t] = second[t] = i < n ? x[i] : 0.0f;
+  __syncthreads();
+  if (i < n && t < 33) out[i] = first[t - 1];  // BUG: read_before_first_odd_array
+}
+
+__global__ void read_before_second_odd_array(const float* x, float* out, int n) {
+  __shared__ float first[33];
+  __shared__ float second[33];
+  int t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
+  if (t < 33) first[t] = second[t] = i < n ? x[i] : 0.0f;
+  __syncthreads();
+  if (i < n && t < 33) out[i] = second[t - 1];  // BUG: read_before_second_odd_array
+}
+
 __global__ void dynamic_past_launch_size(const float* x, float* out, int n) {
   extern __shared__ float buf[];
   int t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
@@ -422,6 +443,8 @@ const char* const kCases[] = {
     "warp_tail_without_syncwarp",
     "tile_loop_without_end_barrier",
     "shift_left_in_shared",
+    "read_before_first_odd_array",
+    "read_before_second_odd_array",
     "dynamic_past_launch_size",
     "barrier_under_if",
     "barrier_skipped_by_live_threads",
@@ -468,6 +491,10 @@ void run_case(int64_t index, const float* x, float* out, int n) {
     tile_loop_without_end_barrier<<<1, kBlock>>>(x, out, n);
   else if (which == "shift_left_in_shared")
     shift_left_in_shared<<<blocks, kBlock>>>(x, out, n);
+  else if (which == "read_before_first_odd_array")
+    read_before_first_odd_array<<<blocks, kBlock>>>(x, out, n);
+  else if (which == "read_before_second_odd_array")
+    read_before_second_odd_array<<<blocks, kBlock>>>(x, out, n);
   else if (which == "dynamic_past_launch_size")
     dynamic_past_launch_size<<<blocks, kBlock, dyn / 2>>>(x, out, n);
   else if (which == "barrier_under_if")
