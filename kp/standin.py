@@ -95,6 +95,24 @@ def translate_tree(cu, include_dirs, folder, check=False, shown=None, place=None
 
 
 _runtime = None
+RUNTIME_FLAGS = ["-std=c++17", "-O2", "-fPIC", "-pthread"]  # the runtime's compile flags, before the ABI and -I
+
+
+def runtime_build():
+    """(folder, sources, compile flags, link flags) of the stand-in's runtime library. The folder's name hashes
+    all that goes in: the sources and the headers they include, torch's version (it links torch's c10), the flags
+    and the compiler's identity, so that a change to any of them builds a new library, never reuses an old one."""
+    import torch.utils.cpp_extension as cpp_extension  # kp.build imported it, after kp/__init__ set CUDA_HOME
+
+    sources = [COMMON / "cuda_cpu_runtime.cpp", COMMON / "cuda_cpu_redzones.cpp"]
+    headers = sorted(set().union(*(project_headers(s, [COMMON]) for s in sources)))  # cuda_cpu_check.h among them
+    cxx, libs = os.environ.get("CXX", "c++"), Path(torch.__file__).parent / "lib"  # torch's
+    flags = [*RUNTIME_FLAGS, f"-D_GLIBCXX_USE_CXX11_ABI={int(torch.compiled_with_cxx11_abi())}", f"-I{COMMON}"]
+    flags += [f"-I{d}" for d in cpp_extension.include_paths()]
+    link = ["-shared", "-pthread", "-Wl,-soname,libkp_cuda_cpu.so", f"-L{libs}", "-lc10", f"-Wl,-rpath,{libs}"]
+    what = repr((torch.__version__, toolchain_identity(cxx), flags, link)).encode()
+    digest = hashlib.sha256(b"".join(p.read_bytes() for p in [*sources, *headers]) + what).hexdigest()[:12]
+    return BUILD_ROOT / "cpu" / f"runtime-{digest}", sources, flags, link
 
 
 def cpu_runtime():
@@ -103,22 +121,11 @@ def cpu_runtime():
     from then on have redzones (kernels/common/cuda_cpu_redzones.cpp)."""
     global _runtime
     if _runtime is None:
-        import torch.utils.cpp_extension as cpp_extension  # kp.build imported it, after kp/__init__ set CUDA_HOME
-
-        sources = [COMMON / "cuda_cpu_runtime.cpp", COMMON / "cuda_cpu_redzones.cpp"]
-        headers = sorted(set().union(*(project_headers(s, [COMMON]) for s in sources)))  # cuda_cpu_check.h among them
-        digest = hashlib.sha256(
-            b"".join(p.read_bytes() for p in [*sources, *headers]) + torch.__version__.encode()  # it links torch's c10
-        ).hexdigest()[:12]
-        out_dir = BUILD_ROOT / "cpu" / f"runtime-{digest}"
+        out_dir, sources, flags, link = runtime_build()
         lib = out_dir / "libkp_cuda_cpu.so"
-        torch_lib = Path(torch.__file__).parent / "lib"
         with locked(out_dir / ".kp-lock"):
             if not lib.exists():
                 cxx, tmp = os.environ.get("CXX", "c++"), out_dir / f"libkp_cuda_cpu.so.tmp{os.getpid()}"
-                flags = ["-std=c++17", "-O2", "-fPIC", "-pthread"]
-                flags += [f"-D_GLIBCXX_USE_CXX11_ABI={int(torch.compiled_with_cxx11_abi())}", f"-I{COMMON}"]
-                flags += [f"-I{d}" for d in cpp_extension.include_paths()]
                 objects = [out_dir / f"{s.stem}.o.tmp{os.getpid()}" for s in sources]
                 # the two sources at once (4.7 s and 1.8 s here): a first build waits for the longer one only
                 compiles = [
@@ -133,9 +140,7 @@ def cpu_runtime():
                 log = "".join(p.communicate()[0] for p in compiles)
                 failed = any(p.returncode for p in compiles)
                 if not failed:
-                    link = [cxx, "-shared", "-pthread", "-Wl,-soname,libkp_cuda_cpu.so", *map(str, objects)]
-                    link += [f"-L{torch_lib}", "-lc10", f"-Wl,-rpath,{torch_lib}", "-o", str(tmp)]
-                    done = subprocess.run(link, capture_output=True, text=True)
+                    done = subprocess.run([cxx, *objects, *link, "-o", tmp], capture_output=True, text=True)
                     failed, log = done.returncode != 0, done.stdout + done.stderr
                 for o in objects:
                     with contextlib.suppress(OSError):

@@ -129,3 +129,16 @@ def test_the_runtime_builds_in_a_fresh_folder(tmp_path):
     assert done.returncode == 0 and "tensor([2., 2.])" in done.stdout, done.stderr
     (runtime,) = (tmp_path / "build" / "cpu").glob("runtime-*")
     assert [p.name for p in runtime.iterdir() if not p.name.startswith(".")] == ["libkp_cuda_cpu.so"]  # no objects
+
+
+def test_the_runtimes_folder_changes_with_its_flags_and_its_compiler(monkeypatch):
+    """The runtime's build key hashes all that goes into it: a change of its flags or of the compiler builds a new
+    library (a key of the sources alone loaded the old build, silently)."""
+    folder, _, flags, _ = kp.standin.runtime_build()
+    assert kp.standin.runtime_build()[0] == folder and flags[:4] == kp.standin.RUNTIME_FLAGS  # the same, the same
+    monkeypatch.setattr(kp.standin, "RUNTIME_FLAGS", [*kp.standin.RUNTIME_FLAGS, "-DKP_SOMETHING_ELSE"])
+    flagged, _, flags, _ = kp.standin.runtime_build()
+    assert "-DKP_SOMETHING_ELSE" in flags and flagged != folder  # the flags it is compiled with, and a new folder
+    monkeypatch.undo()
+    monkeypatch.setattr(kp.standin, "toolchain_identity", lambda cxx: "another compiler")
+    assert kp.standin.runtime_build()[0] not in (folder, flagged)
