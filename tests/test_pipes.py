@@ -181,3 +181,18 @@ def test_fma_loops_uniform_loop_counter_is_charged_to_no_pipe_on_sm_90_and_its_i
     (e,) = p.estimate_detail("A100").launches
     assert (e.pipe_bound, e.pipe_s) == ("integer pipe", pytest.approx((4 * n + 4) / A100))
     assert kp.gpumodel.sass.arch_of("A100") == "sm_80"
+
+
+@needs_sass
+def test_work_sums_the_pipes_once_for_all_its_launches_and_shares_them_out_by_blocks(k, monkeypatch):
+    """fma_loop launched three times, alike: each launch gets a third of the kernel's pipe instructions, as before,
+    from one pipe_instructions per work() (it was made again for every launch: a pass over every SASS instruction)."""
+    n = 4096
+    run = lambda: [k.run(NAMES.index("fma_loop"), torch.zeros(4 * n), torch.zeros(n)) for _ in range(3)]  # noqa: E731
+    p = profile(run, max_blocks=4)
+    whole, made, original = p.pipe_instructions("A100")["fma_loop"], [], type(p).pipe_instructions
+    monkeypatch.setattr(type(p), "pipe_instructions", lambda self, gpu="H100": made.append(gpu) or original(self, gpu))
+    works = p.work(gpu="A100")
+    assert made == ["A100"] and len(works) == 3
+    assert [dict(w.pipes) for w in works] == [{pipe: pytest.approx(count / 3) for pipe, count in whole.items()}] * 3
+    assert whole == {"FP32": 3 * 128 * n, "integer": 3 * 128 * (2 * n + 2), "IMAD": 3 * 128 * 6}  # as one launch x 3

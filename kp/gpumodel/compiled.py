@@ -208,10 +208,11 @@ class CompiledCounts:
                     pipes[pipe] = pipes.get(pipe, 0.0) + runs
         return out
 
-    def pipe_work(self, launch, gpu="H100"):
+    def pipe_work(self, launch, gpu="H100", pipes=None):
         """{"pipes": ((pipe, warp instructions), ...)} of one launch (kp.gpumodel.gputime.LaunchWork's field): its
-        kernel's pipe_instructions shared out by the launch's blocks; {} where its kernel has no SASS."""
-        pipes = self.pipe_instructions(gpu).get(launch.kernel)
+        kernel's pipe_instructions shared out by the launch's blocks; {} where its kernel has no SASS. `pipes`: the
+        pipe_instructions(gpu) that a caller made once for all its launches (work()), made here where it is None."""
+        pipes = (self.pipe_instructions(gpu) if pipes is None else pipes).get(launch.kernel)
         if not pipes:
             return {}
         share = launch.blocks / (sum(la.blocks for la in self.launches if la.kernel == launch.kernel) or 1)

@@ -147,8 +147,7 @@ class Profile(CompiledCounts):
         memory from ptxas for `gpu`'s arch and the instantiation launched (32 registers where nvcc is missing), `flops`
         shared out by the launches' blocks."""
         total_blocks = sum(la.blocks for la in self.launches) or 1
-        compiled_lines = self.compiled(gpu)[0]
-        issued = self.issue_instructions(gpu)
+        compiled_lines, issued, pipes = self.compiled(gpu)[0], self.issue_instructions(gpu), self.pipe_instructions(gpu)
         kernel_blocks = {}
         for la in self.launches:
             kernel_blocks[la.kernel] = kernel_blocks.get(la.kernel, 0) + la.blocks
@@ -190,7 +189,7 @@ class Profile(CompiledCounts):
                     **(
                         {"dram_round_trips_per_warp": max(1.0, la.round_trips_per_warp * la.load_sites / sites)}
                         | hierarchy
-                        | {**local_work(self, la, gpu), **self.pipe_work(la, gpu)}
+                        | {**local_work(self, la, gpu), **self.pipe_work(la, gpu, pipes)}
                     ),
                 )
             )
