@@ -3,7 +3,7 @@ the GPU model, and measured where a GPU is present, against F.linear (cuBLAS, fl
 table.
 
     python bench/ladder_linear.py          # the model at 1024³ and at 4096³ (the goal's size); on a GPU, measured
-    python bench/ladder_linear.py --quick  # the model at 256³
+    python bench/ladder_linear.py --quick  # the model at 256³; on a GPU, measured at 256³
     python bench/ladder_linear.py --gpu A100  # the model on another GPU of kp.gpumodel.gpus (÷ cuBLAS: H100 only)
 
 The model counts a check-mode build on the CPU stand-in (kp.gpumodel.profile) and times it on an H100
@@ -11,8 +11,8 @@ The model counts a check-mode build on the CPU stand-in (kp.gpumodel.profile) an
 MAX_BLOCKS[n] blocks of each launch run and are counted and the counts are scaled to the whole grid (every block of a
 size that the tiles divide does the same work; what the scaling gets wrong is the L2: the distinct sectors of the
 counted blocks, scaled up, are charged to DRAM). cuBLAS's figure is the H100's measurement of F.linear at 4096³
-(kp.gpumodel.gpus.h100_measured). On a GPU each version is timed at 4096³ (CUDA events, kp.bench.median_ms) with
-F.linear beside it; without one the measurement is pending.
+(kp.gpumodel.gpus.h100_measured). On a GPU each version is timed at 4096³ (at 256³ with --quick: a quick run stays
+quick) with CUDA events (kp.bench.median_ms), F.linear beside it; without one the measurement is pending.
 """
 
 import argparse
@@ -60,13 +60,22 @@ def modelled_seconds(checked, n, args, gpu):
     return counted.estimate(gpu, flops=2 * n**3)
 
 
+def measured_ms(gpu, todo, n):
+    """({op_args: ms} of each step of `todo` at n³ on the GPU (`gpu`: the CUDA build), F.linear's ms at n³)."""
+    torch.backends.cuda.matmul.allow_tf32 = False
+    big = [t.cuda() for t in (torch.randn(n, n), torch.randn(n, n), torch.randn(n))]
+    f_linear_ms, _ = median_ms(F.linear, big)
+    return {op_args: median_ms(gpu.linear_ladder, (*big, *op_args))[0] for _, op_args, _ in todo}, f_linear_ms
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="the model at 256³")
+    parser.add_argument("--quick", action="store_true", help="the model at 256³ (and on a GPU, the measurement)")
     parser.add_argument("--gpu", default="H100", help="the GPU the model times (a name of kp.gpumodel.gpus)")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     sizes, model_gpu = QUICK_SIZES if args.quick else SIZES, args.gpu
+    measure = QUICK_SIZES[-1] if args.quick else GOAL  # the size a GPU times the steps at
     on_h100 = named_gpu(model_gpu) == named_gpu("H100")  # an unknown name: kp.gpumodel.gpus's error, before any trace
     checked = helpers.load_kernel("linear_ladder", target="cpu", check=True, quiet=True)
     gpu = helpers.load_kernel("linear_ladder", target="cuda", quiet=True) if torch.cuda.is_available() else None
@@ -75,10 +84,7 @@ def main(argv=None):
     modelled = {(op_args, n): modelled_seconds(checked, n, op_args, model_gpu) for _, op_args, _ in todo for n in sizes}
     measured, f_linear_ms = {}, None
     if gpu is not None:
-        torch.backends.cuda.matmul.allow_tf32 = False
-        big = [t.cuda() for t in (torch.randn(GOAL, GOAL), torch.randn(GOAL, GOAL), torch.randn(GOAL))]
-        f_linear_ms, _ = median_ms(F.linear, big)
-        measured = {op_args: median_ms(gpu.linear_ladder, (*big, *op_args))[0] for _, op_args, _ in todo}
+        measured, f_linear_ms = measured_ms(gpu, todo, measure)
     rows = []
     for version, op_args, what in todo:
         row = {"version": version, "what changed": what}
@@ -90,8 +96,8 @@ def main(argv=None):
             if (n,) * 3 == cublas_size and on_h100:
                 row[f"{n}³: model ÷ cuBLAS"] = f"{2 * n**3 / seconds / cublas:.2f}x"
         if measured:
-            row[f"{GOAL}³: measured TFLOP/s"] = number(2 * GOAL**3 / measured[op_args] / 1e9)
-            row[f"{GOAL}³: ÷ F.linear, measured"] = f"{f_linear_ms / measured[op_args]:.2f}x"
+            row[f"{measure}³: measured TFLOP/s"] = number(2 * measure**3 / measured[op_args] / 1e9)
+            row[f"{measure}³: ÷ F.linear, measured"] = f"{f_linear_ms / measured[op_args]:.2f}x"
         rows.append(row)
     if measured:
         rows.append(
@@ -99,7 +105,7 @@ def main(argv=None):
                 **dict.fromkeys(rows[0], ""),
                 "version": "F.linear",
                 "what changed": "cuBLAS, float32, TF32 off",
-                f"{GOAL}³: measured TFLOP/s": number(2 * GOAL**3 / f_linear_ms / 1e9),
+                f"{measure}³: measured TFLOP/s": number(2 * measure**3 / f_linear_ms / 1e9),
             }
         )
     where = torch.cuda.get_device_name() if gpu is not None else "no GPU here: the measurement is pending"
@@ -115,7 +121,7 @@ def main(argv=None):
         print(f"Version 7 autotuned by the model at {n}³: tiles {best[1]}, {checked.tiles[best[1]]}.")
     if measured:
         best = min(v7, key=measured.get)
-        print(f"Version 7 autotuned by measurement at {GOAL}³: tiles {best[1]}, {checked.tiles[best[1]]}.")
+        print(f"Version 7 autotuned by measurement at {measure}³: tiles {best[1]}, {checked.tiles[best[1]]}.")
     size = "x".join(map(str, cublas_size))
     print(
         f"cuBLAS: F.linear at {size}, {cublas / 1e12:.3g} TFLOP/s measured on {cublas_where}; model ÷ cuBLAS sets the "

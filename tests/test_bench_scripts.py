@@ -26,6 +26,7 @@ def bench_module(name):
 
 
 report = bench_module("report")
+ladder_profile = bench_module("ladder_linear").profile  # kp.gpumodel.profile.profile, as the script imports it
 ops = bench_module("ops")
 
 
@@ -185,21 +186,59 @@ def test_the_linear_ladder_section_models_each_version(quick_report):
     assert torch.cuda.is_available() or "the measurement is pending" in body
 
 
-def test_the_linear_ladder_times_the_model_on_the_gpu_named(capsys):
-    """`--gpu A100`: the same counts timed on an A100 (108 SMs at 1.41 GHz, 64 FP32 lanes per SM, against the H100's
-    132 at 1.98 GHz and 128), so the autotuned version 7 is slower there; an unknown name: an error,
-    before any trace."""
-    ladder = bench_module("ladder_linear")
-    tables = {}
-    for name in ("A100", "H100"):
-        ladder.main(["--quick", "--gpu", name])
-        out = capsys.readouterr().out
-        (tables[name],) = markdown_tables(out)
-        assert f"the GPU model ({name}, counted on the CPU stand-in" in out
-    a100, h100 = (min(number(r[f"256³: model µs ({g})"]) for r in tables[g] if r["version"] == "7") for g in tables)
-    assert a100 > h100
+def test_the_linear_ladder_times_the_model_on_the_gpu_named(capsys, monkeypatch):
+    """`--gpu A100`: the counts timed on an A100 (108 SMs at 1.41 GHz, 64 FP32 lanes per SM, against the H100's 132
+    at 1.98 GHz and 128), so the autotuned version 7 is slower there than the same counts timed on an H100; an
+    unknown name: an error, before any trace. One run of the ladder, the model only: a GPU is hidden, so that the
+    outcome does not depend on one (the quick report measures on a GPU)."""
+    ladder, counted = bench_module("ladder_linear"), []
+
+    def profile(*args, **kwargs):  # the script's, keeping what it counted
+        counted.append(ladder_profile(*args, **kwargs))
+        return counted[-1]
+
+    monkeypatch.setattr(ladder.torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(ladder, "profile", profile)
+    ladder.main(["--quick", "--gpu", "A100"])
+    out = capsys.readouterr().out
+    (table,) = markdown_tables(out)
+    assert "the GPU model (A100, counted on the CPU stand-in" in out and "the measurement is pending" in out
+    v7 = [(p, r) for p, r in zip(counted, table, strict=True) if r["version"] == "7"]  # a count per row, in order
+    flops = 2 * 256**3
+    assert [r["256³: model µs (A100)"] for _, r in v7] == [
+        ladder.number(p.estimate("A100", flops) * 1e6) for p, _ in v7
+    ]
+    assert min(number(r["256³: model µs (A100)"]) for _, r in v7) > min(p.estimate("H100", flops) * 1e6 for p, _ in v7)
     with pytest.raises(ValueError, match="unknown GPU 'Z9'"):
         ladder.main(["--quick", "--gpu", "Z9"])
+    assert len(counted) == len(table)  # no trace
+
+
+def test_the_linear_ladder_measures_at_the_quick_size_with_quick(capsys, monkeypatch):
+    """On a GPU, `--quick` times the steps at 256³, not at 4096³ (a quick run stays quick). A GPU is played: its
+    build, the timing (a stub that notes the size it is asked for) and the model (1 ms a step) are stubs, so that no
+    GPU is needed and nothing is traced."""
+    ladder, sizes = bench_module("ladder_linear"), []
+
+    def measured_ms(gpu, todo, n):
+        sizes.append(n)
+        return {op_args: 1.0 for _, op_args, _ in todo}, 2.0  # 1 ms a step (2·256³ FLOPs: 0.0336 TFLOP/s), F.linear 2
+
+    load_kernel = ladder.helpers.load_kernel
+    monkeypatch.setattr(ladder.torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(ladder.torch.cuda, "get_device_name", lambda: "a GPU played by the test")
+    monkeypatch.setattr(
+        ladder.helpers,
+        "load_kernel",
+        lambda n, target, **kw: target if target == "cuda" else load_kernel(n, target, **kw),
+    )
+    monkeypatch.setattr(ladder, "modelled_seconds", lambda checked, n, args, gpu: 1e-3)
+    monkeypatch.setattr(ladder, "measured_ms", measured_ms)
+    ladder.main(["--quick"])
+    out = capsys.readouterr().out
+    (table,) = markdown_tables(out)
+    assert sizes == [256] and "Version 7 autotuned by measurement at 256³" in out
+    assert table[0]["256³: measured TFLOP/s"] == "0.0336" and table[0]["256³: ÷ F.linear, measured"] == "2.00x"
 
 
 def test_the_softmax_ladder_section_models_each_version(quick_report):
