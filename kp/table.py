@@ -23,6 +23,9 @@ FAMILY = {unit: family for family, units in UNITS.items() for unit in units}
 # browser open is ~850 px: 109 characters of Lab's 13 px monospace (7.8 px each), ~120 of its sans-serif. WIDTH, the
 # most html_chars() allows, leaves room for bold headers and wide glyphs.
 CELL_PADDING, WIDTH = 2, 108
+# A no-break space: a cell's words joined by it stay on one line in Lab (kp.gpumodel.estimates' terms). Python's
+# str.split() splits at it; BREAKS, where a browser may wrap a line, does not.
+NO_BREAK, BREAKS = "\u00a0", re.compile(r"[ \t\n\r\f\v]+")
 
 
 def number(value):
@@ -141,14 +144,14 @@ def html_chars(page):
         for row in re.findall(r"<tr[^>]*>(.*?)</tr>", body, re.S):
             for i, (kind, cell) in enumerate(re.findall(r"<t([dh])[^>]*>(.*?)</t[dh]>", row, re.S)):
                 text = html.unescape(re.sub(r"<[^>]+>", "", cell))
-                pieces = text.split("\n") if kind == "d" and "kp-src" in attrs else text.split()
+                pieces = text.split("\n") if kind == "d" and "kp-src" in attrs else BREAKS.split(text)
                 columns[i] = max(columns.get(i, 0), max((len(p) for p in pieces), default=0))
         widest = max(widest, sum(CELL_PADDING + w for w in columns.values()))
     return widest
 
 
 def _longest_word(text):
-    return max((len(word) for word in str(text).replace("`", "").split()), default=0)
+    return max((len(word) for word in BREAKS.split(str(text).replace("`", ""))), default=0)
 
 
 def _cell(value):

@@ -24,7 +24,9 @@ def test_describe_and_table_show_the_time_and_its_bound():
     assert rows[0]["modelled"] == pytest.approx(271.58, rel=1e-4) and str(rows[0]["modelled"]) == "272 µs"
     # The terms in one column, largest first (the bound's first), zeros left out; the tiny launch has none.
     terms = rows[0]["terms"].split(", ")
-    assert terms[0].startswith("DRAM ") and "FLOP" not in rows[0]["terms"], terms
+    assert terms[0].startswith("DRAM\u00a0") and "FLOP" not in rows[0]["terms"], terms
+    # A term's words are joined by no-break spaces: Lab wraps the column between terms, never inside one.
+    assert all(" " not in t and len(t.split("\u00a0")) >= 3 for t in terms), terms
     seconds = [float(t.split()[-2]) * {"ns": 1e-9, "µs": 1e-6, "ms": 1e-3}[t.split()[-1]] for t in terms]
     assert seconds == sorted(seconds, reverse=True)
     assert rows[1]["terms"] == "none"

@@ -510,6 +510,43 @@ def widest_outputs(page, path):
     )
 
 
+def cells_that_overflow_or_split_a_term(page, path):
+    """The table cells of the notebook at `path`'s outputs whose content runs past the cell ([cell index, its text]),
+    and the terms of an estimate's `terms` column (kp.gpumodel.estimates) that Lab wrapped over two lines ([cell
+    index, the term]): the column wraps between its terms, never inside one."""
+    return notebook_js(
+        page,
+        """const found = {overflowing: [], split: []};
+        const cells = Array.from(nb.content.widgets);
+        for (let i = 0; i < cells.length; i++) {
+            if (cells[i].model.type !== 'code' || !cells[i].model.outputs.length) continue;
+            await nb.content.scrollToItem(i, 'start');
+            await new Promise(r => setTimeout(r, 50));
+            for (const table of cells[i].node.querySelectorAll('.jp-OutputArea-output table')) {
+                const heads = table.rows.length ? Array.from(table.rows[0].cells).map(c => c.textContent.trim()) : [];
+                for (const row of Array.from(table.rows)) {
+                    Array.from(row.cells).forEach((cell, j) => {
+                        if (cell.scrollWidth > cell.clientWidth + 1) found.overflowing.push([i, cell.textContent]);
+                        const text = cell.firstChild;
+                        if (heads[j] !== 'terms' || cell.tagName !== 'TD' || !text || text.nodeType !== 3) return;
+                        let at = 0;
+                        for (const term of text.data.split(', ')) {
+                            const range = document.createRange();
+                            range.setStart(text, at);
+                            range.setEnd(text, at + term.length);
+                            at += term.length + 2;
+                            const tops = new Set(Array.from(range.getClientRects()).map(r => Math.round(r.top)));
+                            if (tops.size > 1) found.split.push([i, term]);
+                        }
+                    });
+                }
+            }
+        }
+        return found;""",
+        path=path,
+    )
+
+
 @browser_test
 def test_every_output_of_the_notebooks_run_here_fits_labs_output_area(lab, page):
     page.set_viewport_size({"width": 1280, "height": 800})
@@ -533,3 +570,5 @@ def test_every_output_of_the_notebooks_run_here_fits_labs_output_area(lab, page)
         assert 700 <= area <= 950, f"{path}: the output area is {area} px, not Lab's ~850 at 1280x800"
         wide = [(i, w) for i, w, width in measured if w > width + 1]
         assert not wide, f"{path}: outputs wider than the {area} px output area (cell index, px): {wide}"
+        cells = cells_that_overflow_or_split_a_term(page, path)
+        assert cells["split"] == [] and cells["overflowing"] == [], f"{path}: {cells}"

@@ -61,6 +61,15 @@ def test_width_counts_the_longest_word_of_each_column_and_its_padding():
     assert Table([]).width() == 0
 
 
+def test_words_joined_by_no_break_spaces_count_as_one_word_as_lab_keeps_them_on_one_line():
+    from kp.table import NO_BREAK, html_chars
+
+    term = NO_BREAK.join(["FMA", "pipe", "2.28", "ms"])  # kp.gpumodel.estimates' terms
+    table = Table([{"terms": f"issue 3.06 ms, {term}"}])
+    assert table.width() == 2 + len("FMA pipe 2.28 ms") == html_chars(table._repr_html_())
+    assert html_chars("<table><tr><td>FMA&nbsp;pipe 2.28</td></tr></table>") == 2 + len("FMA pipe")
+
+
 def test_html_chars_measures_the_widest_table_as_lab_wraps_it():
     from kp.table import html_chars
 

@@ -5,7 +5,7 @@ launch). Owns these records and how they print; kp.gpumodel.gputime computes the
 
 import dataclasses
 
-from kp.table import Quantity, Table, quantity
+from kp.table import NO_BREAK, Quantity, Table, quantity
 
 
 @dataclasses.dataclass(frozen=True)
@@ -73,7 +73,9 @@ class Estimate:
 
 
 def _terms(e):
-    """A launch's terms, largest first, zeros left out: "DRAM 271 µs, latency 174 µs, L1 pipe 24.1 µs"."""
+    """A launch's terms, largest first, zeros left out: "DRAM 271 µs, latency 174 µs, L1 pipe 24.1 µs", each term's
+    words joined by no-break spaces, so that Lab wraps the column between terms and never inside one (in Lab's ~850
+    px output area, chromium split notebook 07's ladder terms as "FMA pipe / 2.28 ms" and "L2 722 / µs")."""
     terms = {
         "DRAM": e.bandwidth_s,
         "latency": e.latency_s,
@@ -85,7 +87,7 @@ def _terms(e):
         "L2": e.l2_s,
     }
     ranked = sorted((t for t in terms.items() if t[1] > 0), key=lambda t: -t[1])
-    return ", ".join(f"{name} {_time(seconds)}" for name, seconds in ranked) or "none"
+    return ", ".join(f"{name} {_time(seconds)}".replace(" ", NO_BREAK) for name, seconds in ranked) or "none"
 
 
 def _time(seconds):
