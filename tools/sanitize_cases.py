@@ -38,6 +38,8 @@ BUGS = {
     "shift_left_in_shared": ("out-of-bounds shared access", "memcheck"),
     "read_before_first_odd_array": ("out-of-bounds shared access", "memcheck"),
     "read_before_second_odd_array": ("out-of-bounds shared access", "memcheck"),
+    "read_past_first_of_one_declaration": ("out-of-bounds shared access", "memcheck"),
+    "read_past_second_of_one_declaration": ("out-of-bounds shared access", "memcheck"),
     "dynamic_past_launch_size": ("out-of-bounds shared access", "memcheck"),
     "barrier_under_if": ("divergent barrier", "synccheck"),
     "barrier_skipped_by_live_threads": ("divergent barrier", "synccheck"),

@@ -853,6 +853,10 @@ void check_shared(const void* var, size_t bytes, size_t elem, const unsigned* di
     if (gb >= begin + bytes && gb - (begin + bytes) < 128) gb = begin + bytes;
     c.shared.push_back({gb, ge, 1, {}, 0, name, true, {}});
   }
+  // And the padding after it, up to the next 128 bytes: no guard lies between two arrays of one declaration
+  // (`__shared__ float a[33], b[33];`), and a[33] landed in that padding unseen.
+  const uintptr_t end = begin + bytes, next = (end + 127) & ~uintptr_t(127);
+  if (next > end) c.shared.push_back({end, next, 1, {}, 0, name, true, {}});
 }
 
 // An `extern __shared__ T name[]` is declared: its elements are named name[index] (sizeof(T) bytes each).

@@ -115,6 +115,24 @@ __global__ void read_before_second_odd_array(const float* x, float* out, int n) 
   if (i < n && t < 33) out[i] = second[t - 1];  // BUG: read_before_second_odd_array
 }
 
+// Two arrays of one declaration: no guard lies between them, only the padding to the second's 128 bytes, where
+// [33] of the one below must still be found. Which one is below depends on g++; each case reads one.
+__global__ void read_past_first_of_one_declaration(const float* x, float* out, int n) {
+  __shared__ float first[33], second[33];
+  int t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
+  if (t < 33) first[t] = second[t] = i < n ? x[i] : 0.0f;
+  __syncthreads();
+  if (i < n && t < 33) out[i] = first[t + 1];  // BUG: read_past_first_of_one_declaration
+}
+
+__global__ void read_past_second_of_one_declaration(const float* x, float* out, int n) {
+  __shared__ float first[33], second[33];
+  int t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
+  if (t < 33) first[t] = second[t] = i < n ? x[i] : 0.0f;
+  __syncthreads();
+  if (i < n && t < 33) out[i] = second[t + 1];  // BUG: read_past_second_of_one_declaration
+}
+
 __global__ void dynamic_past_launch_size(const float* x, float* out, int n) {
   extern __shared__ float buf[];
   int t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
@@ -445,6 +463,8 @@ const char* const kCases[] = {
     "shift_left_in_shared",
     "read_before_first_odd_array",
     "read_before_second_odd_array",
+    "read_past_first_of_one_declaration",
+    "read_past_second_of_one_declaration",
     "dynamic_past_launch_size",
     "barrier_under_if",
     "barrier_skipped_by_live_threads",
@@ -495,6 +515,10 @@ void run_case(int64_t index, const float* x, float* out, int n) {
     read_before_first_odd_array<<<blocks, kBlock>>>(x, out, n);
   else if (which == "read_before_second_odd_array")
     read_before_second_odd_array<<<blocks, kBlock>>>(x, out, n);
+  else if (which == "read_past_first_of_one_declaration")
+    read_past_first_of_one_declaration<<<blocks, kBlock>>>(x, out, n);
+  else if (which == "read_past_second_of_one_declaration")
+    read_past_second_of_one_declaration<<<blocks, kBlock>>>(x, out, n);
   else if (which == "dynamic_past_launch_size")
     dynamic_past_launch_size<<<blocks, kBlock, dyn / 2>>>(x, out, n);
   else if (which == "barrier_under_if")
