@@ -4,6 +4,8 @@ a bench(model=modelled(...)), notebook 07's autotune cell), at the notebook's si
     python bench/profile_cost.py               # every call (a few minutes: notebook 07's fifteen at 4096³)
     python bench/profile_cost.py --quick       # two small calls: shows that it runs
     python bench/profile_cost.py --notebook 07 # one notebook's calls
+    python bench/profile_cost.py --call "v7 tiles 4" --repeat 3  # the calls whose words contain this, 3 times each
+    perf record -g python bench/profile_cost.py --call "v7 tiles 4"  # where one call's time goes
 
 The goal (issue 31, "How it is checked", Speed): a profile of any lesson kernel at its notebook size stays under 10 s
 on 2 cores. Per call: "profile (s)", profile() itself (the stand-in's run in check mode with the profiler on,
@@ -259,11 +261,19 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="two small calls (for tests)")
     parser.add_argument("--notebook", help="only this notebook's calls (its number or its file's stem)")
+    parser.add_argument("--call", help="only the calls whose words (the table's `call` column) contain this")
+    parser.add_argument("--repeat", type=int, default=1, help="time each call this many times (a row each)")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     calls = QUICK if args.quick else CALLS
     if args.notebook:
         calls = [c for c in calls if c.notebook.startswith(args.notebook)]
+    if args.call:
+        calls = [c for c in calls if args.call in c.what]
+    if not calls or args.repeat < 1:
+        raise RuntimeError(f"no call to time: --notebook {args.notebook!r}, --call {args.call!r} and --repeat "
+                           f"{args.repeat} leave none (a call's words are the table's `call` column)")
+    calls = [c for c in calls for _ in range(args.repeat)]
     builds, rows = {}, []
     for call in calls:
         key = call.kernel if isinstance(call.kernel, str) else call.kernel[1]
