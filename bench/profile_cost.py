@@ -271,8 +271,10 @@ def main(argv=None):
     if args.call:
         calls = [c for c in calls if args.call in c.what]
     if not calls or args.repeat < 1:
-        raise RuntimeError(f"no call to time: --notebook {args.notebook!r}, --call {args.call!r} and --repeat "
-                           f"{args.repeat} leave none (a call's words are the table's `call` column)")
+        raise RuntimeError(
+            f"no call to time: --notebook {args.notebook!r}, --call {args.call!r} and --repeat "
+            f"{args.repeat} leave none (a call's words are the table's `call` column)"
+        )
     calls = [c for c in calls for _ in range(args.repeat)]
     builds, rows = {}, []
     for call in calls:
