@@ -89,6 +89,7 @@ class LoadedKernel:
             if op in vars(type(self)) or op in vars(self):
                 raise KernelBuildError(f"{build.name}: an op may not be named {op!r} (a LoadedKernel attribute)")
             setattr(self, op, op_caller(getattr(packets, op), build.source if build.check else None))
+            getattr(self, op).kernel = self  # for profile_build_op
 
     @property
     def ops(self):
@@ -192,6 +193,16 @@ _native = {}  # build key -> (namespace, library copy): C++ registrations made i
 _loaded = {}  # build key -> LoadedKernel: one load per kernel version per process
 
 
+def profile_build_op(fn):
+    """`fn`, an op of a check-mode build (`mod.op`), as the same op of its kernel's profile build (kp.build's
+    PROFILE_BUILD_DROPS: the same counts, sooner), built on first use (once per kernel version: a second check build,
+    in a folder of its own); anything else (a lambda, an op of another build) as it is."""
+    kernel = getattr(fn, "kernel", None)
+    if kernel is None or kernel.build.check is not True:
+        return fn
+    return getattr(load_kernel(kernel.build.source, target="cpu", check="profile", quiet=True), fn.__name__)
+
+
 def load_kernel(name_or_path, target=None, verbose=False, quiet=False, check=None):
     """Build (if needed) and load a kernel; return its ops as a LoadedKernel.
 
@@ -204,7 +215,8 @@ def load_kernel(name_or_path, target=None, verbose=False, quiet=False, check=Non
 
     `check=True` (default: the KP_CHECK environment variable) loads the check-mode build, on the CPU stand-in:
     its op calls raise KernelCheckError for out-of-bounds accesses, shared-memory races and divergent
-    barriers, at the `.cu` line (kp.check). Slower; the normal build stays as it is.
+    barriers, at the `.cu` line (kp.check). Slower; the normal build stays as it is. `check="profile"`: the
+    profile build (kp.build.PROFILE_BUILD_DROPS), which kp.gpumodel.profile runs in a check build's place.
     """
     check = check_from_env() if check is None else check
     build = build_kernel(name_or_path, target, verbose, check=check)

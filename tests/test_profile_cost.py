@@ -66,6 +66,19 @@ def test_quick_prints_each_calls_seconds_against_the_goal(capsys):
     assert "2 of 2 calls under 10 s" in out
 
 
+def test_call_and_repeat_time_one_call_again_and_again(capsys):
+    profile_cost.main(["--quick", "--call", "add2 4096", "--repeat", "2"])
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| 01 |")]
+    assert len(rows) == 2 and all("| add2 4096 |" in row for row in rows)
+
+
+def test_a_call_that_matches_nothing_is_an_error_that_names_it():
+    with pytest.raises(RuntimeError, match="--call 'no such call'"):
+        profile_cost.main(["--call", "no such call"])
+    with pytest.raises(RuntimeError, match="--repeat 0"):
+        profile_cost.main(["--quick", "--repeat", "0"])
+
+
 # ---------------------------------------------------------------------------------------------
 # What made the profiles cheaper, each kept by a test (the counts themselves: test_profile, test_counts, ...).
 
