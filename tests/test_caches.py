@@ -182,11 +182,11 @@ def test_samples_grow_by_pairs_so_a_trend_along_a_short_dimension_is_summed_whol
     tiles (here x + 1 barriers: 16 x 36 = 576 in all). max_blocks 16: from 2 x 2, a pair at a time along the dimension
     with the most blocks per sample (y: 16 / 2 > 8 / 2) gives 2 x 4; then x (8 / 2 = 16 / 4, the first of a tie) 4 x 4
     = 16; one at a time gave 3 x 4 and then 3 x 5 = 15. x: 4 strata of 2 in pairs (t = 0, 0, 1, 1), the lower middle
-    0: places 0, 0, (0 - 1) mod 2 = 1, 1, so rows 0, 2, 5, 7, weighing 2: (1 + 3 + 6 + 8) x 2 = 36 per head, exact (the
-    pairs mirror each other about the grid's centre). y: 4 strata of 4, places 1, 1, 0, 0: heads 1, 5, 8, 12, weighing 4.
-    The 3 rows one at a time gave, rows 0, 2, 7 of strata of 2, 3, 3: 2 + 9 + 24 = 35 per head (560). Under 4 row samples
-    the trend is counted short (max_blocks 2 to 8: rows 1 and 4, 4 x (2 + 5) = 28 per head), the price of summing a
-    period of 4 exactly with 2 samples (test below)."""
+    0: places 0, 0, (0 - 1) mod 2 = 1, 1, so rows 0, 2, 5, 7, weighing 2: (1 + 3 + 6 + 8) x 2 = 36 per head, exact
+    (the pairs mirror each other about the grid's centre). y: 4 strata of 4, places 1, 1, 0, 0: heads 1, 5, 8, 12,
+    weighing 4. The 3 rows one at a time gave, rows 0, 2, 7 of strata of 2, 3, 3: 2 + 9 + 24 = 35 per head (560). Under
+    4 row samples the trend is counted short (max_blocks 2 to 8: rows 1 and 4, 4 x (2 + 5) = 28 per head), the price of
+    summing a period of 4 exactly with 2 samples (test below)."""
     ran, barriers = strata(k, [x + 1 for y in range(16) for x in range(8)], 8, 16, 16)
     assert ran == [x + 8 * y for y in (1, 5, 8, 12) for x in (0, 2, 5, 7)] and barriers == 576
     assert strata(k, [x + 1 for y in range(16) for x in range(8)], 8, 16, 8)[1] == 16 * 28
