@@ -177,6 +177,23 @@ def test_a_10_by_3_grid_sampled_at_4_blocks_runs_one_block_per_pair_of_strata_we
     assert strata(k, [1] * 30, 10, 3, 4)[1] == 30  # the weights sum to the grid's blocks
 
 
+def test_samples_grow_by_pairs_so_a_trend_along_a_short_dimension_is_summed_whole(k):
+    """Causal attention's fused kernel at N = 512 under 16 heads: an (8, 16) grid whose row block x walks x + 1 key
+    tiles (here x + 1 barriers: 16 x 36 = 576 in all). max_blocks 16: from 2 x 2, a pair at a time along the dimension
+    with the most blocks per sample (y: 16 / 2 > 8 / 2) gives 2 x 4; then x (8 / 2 = 16 / 4, the first of a tie) 4 x 4
+    = 16; one at a time gave 3 x 4 and then 3 x 5 = 15. x: 4 strata of 2 in pairs (t = 0, 0, 1, 1), the lower middle
+    0: places 0, 0, (0 - 1) mod 2 = 1, 1, so rows 0, 2, 5, 7, weighing 2: (1 + 3 + 6 + 8) x 2 = 36 per head, exact
+    (the pairs mirror each other about the grid's centre). y: 4 strata of 4, places 1, 1, 0, 0: heads 1, 5, 8, 12,
+    weighing 4. The 3 rows one at a time gave, rows 0, 2, 7 of strata of 2, 3, 3: 2 + 9 + 24 = 35 per head (560). Under
+    4 row samples the trend is counted short (max_blocks 2 to 8: rows 1 and 4, 4 x (2 + 5) = 28 per head), the price of
+    summing a period of 4 exactly with 2 samples (test below)."""
+    ran, barriers = strata(k, [x + 1 for y in range(16) for x in range(8)], 8, 16, 16)
+    assert ran == [x + 8 * y for y in (1, 5, 8, 12) for x in (0, 2, 5, 7)] and barriers == 576
+    assert strata(k, [x + 1 for y in range(16) for x in range(8)], 8, 16, 8)[1] == 16 * 28
+    # 1-D: 3 allowed gives 2 (a third would leave a stratum without its partner), 6 gives 6, 5 gives 4
+    assert [len(strata(k, [1] * 64, 64, 1, m)[0]) for m in (3, 5, 6)] == [2, 4, 6]
+
+
 def test_samples_step_through_a_period_of_the_blocks_work_so_it_does_not_move_the_sum(k):
     """64 blocks in a row, strata of 32, 16, 8, 4 at max_blocks 2, 4, 8, 16; the lower middles 15, 7, 3, 1. Stratum j
     takes (lower middle - t - t // size) mod size places into it, t = j under 4 samples, j // 2 from 4 on (the strata in
@@ -206,13 +223,13 @@ def test_two_sampled_blocks_are_never_neighbours_where_strata_have_two_blocks_or
     - t - t // size) mod size: 0, 2 + 1 = 3, 5 + (0 - 1) mod 2 = 6, 7 + (1 - 1) = 7 - next to 6, so it moves up one to 8
     - weighing 2, 3, 2, 3. Over grids of 5 to 40 blocks and 2 to 16 samples (strata of unequal sizes among them): every
     sample in its stratum, no two neighbours unless one stratum is a single block, and the weights summing to the grid's
-    blocks."""
+    blocks. Samples grow by pairs: a grid within max_blocks runs whole, else an odd max_blocks gives one fewer."""
     assert strata(k, [1] * 10, 10, 1, 4) == ([0, 3, 6, 8], 10)
     assert strata(k, [1 if b < 5 else 16 for b in range(10)], 10, 1, 4)[1] == 2 + 3 + 16 * (2 + 3)
     for g in (5, 7, 10, 13, 20, 31, 40):
         for m in (2, 3, 4, 6, 8, 16):
             ran, weights = strata(k, [1] * g, g, 1, m)
-            n = min(m, g)
+            n = g if g <= m else m - m % 2
             bounds = [i * g // n for i in range(n + 1)]
             assert len(ran) == n and weights == g, (g, m)
             assert all(bounds[i] <= b < bounds[i + 1] for i, b in enumerate(ran)), (g, m, ran)
