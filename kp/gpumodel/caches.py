@@ -22,6 +22,16 @@ The rules, all sector-granular (32 bytes; CUDA C++ Best Practices Guide, "Coales
   of blocks are then, per class, that count x the distinct points the blocks project to on the other dimensions.
   Exact for tiles (a GEMM's row of A is shared along x, a column of B along y, a tile of C by no one); a halo touched
   by two neighbouring blocks that were not both sampled counts twice.
+- Sharing the samples miss, bounded by each tensor's size: the blocks of a grid can read no more distinct sectors of
+  a tensor than it has (the stand-in reports each tensor's sectors and its classes apart). Where a tensor's classes
+  add up, over the whole grid, to r times its sectors (r > 1), blocks that no two samples stand for read the same
+  sectors (the channels of an involution group read one weight at the same pixels, and 2-16 samples of 1024 blocks
+  hold one channel a group: every channel's weight reads counted as its own, 16 times the weight, DRAM-bound where
+  the blocks share it from the L2). The model takes that sharing to lie among blocks near each other in block order
+  (within a wave, as the channels of a group are: 64 consecutive blocks there), so any range of blocks reads 1 / r of
+  what the tensor's classes give, never more than the tensor; the rest are L2 hits. Over the whole grid that is the
+  tensor's sectors, the compulsory traffic; by waves (a footprint larger than the L2) it is the wave's share of
+  them. A tensor whose classes come to its sectors or fewer (every tile sampled: GEMMs) is left as its classes say.
 """
 
 import dataclasses
@@ -41,10 +51,21 @@ class Sharing:
     reads: tuple  # per class (bit d of its index: shared along dimension d), sectors per sampled owner
     writes: tuple
     slowest_requests: int = 0  # per block, the global load requests of its warp that made the most, summed
+    tensors: tuple = ()  # per tensor touched: (its sectors, its reads' classes, its writes' classes)
 
     def distinct(self, first, end, writes=False):
-        """The distinct sectors the blocks of linear index first .. end - 1 read (or write)."""
-        classes = self.writes if writes else self.reads
+        """The distinct sectors the blocks of linear index first .. end - 1 read (or write); of each tensor whose
+        classes add up to more than its sectors over the grid (reuse r), 1 / r of what its classes give."""
+        count = self._classes(self.writes if writes else self.reads, first, end)
+        blocks = self.grid[0] * self.grid[1] * self.grid[2]
+        for sectors, reads, written in self.tensors:
+            classes = written if writes else reads
+            grid_total = self._classes(classes, 0, blocks)
+            if grid_total > sectors:
+                count -= self._classes(classes, first, end) * (1 - sectors / grid_total)
+        return count
+
+    def _classes(self, classes, first, end):
         return sum(
             per_owner * _projections(first, end, self.grid, [d for d in range(3) if not along >> d & 1])
             for along, per_owner in enumerate(classes)
@@ -55,13 +76,16 @@ class Sharing:
 def parse_sharing(report, launches):
     """The profile report's `hierarchy` rows as one Sharing per launch (None where the report has none); `launches`:
     kp.gpumodel.counts' Launch records, in the report's order (for their grids)."""
-    rows = {}
+    rows, tensors = {}, {}
     for row in report.splitlines():
-        if not row.startswith("hierarchy\t"):  # not split: the report's 2^18 touch rows
+        if not row.startswith("hierarchy"):  # not split: the report's 2^18 touch rows
             continue
         f = row.split("\t")
-        if len(f) == 9:
+        if f[0] == "hierarchy" and len(f) == 9:
             rows[int(f[1])] = f
+        elif f[0] == "hierarchy_tensor" and len(f) == 5:
+            classes = tuple(tuple(float(v) for v in c.split()) for c in f[3:])
+            tensors.setdefault(int(f[1]), []).append((int(f[2]), *classes))
     sharing = []
     for k, la in enumerate(launches):
         f = rows.get(k)
@@ -78,6 +102,7 @@ def parse_sharing(report, launches):
                 slowest_requests=int(f[6]),
                 reads=tuple(float(v) for v in f[7].split()),
                 writes=tuple(float(v) for v in f[8].split()),
+                tensors=tuple(tensors.get(k, ())),
             )
         )
     return sharing
