@@ -170,7 +170,8 @@ def test_projections_count_the_distinct_points_of_a_range_of_blocks():
 def test_the_report_rows_are_read_per_launch():
     report = (
         "launch\t...\nhierarchy\t1\t2 3 1\t10\t20\t5\t7\t1 2 0 0 0 0 0 0\t3 0 0 0 0 0 0 0.5\n"
-        "hierarchy_tensor\t1\t12\t1 2 0 0 0 0 0 0\t0 0 0 0 0 0 0 0\nhierarchy_tensor\t1\t7\t0 0 0 0 0 0 0 0\t3 0 0 0 0 0 0 0.5\n"
+        "hierarchy_tensor\t1\t12\t1 2 0 0 0 0 0 0\t0 0 0 0 0 0 0 0\n"
+        "hierarchy_tensor\t1\t7\t0 0 0 0 0 0 0 0\t3 0 0 0 0 0 0 0.5\n"
     )
 
     @dataclasses.dataclass

@@ -495,7 +495,7 @@ void block_coordinates(const Hierarchy& h, uint64_t index, uint64_t at[3]) {
   at[2] = index / (h.grid[0] * h.grid[1]);
 }
 
-// The index in h.tensors of the tensor [begin, end) (added where new), or of the one holding address `a` (begin == end).
+// The index in h.tensors of the tensor [begin, end) (added where new), or, where begin == end, of the one holding it.
 uint8_t tensor_index(Hierarchy& h, uintptr_t begin, uintptr_t end) {
   for (size_t k = 0; k < h.tensors.size(); ++k)
     if (begin == end ? begin >= h.tensors[k].first && begin < h.tensors[k].second : h.tensors[k].first == begin)
@@ -931,7 +931,7 @@ void profile_begin(uint64_t max_blocks) {
 // One launch's memory hierarchy inputs, a line: hierarchy  launch  nx ny nz  l1_wavefronts  l2_read_sectors
 // barriers  slowest (per block, its most loading warp's global load requests, summed over the blocks)  then, for reads and for writes, the sectors per sampled owner of each sharing class (along = 0 .. 7: the
 // dimensions along which the class's sectors are shared; its owners: the sampled points of the other dimensions).
-// Then a line per tensor of the launch: hierarchy_tensor  launch  its sectors  its reads' and writes' classes, as above.
+// Then a line per tensor: hierarchy_tensor  launch  its sectors  its reads' and writes' classes, as above.
 std::string hierarchy_row(size_t launch, const Hierarchy& h) {
   std::string out = format("hierarchy\t%zu\t%u %u %u\t%llu\t%llu\t%llu\t%llu", launch, h.n[0], h.n[1], h.n[2],
                            (unsigned long long)h.l1_wavefronts, (unsigned long long)h.l2_read_sectors,
