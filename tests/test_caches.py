@@ -116,6 +116,22 @@ def test_data_that_only_unsampled_blocks_share_is_read_from_dram_once(k, max_blo
     assert e.dram_bytes == 32 * (4352 + 4096)
 
 
+def test_each_lane_of_a_request_counts_its_sectors_under_its_own_tensor(k):
+    """mixed: one load whose lanes 0-15 read x (2 sectors per block, its own) and lanes 16-31 w (2 sectors, shared by
+    the 16 blocks of a group), 1024 blocks at 2 samples: x's classes 2 per block (4096 / 2 = 2048 sectors, its
+    footprint), w's 2 per block, 2048 over the grid against its 64 x 16 floats = 128 sectors (r = 16): DRAM reads 2048
+    + 128. Counted under the site's last tensor alone, w's reuse would be taken as 4096 sectors over 128: x's 2048
+    counted at 2048 / 32 = 64."""
+    x, w, out = torch.randn(1024 * 16), torch.randn(64 * 16), torch.zeros(1024 * 32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "sampled: ..."
+        p = profile(k.run, 5, x, w, out, 16, 1024, max_blocks=2)
+    (sharing,) = p.sharing
+    reads = sorted((t[0], t[1]) for t in sharing.tensors if any(t[1]))
+    assert reads == [(128, (2,) + (0,) * 7), (2048, (2,) + (0,) * 7)]
+    assert sharing.distinct(0, 1024) == pytest.approx(2048 + 128)
+
+
 def test_sharing_the_samples_missed_is_counted_per_wave_by_the_tensors_reuse():
     """The groups' figures at 2 samples (8 sectors per block, 4 of them w's, whose 256 sectors the grid's 4096 reads
     cover 16 times) on an L2 of 16 KB (the footprint, 8448 sectors, does not fit): waves of 256 blocks each read

@@ -521,7 +521,7 @@ void hierarchy_request(uintptr_t pc, const Request& r, std::unordered_set<uintpt
   const uint8_t tensor = site.begin < site.end ? tensor_index(h, site.begin, site.end) : kNoTensor;
   for (uint32_t m = r.lanes; m; m &= m - 1) {
     const uintptr_t a = r.addr[__builtin_ctz(m)];
-    // a site that touched another tensor since (a pointer chosen at run time): the tensor holding `a`, where known
+    // a site whose last tensor is another (a pointer chosen per lane at run time): the tensor holding `a`
     const uint8_t owner = a >= site.begin && a < site.end ? tensor : tensor_index(h, a, a);
     for (uintptr_t line = (a - offset) >> 7; line <= (a - offset + r.size - 1) >> 7; ++line) {
       bool dup = false;
@@ -784,8 +784,12 @@ void profile_access(Worker& w, Profile& p, Space space, uintptr_t a, size_t n, b
   r.addr[tid % 32] = a;
 }
 
-// A global access at `pc` touched the tensor [begin, end) (its 128-byte lines and its sectors: see t_site_tensor).
-void hierarchy_base(uintptr_t pc, uintptr_t begin, uintptr_t end) { t_site_tensor[pc] = SiteTensor{begin, end}; }
+// A global access at `pc` touched the tensor [begin, end) (its 128-byte lines and its sectors: see t_site_tensor);
+// the launch lists it, so that a lane of a site whose last tensor is another one finds its own (hierarchy_request).
+void hierarchy_base(uintptr_t pc, uintptr_t begin, uintptr_t end) {
+  t_site_tensor[pc] = SiteTensor{begin, end};
+  if (!t_hierarchy.empty()) tensor_index(t_hierarchy.back(), begin, end);
+}
 
 // The counted lane of a warp evaluated a copy (at `pc`) of the condition `trips` is of: its pc is listed, its run
 // goes on, or the entry it ran is counted (out of line: one evaluation in 32 comes here).
