@@ -99,8 +99,8 @@ def test_data_that_only_unsampled_blocks_share_is_read_from_dram_once(k, max_blo
     shares. x: 1024 x 4 = 4096 sectors; w: 64 x 32 floats = 256 sectors; writes 4096. With every block traced the
     classes show the sharing (w's 256 sectors shared along x, x's 4 per block its own). With 2-16 samples of 1024
     blocks, strata of 64 or more, no two samples are in one group: w's reads come out as 4 per block, 4096 over the
-    grid, 16 times its 256 sectors (r = 16); counted at 4096 / 16 = 256, DRAM reads 256 + 4096 = 4352 sectors,
-    as with every block traced (without the bound: 8192)."""
+    grid, 16 times its 256 sectors; bounded by them, DRAM reads 256 + 4096 = 4352 sectors, as with every block
+    traced (without the bound: 8192)."""
     (sharing,) = groups(k, max_blocks).sharing
     footprints = sorted(t[0] for t in sharing.tensors)
     assert footprints == [256, 4096, 4096]  # w, then x and out (read and written)
@@ -119,9 +119,8 @@ def test_data_that_only_unsampled_blocks_share_is_read_from_dram_once(k, max_blo
 def test_each_lane_of_a_request_counts_its_sectors_under_its_own_tensor(k):
     """mixed: one load whose lanes 0-15 read x (2 sectors per block, its own) and lanes 16-31 w (2 sectors, shared by
     the 16 blocks of a group), 1024 blocks at 2 samples: x's classes 2 per block (4096 / 2 = 2048 sectors, its
-    footprint), w's 2 per block, 2048 over the grid against its 64 x 16 floats = 128 sectors (r = 16): DRAM reads 2048
-    + 128. Counted under the site's last tensor alone, w's reuse would be taken as 4096 sectors over 128: x's 2048
-    counted at 2048 / 32 = 64."""
+    footprint), w's 2 per block, 2048 over the grid, bounded by its 64 x 16 floats = 128 sectors: DRAM reads 2048 +
+    128. Counted under the site's last tensor alone, all 4096 would be w's, bounded by its 128."""
     x, w, out = torch.randn(1024 * 16), torch.randn(64 * 16), torch.zeros(1024 * 32)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # "sampled: ..."
@@ -132,16 +131,18 @@ def test_each_lane_of_a_request_counts_its_sectors_under_its_own_tensor(k):
     assert sharing.distinct(0, 1024) == pytest.approx(2048 + 128)
 
 
-def test_sharing_the_samples_missed_is_counted_per_wave_by_the_tensors_reuse():
-    """The groups' figures at 2 samples (8 sectors per block, 4 of them w's, whose 256 sectors the grid's 4096 reads
-    cover 16 times) on an L2 of 16 KB (the footprint, 8448 sectors, does not fit): waves of 256 blocks each read
-    their 1024 sectors of x and 1024 / 16 = 64 of w, 4 x 1088 = 4352 in all; 1024 blocks resident: 4352 at once."""
+def test_a_wave_reads_at_most_a_tensors_sectors_of_it():
+    """The groups' figures at 2 samples (8 sectors per block, 4 of them w's 256) on an L2 of 16 KB (the footprint,
+    8448 sectors, does not fit). Waves of 256 blocks: w's classes give 4 x 256 = 1024 sectors a wave, more than its
+    256, so 256; x's 1024: 1280 a wave, 5120 in all (the classes alone: 8192). Waves of 16 blocks: w's 64 stay 64
+    (its classes do not say which blocks share: the bound acts only where they exceed the whole tensor), 128 a wave."""
     grid = (1024, 1, 1)
     tensors = ((256, (4,) + (0,) * 7, (0,) * 8), (4096, (4,) + (0,) * 7, (0,) * 8), (4096, (0,) * 8, (4,) + (0,) * 7))
     sharing = Sharing(grid, (2, 1, 1), 0, 8192, 0, (8,) + (0,) * 7, (4,) + (0,) * 7, tensors=tensors)
     small = traffic(sharing, requested_read=8192, resident_blocks=256, l2_bytes=16 * 1024)
-    assert (small.dram_read, small.dram_write, small.footprint_fits_l2) == (4352, 4096, False)
-    assert sharing.distinct(0, 256) == pytest.approx(1088) and sharing.distinct(0, 16) == pytest.approx(68)
+    assert (small.dram_read, small.dram_write, small.footprint_fits_l2) == (5120, 4096, False)
+    assert sharing.distinct(0, 256) == 1280 and sharing.distinct(0, 16) == 128
+    assert traffic(sharing, 8192, 1024, 16 * 1024).dram_read == 4352  # one wave: the whole grid's
     unbounded = dataclasses.replace(sharing, tensors=())  # the classes alone: every block's w read from DRAM
     assert traffic(unbounded, 8192, 256, 16 * 1024).dram_read == 8192
 

@@ -22,16 +22,16 @@ The rules, all sector-granular (32 bytes; CUDA C++ Best Practices Guide, "Coales
   of blocks are then, per class, that count x the distinct points the blocks project to on the other dimensions.
   Exact for tiles (a GEMM's row of A is shared along x, a column of B along y, a tile of C by no one); a halo touched
   by two neighbouring blocks that were not both sampled counts twice.
-- Sharing the samples miss, bounded by each tensor's size: the blocks of a grid can read no more distinct sectors of
-  a tensor than it has (the stand-in reports each tensor's sectors and its classes apart). Where a tensor's classes
-  add up, over the whole grid, to r times its sectors (r > 1), blocks that no two samples stand for read the same
-  sectors (the channels of an involution group read one weight at the same pixels, and 2-16 samples of 1024 blocks
-  hold one channel a group: every channel's weight reads counted as its own, 16 times the weight, DRAM-bound where
-  the blocks share it from the L2). The model takes that sharing to lie among blocks near each other in block order
-  (within a wave, as the channels of a group are: 64 consecutive blocks there), so any range of blocks reads 1 / r of
-  what the tensor's classes give, never more than the tensor; the rest are L2 hits. Over the whole grid that is the
-  tensor's sectors, the compulsory traffic; by waves (a footprint larger than the L2) it is the wave's share of
-  them. A tensor whose classes come to its sectors or fewer (every tile sampled: GEMMs) is left as its classes say.
+- Sharing the samples miss, bounded by each tensor's size: the blocks of any range can read no more distinct sectors
+  of a tensor than it has (the stand-in reports each tensor's sectors and its classes apart), so a range's count of
+  each tensor is the smaller of what its classes give and the tensor's sectors. The classes overshoot where blocks
+  that no two samples stand for read the same sectors: the channels of an involution group read one weight at the
+  same pixels, and 2-16 samples of 1024 blocks hold one channel a group, so every channel's weight reads counted as
+  its own, 16 times the weight, charged to DRAM where the L2 serves 15 of 16. Over the whole grid, where the
+  footprint fits the L2, the bound is the compulsory traffic; by waves it bounds a wave only where the wave's classes
+  exceed the whole tensor (a wave that covers a share of the grid is left as its classes say: which blocks of a 1-D
+  grid share a sector, the classes do not tell, with every block traced or not). A tensor whose classes come to its
+  sectors or fewer (every tile sampled: GEMMs) is left as its classes say.
 """
 
 import dataclasses
@@ -54,15 +54,11 @@ class Sharing:
     tensors: tuple = ()  # per tensor touched: (its sectors, its reads' classes, its writes' classes)
 
     def distinct(self, first, end, writes=False):
-        """The distinct sectors the blocks of linear index first .. end - 1 read (or write); of each tensor whose
-        classes add up to more than its sectors over the grid (reuse r), 1 / r of what its classes give."""
+        """The distinct sectors the blocks of linear index first .. end - 1 read (or write): each tensor's at most its
+        sectors."""
         count = self._classes(self.writes if writes else self.reads, first, end)
-        blocks = self.grid[0] * self.grid[1] * self.grid[2]
         for sectors, reads, written in self.tensors:
-            classes = written if writes else reads
-            grid_total = self._classes(classes, 0, blocks)
-            if grid_total > sectors:
-                count -= self._classes(classes, first, end) * (1 - sectors / grid_total)
+            count -= max(0.0, self._classes(written if writes else reads, first, end) - sectors)
         return count
 
     def _classes(self, classes, first, end):
