@@ -85,6 +85,68 @@ def test_a_gemm_of_128_tiles_reads_a_row_of_a_per_wave_and_all_of_b():
     assert traffic(gemm, 1024 * 131072, 132, 256 * MiB).dram_read == 64 * 65536  # an L2 that holds it all
 
 
+def groups(k, max_blocks):
+    """hierarchy.cu's groups: 1024 blocks of 32 threads in groups of 16 sharing a slice of w (64 x 32 floats)."""
+    x, w, out = torch.randn(1024 * 32), torch.randn(64 * 32), torch.zeros(1024 * 32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "sampled: ..."
+        return profile(k.run, 4, x, w, out, 16, 1024, max_blocks=max_blocks)
+
+
+@pytest.mark.parametrize("max_blocks", [0, 2, 4, 8, 16])
+def test_data_that_only_unsampled_blocks_share_is_read_from_dram_once(k, max_blocks):
+    """groups: every block reads its own 4 sectors of x and the 4 sectors of w its group of 16 consecutive blocks
+    shares. x: 1024 x 4 = 4096 sectors; w: 64 x 32 floats = 256 sectors; writes 4096. With every block traced the
+    classes show the sharing (w's 256 sectors shared along x, x's 4 per block its own). With 2-16 samples of 1024
+    blocks, strata of 64 or more, no two samples are in one group: w's reads come out as 4 per block, 4096 over the
+    grid, 16 times its 256 sectors; bounded by them, DRAM reads 256 + 4096 = 4352 sectors, as with every block
+    traced (without the bound: 8192)."""
+    (sharing,) = groups(k, max_blocks).sharing
+    footprints = sorted(t[0] for t in sharing.tensors)
+    assert footprints == [256, 4096, 4096]  # w, then x and out (read and written)
+    w_reads = [t[1] for t in sharing.tensors if t[0] == 256][0]
+    if max_blocks:
+        assert w_reads == (4,) + (0,) * 7  # 4 per sampled block: no two samples share
+        assert sharing.reads == (8,) + (0,) * 7
+    else:
+        assert w_reads == (0, 256, 0, 0, 0, 0, 0, 0) and sharing.reads == (4, 256, 0, 0, 0, 0, 0, 0)
+    assert sharing.distinct(0, 1024) == pytest.approx(4352)
+    assert sharing.distinct(0, 1024, writes=True) == 4096
+    (e,) = groups(k, max_blocks).estimate_detail("H100").launches
+    assert e.dram_bytes == 32 * (4352 + 4096)
+
+
+def test_each_lane_of_a_request_counts_its_sectors_under_its_own_tensor(k):
+    """mixed: one load whose lanes 0-15 read x (2 sectors per block, its own) and lanes 16-31 w (2 sectors, shared by
+    the 16 blocks of a group), 1024 blocks at 2 samples: x's classes 2 per block (4096 / 2 = 2048 sectors, its
+    footprint), w's 2 per block, 2048 over the grid, bounded by its 64 x 16 floats = 128 sectors: DRAM reads 2048 +
+    128. Counted under the site's last tensor alone, all 4096 would be w's, bounded by its 128."""
+    x, w, out = torch.randn(1024 * 16), torch.randn(64 * 16), torch.zeros(1024 * 32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "sampled: ..."
+        p = profile(k.run, 5, x, w, out, 16, 1024, max_blocks=2)
+    (sharing,) = p.sharing
+    reads = sorted((t[0], t[1]) for t in sharing.tensors if any(t[1]))
+    assert reads == [(128, (2,) + (0,) * 7), (2048, (2,) + (0,) * 7)]
+    assert sharing.distinct(0, 1024) == pytest.approx(2048 + 128)
+
+
+def test_a_wave_reads_at_most_a_tensors_sectors_of_it():
+    """The groups' figures at 2 samples (8 sectors per block, 4 of them w's 256) on an L2 of 16 KB (the footprint,
+    8448 sectors, does not fit). Waves of 256 blocks: w's classes give 4 x 256 = 1024 sectors a wave, more than its
+    256, so 256; x's 1024: 1280 a wave, 5120 in all (the classes alone: 8192). Waves of 16 blocks: w's 64 stay 64
+    (its classes do not say which blocks share: the bound acts only where they exceed the whole tensor), 128 a wave."""
+    grid = (1024, 1, 1)
+    tensors = ((256, (4,) + (0,) * 7, (0,) * 8), (4096, (4,) + (0,) * 7, (0,) * 8), (4096, (0,) * 8, (4,) + (0,) * 7))
+    sharing = Sharing(grid, (2, 1, 1), 0, 8192, 0, (8,) + (0,) * 7, (4,) + (0,) * 7, tensors=tensors)
+    small = traffic(sharing, requested_read=8192, resident_blocks=256, l2_bytes=16 * 1024)
+    assert (small.dram_read, small.dram_write, small.footprint_fits_l2) == (5120, 4096, False)
+    assert sharing.distinct(0, 256) == 1280 and sharing.distinct(0, 16) == 128
+    assert traffic(sharing, 8192, 1024, 16 * 1024).dram_read == 4352  # one wave: the whole grid's
+    unbounded = dataclasses.replace(sharing, tensors=())  # the classes alone: every block's w read from DRAM
+    assert traffic(unbounded, 8192, 256, 16 * 1024).dram_read == 8192
+
+
 def test_a_blocks_repeated_loads_hit_its_l1(k):
     """reuse: 4 blocks, each thread reads its float 8 times: 8 requests of 4 sectors per block (128 sectors asked
     for), 4 distinct sectors per block reach the L2 (16), and DRAM reads those 16: 7 of 8 requests hit the L1."""
@@ -123,7 +185,11 @@ def test_projections_count_the_distinct_points_of_a_range_of_blocks():
 
 
 def test_the_report_rows_are_read_per_launch():
-    report = "launch\t...\nhierarchy\t1\t2 3 1\t10\t20\t5\t7\t1 2 0 0 0 0 0 0\t3 0 0 0 0 0 0 0.5\n"
+    report = (
+        "launch\t...\nhierarchy\t1\t2 3 1\t10\t20\t5\t7\t1 2 0 0 0 0 0 0\t3 0 0 0 0 0 0 0.5\n"
+        "hierarchy_tensor\t1\t12\t1 2 0 0 0 0 0 0\t0 0 0 0 0 0 0 0\n"
+        "hierarchy_tensor\t1\t7\t0 0 0 0 0 0 0 0\t3 0 0 0 0 0 0 0.5\n"
+    )
 
     @dataclasses.dataclass
     class L:
@@ -131,7 +197,10 @@ def test_the_report_rows_are_read_per_launch():
 
     first, second = parse_sharing(report, [L((1, 1, 1)), L((4, 6, 1))])
     assert first is None
-    assert second == Sharing((4, 6, 1), (2, 3, 1), 10, 20, 5, (1, 2, 0, 0, 0, 0, 0, 0), (3, 0, 0, 0, 0, 0, 0, 0.5), 7)
+    tensors = ((12, (1, 2, 0, 0, 0, 0, 0, 0), (0,) * 8), (7, (0,) * 8, (3, 0, 0, 0, 0, 0, 0, 0.5)))
+    assert second == Sharing(
+        (4, 6, 1), (2, 3, 1), 10, 20, 5, (1, 2, 0, 0, 0, 0, 0, 0), (3, 0, 0, 0, 0, 0, 0, 0.5), 7, tensors
+    )
 
 
 def spread(fn, *args, flops=0):

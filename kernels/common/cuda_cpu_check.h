@@ -652,7 +652,7 @@ __attribute__((noinline)) void check_access(Worker* w, uintptr_t a, size_t n, bo
       if (a + n > t->end) out_of_bounds_global(*w, *t, t->end, n, write, pc);  // runs past the end
       if (c.profiling) {  // counted; who wrote each element, and races, are not recorded (112 bytes an element)
         profile_access(*w, profile_of(c), kGlobal, a, n, write, atomic, pc);
-        hierarchy_base(pc, t->begin);
+        hierarchy_base(pc, t->begin, t->end);
         profile_touch(*w, profile_of(c), kGlobal, t->name.c_str(), t->begin, (t->end - t->begin) / t->elem, nullptr, 0,
                       (a - t->begin) / t->elem,
                       atomic ? kAtomic : write ? kStore : kLoad);

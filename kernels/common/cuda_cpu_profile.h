@@ -388,10 +388,16 @@ void regroup(Profile& p, const char* kernel, unsigned wi, const std::vector<std:
 // stands for (the product of its strata's sizes), so every total is the whole grid's, whatever the grid's shape.
 // Each global sector the sampled blocks touch keeps the coordinates of its first block and the dimensions along
 // which another sampled block touched it too ("shared along x"); kp/memory.py turns those classes into the distinct
-// sectors of the blocks an L2 holds together (a wave), which is what DRAM moves.
+// sectors of the blocks an L2 holds together (a wave), which is what DRAM moves. Each sector keeps its tensor too, and
+// the report gives each tensor's classes and its own sectors: sharing that no two sampled blocks show (a weight the
+// channels of a group read, sampled once per group) makes a tensor's classes add up to more sectors than the tensor
+// has, and kp/gpumodel/caches.py takes the excess as reads the L2 serves.
+constexpr uint8_t kNoTensor = 255;  // a sector outside the tensors known (their first 255 in a launch)
+
 struct Sharer {
   uint32_t at[3];
   uint8_t along = 0;  // bit d: a block at another coordinate d touched this sector too
+  uint8_t tensor = kNoTensor;  // its tensor: an index into Hierarchy::tensors
 };
 
 struct Hierarchy {
@@ -403,11 +409,16 @@ struct Hierarchy {
   uint64_t barriers = 0;  // __syncthreads released, x weights
   uint64_t slowest = 0;   // per block, the global load requests of its warp that made the most, x weights
   std::unordered_map<uintptr_t, Sharer> reads, writes;
+  std::vector<std::pair<uintptr_t, uintptr_t>> tensors;  // the global tensors the sampled blocks touched: [begin, end)
 };
 
-// Per access site, its tensor's address mod 256: a GPU allocation begins on a 256-byte boundary (cudaMalloc), a
-// CPU tensor here on 64 only, so the 128-byte lines are counted from the tensor's beginning, as the GPU has them.
-thread_local std::unordered_map<uintptr_t, uintptr_t> t_line_offset;
+// Per access site, the tensor it touched last, [begin, end). Its beginning mod 256 places the 128-byte lines: a GPU
+// allocation begins on a 256-byte boundary (cudaMalloc), a CPU tensor here on 64 only, so the lines are counted from
+// the tensor's beginning, as the GPU has them.
+struct SiteTensor {
+  uintptr_t begin = 0, end = 0;
+};
+thread_local std::unordered_map<uintptr_t, SiteTensor> t_site_tensor;
 
 thread_local std::vector<Hierarchy> t_hierarchy;  // one per LaunchRecord, in step with t_profile.launches
 thread_local uint64_t t_block = 0;                 // the running (sampled) block's linear index
@@ -494,8 +505,19 @@ void block_coordinates(const Hierarchy& h, uint64_t index, uint64_t at[3]) {
   at[2] = index / (h.grid[0] * h.grid[1]);
 }
 
+// The index in h.tensors of the tensor [begin, end) (added where new), or, where begin == end, of the one holding it.
+uint8_t tensor_index(Hierarchy& h, uintptr_t begin, uintptr_t end) {
+  for (size_t k = 0; k < h.tensors.size(); ++k)
+    if (begin == end ? begin >= h.tensors[k].first && begin < h.tensors[k].second : h.tensors[k].first == begin)
+      return uint8_t(k);
+  if (begin == end || h.tensors.size() >= kNoTensor) return kNoTensor;
+  h.tensors.emplace_back(begin, end);
+  return uint8_t(h.tensors.size() - 1);
+}
+
 // One global request of the running block: its 128-byte lines, and its sectors into the launch's sharing classes
-// and into the block's own set (the block's L1 keeps what it read: a sector read again by the block is an L1 hit).
+// (with their tensor) and into the block's own set (the block's L1 keeps what it read: a sector read again by the
+// block is an L1 hit).
 void hierarchy_request(uintptr_t pc, const Request& r, std::unordered_set<uintptr_t>& block_reads) {
   Hierarchy& h = t_hierarchy.back();
   uintptr_t lines[64];
@@ -503,10 +525,14 @@ void hierarchy_request(uintptr_t pc, const Request& r, std::unordered_set<uintpt
   uint64_t at[3];
   block_coordinates(h, t_block, at);
   auto& sharers = r.kind == kLoad ? h.reads : h.writes;
-  const auto found = t_line_offset.find(pc);
-  const uintptr_t offset = found == t_line_offset.end() ? 0 : found->second;
+  const auto found = t_site_tensor.find(pc);
+  const SiteTensor site = found == t_site_tensor.end() ? SiteTensor{} : found->second;
+  const uintptr_t offset = site.begin & 255;
+  const uint8_t tensor = site.begin < site.end ? tensor_index(h, site.begin, site.end) : kNoTensor;
   for (uint32_t m = r.lanes; m; m &= m - 1) {
     const uintptr_t a = r.addr[__builtin_ctz(m)];
+    // a site whose last tensor is another (a pointer chosen per lane at run time): the tensor holding `a`
+    const uint8_t owner = a >= site.begin && a < site.end ? tensor : tensor_index(h, a, a);
     for (uintptr_t line = (a - offset) >> 7; line <= (a - offset + r.size - 1) >> 7; ++line) {
       bool dup = false;
       for (uint32_t k = 0; k < n && !dup; ++k) dup = lines[k] == line;
@@ -518,6 +544,7 @@ void hierarchy_request(uintptr_t pc, const Request& r, std::unordered_set<uintpt
       Sharer& sh = it->second;
       if (fresh) {
         for (int d = 0; d < 3; ++d) sh.at[d] = uint32_t(at[d]);
+        sh.tensor = owner;
       } else {
         for (int d = 0; d < 3; ++d) sh.along |= uint8_t(sh.at[d] != uint32_t(at[d])) << d;
       }
@@ -767,8 +794,12 @@ void profile_access(Worker& w, Profile& p, Space space, uintptr_t a, size_t n, b
   r.addr[tid % 32] = a;
 }
 
-// A global access at `pc` touched the tensor beginning at `begin` (for its 128-byte lines: see t_line_offset).
-void hierarchy_base(uintptr_t pc, uintptr_t begin) { t_line_offset[pc] = begin & 255; }
+// A global access at `pc` touched the tensor [begin, end) (its 128-byte lines and its sectors: see t_site_tensor);
+// the launch lists it, so that a lane of a site whose last tensor is another one finds its own (hierarchy_request).
+void hierarchy_base(uintptr_t pc, uintptr_t begin, uintptr_t end) {
+  t_site_tensor[pc] = SiteTensor{begin, end};
+  if (!t_hierarchy.empty()) tensor_index(t_hierarchy.back(), begin, end);
+}
 
 // The counted lane of a warp evaluated a copy (at `pc`) of the condition `trips` is of: its pc is listed, its run
 // goes on, or the entry it ran is counted (out of line: one evaluation in 32 comes here).
@@ -908,28 +939,45 @@ void profile_begin(uint64_t max_blocks) {
   t_profiling = true;
   t_profile.max_blocks = max_blocks;
   t_hierarchy.clear();
-  t_line_offset.clear();
+  t_site_tensor.clear();
 }
 
 // One launch's memory hierarchy inputs, a line: hierarchy  launch  nx ny nz  l1_wavefronts  l2_read_sectors
 // barriers  slowest (per block, its most loading warp's global load requests, summed over the blocks)  then, for reads and for writes, the sectors per sampled owner of each sharing class (along = 0 .. 7: the
 // dimensions along which the class's sectors are shared; its owners: the sampled points of the other dimensions).
+// Then a line per tensor: hierarchy_tensor  launch  its sectors  its reads' and writes' classes, as above.
 std::string hierarchy_row(size_t launch, const Hierarchy& h) {
   std::string out = format("hierarchy\t%zu\t%u %u %u\t%llu\t%llu\t%llu\t%llu", launch, h.n[0], h.n[1], h.n[2],
                            (unsigned long long)h.l1_wavefronts, (unsigned long long)h.l2_read_sectors,
                            (unsigned long long)h.barriers, (unsigned long long)h.slowest);
-  for (const auto* sharers : {&h.reads, &h.writes}) {
-    uint64_t count[8] = {};
-    for (const auto& [sector, sh] : *sharers) ++count[sh.along];
-    out += "\t";
+  const size_t tensors = h.tensors.size();
+  std::vector<std::string> rows(tensors);
+  for (size_t k = 0; k < tensors; ++k) {
+    const auto [begin, end] = h.tensors[k];
+    rows[k] = format("hierarchy_tensor\t%zu\t%llu", launch, (unsigned long long)((end - 1) / 32 - begin / 32 + 1));
+  }
+  auto classes = [&](const uint64_t* count) {
+    std::string text = "\t";
     for (int along = 0; along < 8; ++along) {
       double owners = 1;  // the sampled points of the dimensions the class is not shared along
       for (int d = 0; d < 3; ++d)
         if (!(along >> d & 1)) owners *= h.n[d];
-      out += format(along ? " %.9g" : "%.9g", count[along] / owners);
+      text += format(along ? " %.9g" : "%.9g", count[along] / owners);
     }
+    return text;
+  };
+  for (const auto* sharers : {&h.reads, &h.writes}) {
+    std::vector<uint64_t> count(8 * (tensors + 1));  // all, then each tensor's
+    for (const auto& [sector, sh] : *sharers) {
+      ++count[sh.along];
+      if (sh.tensor != kNoTensor) ++count[8 * (sh.tensor + 1) + sh.along];
+    }
+    out += classes(count.data());
+    for (size_t k = 0; k < tensors; ++k) rows[k] += classes(count.data() + 8 * (k + 1));
   }
-  return out + "\n";
+  out += "\n";
+  for (const std::string& row : rows) out += row + "\n";
+  return out;
 }
 
 // The profile as text, and profiling stops. Lines, fields separated by tabs:

@@ -22,6 +22,16 @@ The rules, all sector-granular (32 bytes; CUDA C++ Best Practices Guide, "Coales
   of blocks are then, per class, that count x the distinct points the blocks project to on the other dimensions.
   Exact for tiles (a GEMM's row of A is shared along x, a column of B along y, a tile of C by no one); a halo touched
   by two neighbouring blocks that were not both sampled counts twice.
+- Sharing the samples miss, bounded by each tensor's size: the blocks of any range can read no more distinct sectors
+  of a tensor than it has (the stand-in reports each tensor's sectors and its classes apart), so a range's count of
+  each tensor is the smaller of what its classes give and the tensor's sectors. The classes overshoot where blocks
+  that no two samples stand for read the same sectors: the channels of an involution group read one weight at the
+  same pixels, and 2-16 samples of 1024 blocks hold one channel a group, so every channel's weight reads counted as
+  its own, 16 times the weight, charged to DRAM where the L2 serves 15 of 16. Over the whole grid, where the
+  footprint fits the L2, the bound is the compulsory traffic; by waves it bounds a wave only where the wave's classes
+  exceed the whole tensor (a wave that covers a share of the grid is left as its classes say: which blocks of a 1-D
+  grid share a sector, the classes do not tell, with every block traced or not). A tensor whose classes come to its
+  sectors or fewer (every tile sampled: GEMMs) is left as its classes say.
 """
 
 import dataclasses
@@ -41,10 +51,17 @@ class Sharing:
     reads: tuple  # per class (bit d of its index: shared along dimension d), sectors per sampled owner
     writes: tuple
     slowest_requests: int = 0  # per block, the global load requests of its warp that made the most, summed
+    tensors: tuple = ()  # per tensor touched: (its sectors, its reads' classes, its writes' classes)
 
     def distinct(self, first, end, writes=False):
-        """The distinct sectors the blocks of linear index first .. end - 1 read (or write)."""
-        classes = self.writes if writes else self.reads
+        """The distinct sectors the blocks of linear index first .. end - 1 read (or write): each tensor's at most its
+        sectors."""
+        count = self._classes(self.writes if writes else self.reads, first, end)
+        for sectors, reads, written in self.tensors:
+            count -= max(0.0, self._classes(written if writes else reads, first, end) - sectors)
+        return count
+
+    def _classes(self, classes, first, end):
         return sum(
             per_owner * _projections(first, end, self.grid, [d for d in range(3) if not along >> d & 1])
             for along, per_owner in enumerate(classes)
@@ -55,13 +72,16 @@ class Sharing:
 def parse_sharing(report, launches):
     """The profile report's `hierarchy` rows as one Sharing per launch (None where the report has none); `launches`:
     kp.gpumodel.counts' Launch records, in the report's order (for their grids)."""
-    rows = {}
+    rows, tensors = {}, {}
     for row in report.splitlines():
-        if not row.startswith("hierarchy\t"):  # not split: the report's 2^18 touch rows
+        if not row.startswith("hierarchy"):  # not split: the report's 2^18 touch rows
             continue
         f = row.split("\t")
-        if len(f) == 9:
+        if f[0] == "hierarchy" and len(f) == 9:
             rows[int(f[1])] = f
+        elif f[0] == "hierarchy_tensor" and len(f) == 5:
+            classes = tuple(tuple(float(v) for v in c.split()) for c in f[3:])
+            tensors.setdefault(int(f[1]), []).append((int(f[2]), *classes))
     sharing = []
     for k, la in enumerate(launches):
         f = rows.get(k)
@@ -78,6 +98,7 @@ def parse_sharing(report, launches):
                 slowest_requests=int(f[6]),
                 reads=tuple(float(v) for v in f[7].split()),
                 writes=tuple(float(v) for v in f[8].split()),
+                tensors=tuple(tensors.get(k, ())),
             )
         )
     return sharing
