@@ -234,15 +234,15 @@ def strata(k, waits, gx, gy, max_blocks):
 
 
 def test_a_10_by_3_grid_sampled_at_4_blocks_runs_one_block_per_pair_of_strata_weighted_by_their_sizes(k):
-    """max_blocks 4: two samples along x and two along y (2 x 2 = 4; a third along x would make 6); under 4 samples
-    along a dimension each stratum t takes (its lower middle - t - t // size) mod size places into it. x: strata [0, 5)
-    and [5, 10), the lower middle (5 - 1) // 2 = 2: 2, and 5 + (2 - 1 - 0) = 6. y: strata [0, 1) and [1, 3): 0, and 1 +
-    ((2 - 1) // 2 - 1 - 0) mod 2 = 1 + 1 = 2. So blocks (2, 0), (6, 0), (2, 2), (6, 2), linear 2, 6, 22, 26, weighing 5
+    """max_blocks 4: two samples along x and two along y (2 x 2 = 4; a third along x would make 6). Two samples along a
+    dimension of fewer than 39 blocks are mirrored about its middle: the first at its stratum's lower middle, the second
+    at G - 1 - the first. x: strata [0, 5) and [5, 10), the lower middle (5 - 1) // 2 = 2, and 10 - 1 - 2 = 7. y: strata
+    [0, 1) and [1, 3): 0, and 3 - 1 - 0 = 2. So blocks (2, 0), (7, 0), (2, 2), (7, 2), linear 2, 7, 22, 27, weighing 5
     x 1, 5 x 1, 5 x 2, 5 x 2 (their strata's sizes: 30 in all). The weights read back as hex digits: every block of the
     quadrant (x stratum i, y stratum j) waits 16^(i + 2j) barriers, so the barriers counted are 5 + 5 x 16 + 10 x 256 +
-    10 x 4096 = 0xAA55. (The middles, the rule before, took x = 7 where this takes 6.)"""
+    10 x 4096 = 0xAA55. (The diagonal, the rule before, took x = 6 where this takes 7.)"""
     waits = [16 ** ((x >= 5) + 2 * (y >= 1)) for y in range(3) for x in range(10)]
-    assert strata(k, waits, 10, 3, 4) == ([2, 6, 22, 26], 0x5 + 0x5 * 16 + 0xA * 256 + 0xA * 4096)
+    assert strata(k, waits, 10, 3, 4) == ([2, 7, 22, 27], 0x5 + 0x5 * 16 + 0xA * 256 + 0xA * 4096)
     assert strata(k, [1] * 30, 10, 3, 4)[1] == 30  # the weights sum to the grid's blocks
 
 
@@ -254,11 +254,11 @@ def test_samples_grow_by_pairs_so_a_trend_along_a_short_dimension_is_summed_whol
     0: places 0, 0, (0 - 1) mod 2 = 1, 1, so rows 0, 2, 5, 7, weighing 2: (1 + 3 + 6 + 8) x 2 = 36 per head, exact
     (the pairs mirror each other about the grid's centre). y: 4 strata of 4, places 1, 1, 0, 0: heads 1, 5, 8, 12,
     weighing 4. The 3 rows one at a time gave, rows 0, 2, 7 of strata of 2, 3, 3: 2 + 9 + 24 = 35 per head (560). Under
-    4 row samples the trend is counted short (max_blocks 2 to 8: rows 1 and 4, 4 x (2 + 5) = 28 per head), the price of
-    summing a period of 4 exactly with 2 samples (test below)."""
+    4 row samples (max_blocks 2 to 8) the 2 rows of a dimension of 8 blocks are mirrored about its middle: rows 1 and
+    8 - 1 - 1 = 6, 4 x (2 + 7) = 36 per head, exact too (the diagonal's rows 1 and 4 gave 4 x (2 + 5) = 28)."""
     ran, barriers = strata(k, [x + 1 for y in range(16) for x in range(8)], 8, 16, 16)
     assert ran == [x + 8 * y for y in (1, 5, 8, 12) for x in (0, 2, 5, 7)] and barriers == 576
-    assert strata(k, [x + 1 for y in range(16) for x in range(8)], 8, 16, 8)[1] == 16 * 28
+    assert strata(k, [x + 1 for y in range(16) for x in range(8)], 8, 16, 8)[1] == 16 * 36
     # 1-D: 3 allowed gives 2 (a third would leave a stratum without its partner), 6 gives 6, 5 gives 4
     assert [len(strata(k, [1] * 64, 64, 1, m)[0]) for m in (3, 5, 6)] == [2, 4, 6]
 
