@@ -1,10 +1,11 @@
 """How often each basic block of a kernel's SASS ran, warp-level, from what the stand-in's trace knows (issue 31).
-Owns the equations kp.gpumodel.cfg solves: which of a kernel's SASS instructions ran a line's requests, which branches
-no warp diverged at, a loop's runs from its condition's evaluations and its trip counts (the bodies nvcc unrolled it
-into: trip_equations), the warps a conditional EXIT let go, nvcc's 64-bit division slow side (never run), a
-subroutine's runs from its calls. Takes the SASS (kp.gpumodel.sass.Instruction), the profile's Line and Branch records
-and the warps launched as its caller (kp.gpumodel.compiled) gives them; never reads a trace or a listing itself, and
-models no time.
+Owns the equations kp.gpumodel.cfg solves: which of a kernel's SASS instructions ran a line's requests, which branches no warp
+diverged at, a loop's runs from its condition's evaluations and its trip counts (the bodies nvcc unrolled it into:
+trip_equations), the warps a conditional EXIT let go, nvcc's 64-bit division slow side (never run), the branches at a
+condition the trace never evaluated (never run: unevaluated) and nvcc's test before the copies of a loop it versioned
+(hoisted_tests), a subroutine's runs from its calls. Takes the SASS (kp.gpumodel.sass.Instruction), the profile's Line
+and Branch records and the warps launched as its caller (kp.gpumodel.compiled) gives them; never reads a trace or a
+listing itself, and models no time.
 """
 
 import re
@@ -46,8 +47,10 @@ def block_runs(found, lines, branches, warps, source_lines):
     accesses into nvcc's instructions); nvcc's 64-bit division slow side (slow_division) never ran; a branch whose
     line no warp ever diverged at (the trace's Branch.divergent) sends its block's runs down its two edges; a loop
     nvcc kept (one backward conditional BRA at its line) runs its body once per evaluation that continued; a line's
-    uniform branches that went one way every time (Branch.none 0 or all) sent nothing down the other edge; a
-    subroutine (Instruction.routine) runs once per call, its own branches not followed.
+    uniform branches that went one way every time (Branch.none 0 or all) sent nothing down the other edge, a branch
+    at a condition the trace never evaluated ran none (unevaluated), nvcc's test before a loop's versions sent all
+    its block ran one way and is no evaluation of its line (hoisted_tests); a subroutine (Instruction.routine) runs
+    once per call, its own branches not followed.
     lines: the kernel's Line records as compiled (kp.gpumodel.compiled.as_compiled); branches: its Branch records;
     warps: the warps it launched; source_lines: a `.cu` file's lines by its name (kp.gpumodel.sass.source_lines)."""
     out = {}
