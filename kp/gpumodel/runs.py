@@ -1,11 +1,11 @@
-"""How often each basic block of a kernel's SASS ran, warp-level, from what the stand-in's trace knows (issue 31).
-Owns the equations kp.gpumodel.cfg solves: which of a kernel's SASS instructions ran a line's requests, which branches no warp
-diverged at, a loop's runs from its condition's evaluations and its trip counts (the bodies nvcc unrolled it into:
-trip_equations), the warps a conditional EXIT let go, nvcc's 64-bit division slow side (never run), the branches at a
-condition the trace never evaluated (never run: unevaluated) and nvcc's test before the copies of a loop it versioned
-(hoisted_tests), a subroutine's runs from its calls. Takes the SASS (kp.gpumodel.sass.Instruction), the profile's Line
-and Branch records and the warps launched as its caller (kp.gpumodel.compiled) gives them; never reads a trace or a
-listing itself, and models no time.
+"""How often each basic block of a kernel's SASS ran, warp-level, from what the stand-in's trace knows (issue 31). Owns
+the equations kp.gpumodel.cfg solves: which of a kernel's SASS instructions ran a line's requests, which branches no
+warp diverged at, a loop's runs from its condition's evaluations and its trip counts (the bodies nvcc unrolled it
+into: trip_equations), the warps a conditional EXIT let go, nvcc's 64-bit division slow side (never run), the
+branches at a condition the trace never evaluated (never run: unevaluated) and nvcc's test before the copies of a
+loop it versioned (hoisted_tests), a subroutine's runs from its calls. Takes the SASS (kp.gpumodel.sass.Instruction),
+the profile's Line and Branch records and the warps launched as its caller (kp.gpumodel.compiled) gives them; never
+reads a trace or a listing itself, and models no time.
 """
 
 import re
