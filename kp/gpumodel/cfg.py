@@ -96,7 +96,8 @@ def _block_counts(graph, entry, equations, loops=(), uniform=(), splits=(), tria
     neither where both leave them further apart than they were (nvcc tests `packed` of `if (packed && i < n)` once,
     before the loop it sits in, and the rest in each copy: the line's evaluations are not its branches' runs) (which
     way a condition's truth branches in SASS is nvcc's choice: `if (c) continue;` jumps when c holds, an `if` whose
-    body nvcc placed out of line too). A block no warp can reach but through a block that ran none ran none.
+    body nvcc placed out of line too). A block no warp can reach but through a block that ran none ran none, and a
+    block that ran none sent none down its edges (both as equations, added until they fix nothing new).
     one_way: the offsets of branches that sent all their block ran down one edge, the one that leaves the equations
     as close to agreeing as they were where the other does not (nvcc's test of a loop-invariant condition before
     the versions of a loop it made for its two outcomes); neither where both do or neither does.
