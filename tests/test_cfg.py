@@ -141,16 +141,6 @@ def test_a_block_that_ends_in_a_predicated_instruction_sends_on_all_it_ran():
     assert counts == {0: 4, 1: 1, 2: 4}
 
 
-def test_a_trial_that_fixes_a_block_below_none_is_left_out():
-    """The loop's body ran 40 (an equation). A trial saying its back edge carried 44 leaves no residual, but fixes
-    the preheader at 40 - 44 = -4 runs: no block runs fewer than none times, so it is left out (before, it was kept,
-    and the preheader clipped to a fixed 0). One saying 36 agrees, and fixes the preheader at 4."""
-    counts, _ = block_counts(graph(), 4, [({0x30: 1.0}, 40.0)], trials=[[({(0x30, "jump"): 1.0}, 44.0)]])
-    assert counts[1] is None and counts[2] == 40
-    counts, _ = block_counts(graph(), 4, [({0x30: 1.0}, 40.0)], trials=[[({(0x30, "jump"): 1.0}, 36.0)]])
-    assert counts[1] == 4
-
-
 def test_a_one_way_branch_sends_all_its_block_ran_down_the_edge_the_equations_agree_with():
     """The branch at 0x80 is not uniform (its edges free); one side (0x90) ran 4, all its block ran. As one_way (nvcc's
     test of a loop-invariant condition before the two versions of a loop), the other side's edge carried none: 0xb0

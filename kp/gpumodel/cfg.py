@@ -101,9 +101,9 @@ def _block_counts(graph, entry, equations, loops=(), uniform=(), splits=(), tria
     one_way: the offsets of branches that sent all their block ran down one edge, the one that leaves the equations
     as close to agreeing as they were where the other does not (nvcc's test of a loop-invariant condition before
     the versions of a loop it made for its two outcomes); neither where both do or neither does.
-    An equation set that fixes a block or edge below none, or fixes runs of a block no warp can reach, disagrees by
-    that much (solve). Solved by least squares (numpy); a block is open where its unit vector is not in the
-    equations' row space."""
+    For one_way, an equation set that fixes a block or edge below none, or fixes runs of a block no warp can reach,
+    disagrees by that much (solve's strict). Solved by least squares (numpy); a block is open where its unit vector
+    is not in the equations' row space."""
     edges = [(b.index, s, kind) for b in graph for s, kind in b.successors]
     nb, where = len(graph), {i.offset: b.index for b in graph for i in b.instructions}
     reconverge = {}
@@ -160,13 +160,15 @@ def _block_counts(graph, entry, equations, loops=(), uniform=(), splits=(), tria
         null = vt[(sigma > tolerance * max(sigma.max(), 1.0)).sum() :]
         return np.abs(null).max(axis=0) <= 1e-6 if len(null) else np.ones(a.shape[1], dtype=bool)
 
-    def solve():
-        """(equations, solution, misfit): the weighted residuals, and the runs below zero of the blocks and edges
-        that the equations fix: no block or edge runs fewer than none times, so an assumption (a trial, a split)
-        that fixes one below zero disagrees with the trace as much as a residual would (a branch nvcc put before
-        the two versions of a loop it unswitched, at a line of the loop: its line's evaluations are not its)"""
+    def solve(strict=False):
+        """(equations, solution, misfit): the weighted residuals; `strict`, also the runs below zero of the blocks
+        and edges that the equations fix, and the runs they fix in blocks no warp can reach: an assumption (one_way)
+        that needs either disagrees with the trace as much as a residual would. Not for trials and splits: an SVD
+        per solve, and a kernel has many of those (linear's 512^3 model took 3.4 s, against 0.008)."""
         a, v, w = np.array(rows), np.array(values, dtype=float), np.array(weights)
         x = np.linalg.lstsq(a * w[:, None], v * w, rcond=None)[0]
+        if not strict:
+            return a, x, float(np.abs((a @ x - v) * w).sum())
         known = fixed(a)
         below = np.where(known, np.minimum(x, 0.0), 0.0).sum()
         dead = sum(abs(x[k]) for k in unreached(known, x) if known[k])
@@ -222,13 +224,13 @@ def _block_counts(graph, entry, equations, loops=(), uniform=(), splits=(), tria
                 split(blocks_, way)
                 base = misfit[way]
                 break
-    base = solve()[2] if one_way else 0.0
+    base = solve(strict=True)[2] if one_way else 0.0
     for offset in one_way:
         fit = {}
         for kind in ("jump", "fall"):
             if (k := column((offset, kind))) is not None:
                 add([(k, 1.0)], 0.0)
-                fit[k] = solve()[2]
+                fit[k] = solve(strict=True)[2]
                 del rows[-1], values[-1], weights[-1]
         agree = [k for k, misfit in fit.items() if misfit <= base + 1e-6 * (1 + base)]
         if len(agree) == 1 and len(fit) == 2:
