@@ -149,3 +149,10 @@ def test_a_one_way_branch_sends_all_its_block_ran_down_the_edge_the_equations_ag
     assert counts[5] is None
     counts, _ = block_counts(graph(), 4, [({0x90: 1.0}, 4.0)], one_way=[0x80])
     assert (counts[4], counts[5]) == (4, 0)
+
+
+def test_a_block_that_ran_none_sent_none_down_its_edges():
+    """The loop's body (0x30) ran none: its back edge carried none, so its preheader (0x20), whose runs are the body's
+    less its back edge, ran none too (before, open: the back edge was free to carry minus what the preheader ran)."""
+    counts, _ = block_counts(graph(), 4, [({0x30: 1.0}, 0.0)])
+    assert (counts[0], counts[1], counts[2]) == (4, 0, 0)
