@@ -139,3 +139,20 @@ def test_a_block_that_ends_in_a_predicated_instruction_sends_on_all_it_ran():
     that ran it runs on. 4 warps, the uniform branch sent 1 down that side: the store's block ran 3 + 1."""
     counts, _ = block_counts(blocks(parse_sass(PREDICATED)), 4, [({0x20: 1.0}, 1.0)], uniform={0x10})
     assert counts == {0: 4, 1: 1, 2: 4}
+
+
+def test_a_one_way_branch_sends_all_its_block_ran_down_the_edge_the_equations_agree_with():
+    """The branch at 0x80 is not uniform (its edges free); one side (0x90) ran 4, all its block ran. As one_way (nvcc's
+    test of a loop-invariant condition before the two versions of a loop), the other side's edge carried none: 0xb0
+    is fixed at 0; without it, 0xb0 is open."""
+    counts, _ = block_counts(graph(), 4, [({0x90: 1.0}, 4.0)])
+    assert counts[5] is None
+    counts, _ = block_counts(graph(), 4, [({0x90: 1.0}, 4.0)], one_way=[0x80])
+    assert (counts[4], counts[5]) == (4, 0)
+
+
+def test_a_block_that_ran_none_sent_none_down_its_edges():
+    """The loop's body (0x30) ran none: its back edge carried none, so its preheader (0x20), whose runs are the body's
+    less its back edge, ran none too (before, open: the back edge was free to carry minus what the preheader ran)."""
+    counts, _ = block_counts(graph(), 4, [({0x30: 1.0}, 0.0)])
+    assert (counts[0], counts[1], counts[2]) == (4, 0, 0)

@@ -267,3 +267,33 @@ def test_involutions_index_arithmetic_runs_its_32_bit_division_every_time():
     assert {at[i.offset][0] for i in index} == {0.0, 1024.0}
     slow = kp.gpumodel.compiled.slow_division(found)
     assert {at[i.offset][0] for i in index if i.offset in slow} == {0.0}
+
+
+@needs_sass
+def test_involution_grad_inputs_loop_copy_for_stride_above_1_runs_none_however_many_blocks_are_sampled():
+    """involution_bwd_input_kernel at N, C, H = W, K = 8, 32, 32, 7 (bench/gpu_model.py --sampling's size), stride 1.
+    nvcc tests the loop-invariant `s.stride > 1` once, before the kh loop, and lays out a copy of the loop for each
+    outcome. The trace never evaluated the other copy's conditions (`h % s.stride`, `w % s.stride`). At 8 sampled
+    blocks the top rows' `if (h < 0) break;` gives the kh loop trip counts of 5 and 6; before, both copies' blocks
+    came out open there, each charged the lines' runs: 23.2M warp instructions issued, against 16.6M at 4 blocks,
+    where the trip counts (all 7) fixed them. Now the copy runs none at both, and the count moves under 1%."""
+    sys.path.insert(0, str(kp.files.ROOT / "bench"))
+    from ops import all_ops
+
+    op = next(o for o in all_ops() if o.op == "involution_grad_input")
+    ext = helpers.load_kernel(op.kernel, target="cpu", check=True, quiet=True)
+    torch.manual_seed(0)
+    inputs = op.make_inputs((8, 32, 32, 7))
+    source = (kp.files.ROOT / "kernels" / "involution.cu").read_text().splitlines()
+    start = next(n for n, text in enumerate(source, 1) if "void involution_bwd_input_kernel" in text)
+    strided = [n for n, text in enumerate(source, 1) if n > start and "% s.stride != 0" in text][:2]
+    issued = {}
+    for max_blocks in (4, 8):
+        p = profile(op.custom(ext), *inputs, max_blocks=max_blocks)
+        (kernel,) = {la.kernel for la in p.launches}
+        found, at = p.kernel_sass(kernel), p.block_runs(kernel)
+        copy = [i for i in found if not i.routine and i.line in strided]
+        assert copy and {at[i.offset][0] for i in copy} == {0.0}, max_blocks
+        issued[max_blocks] = p.issue_instructions()[kernel]
+    print(f"warp instructions issued: {issued}")
+    assert issued[8] == pytest.approx(issued[4], rel=0.01)

@@ -77,7 +77,7 @@ def block_counts(*args, **kwargs):
         return _block_counts(*args, **kwargs)
 
 
-def _block_counts(graph, entry, equations, loops=(), uniform=(), splits=(), trials=(), tolerance=1e-6):
+def _block_counts(graph, entry, equations, loops=(), uniform=(), splits=(), trials=(), one_way=(), tolerance=1e-6):
     """({block index: warp-level runs, or None where the equations leave it open}, upper_bounds()) for the graph of
     blocks(). entry: the warps that started the function (block 0's runs from outside). equations: [({offset:
     coefficient}, value)], each "the sum of coefficient x runs of the block holding that offset is value" (a line's
@@ -96,8 +96,14 @@ def _block_counts(graph, entry, equations, loops=(), uniform=(), splits=(), tria
     neither where both leave them further apart than they were (nvcc tests `packed` of `if (packed && i < n)` once,
     before the loop it sits in, and the rest in each copy: the line's evaluations are not its branches' runs) (which
     way a condition's truth branches in SASS is nvcc's choice: `if (c) continue;` jumps when c holds, an `if` whose
-    body nvcc placed out of line too). A block no warp can reach but through a block that ran none ran none.
-    Solved by least squares (numpy); a block is open where its unit vector is not in the equations' row space."""
+    body nvcc placed out of line too). A block no warp can reach but through a block that ran none ran none, and a
+    block that ran none sent none down its edges (both as equations, added until they fix nothing new).
+    one_way: the offsets of branches that sent all their block ran down one edge, the one that leaves the equations
+    as close to agreeing as they were where the other does not (nvcc's test of a loop-invariant condition before
+    the versions of a loop it made for its two outcomes); neither where both do or neither does.
+    For one_way, an equation set that fixes a block or edge below none, or fixes runs of a block no warp can reach,
+    disagrees by that much (solve's strict). Solved by least squares (numpy); a block is open where its unit vector
+    is not in the equations' row space."""
     edges = [(b.index, s, kind) for b in graph for s, kind in b.successors]
     nb, where = len(graph), {i.offset: b.index for b in graph for i in b.instructions}
     reconverge = {}
@@ -149,10 +155,33 @@ def _block_counts(graph, entry, equations, loops=(), uniform=(), splits=(), tria
             if all(k is not None for k, _ in columns):
                 add(columns, value, weight)
 
-    def solve():
+    def fixed(a):  # the columns the equations fix: each outside every direction they leave open
+        _, sigma, vt = np.linalg.svd(a, full_matrices=a.shape[0] < a.shape[1])  # all of V where it has more columns
+        null = vt[(sigma > tolerance * max(sigma.max(), 1.0)).sum() :]
+        return np.abs(null).max(axis=0) <= 1e-6 if len(null) else np.ones(a.shape[1], dtype=bool)
+
+    def solve(strict=False):
+        """(equations, solution, misfit): the weighted residuals; `strict`, also the runs below zero of the blocks
+        and edges that the equations fix, and the runs they fix in blocks no warp can reach: an assumption (one_way)
+        that needs either disagrees with the trace as much as a residual would. Not for trials and splits: an SVD
+        per solve, and a kernel has many of those (linear's 512^3 model took 3.4 s, against 0.008)."""
         a, v, w = np.array(rows), np.array(values, dtype=float), np.array(weights)
         x = np.linalg.lstsq(a * w[:, None], v * w, rcond=None)[0]
-        return a, x, float(np.abs((a @ x - v) * w).sum())
+        if not strict:
+            return a, x, float(np.abs((a @ x - v) * w).sum())
+        known = fixed(a)
+        below = np.where(known, np.minimum(x, 0.0), 0.0).sum()
+        dead = sum(abs(x[k]) for k in unreached(known, x) if known[k])
+        return a, x, float(np.abs((a @ x - v) * w).sum() - below + dead)
+
+    def unreached(known, x):  # the blocks no warp reaches without passing a block the equations fix at none
+        live, todo = set(), [0]
+        while todo:
+            k = todo.pop()
+            if k not in live and not (known[k] and abs(x[k]) <= 1e-6 * (1 + entry)):
+                live.add(k)
+                todo += [s for s, _ in graph[k].successors]
+        return set(range(nb)) - live
 
     misfit = solve()[2] if trials else 0.0
     for group in trials:  # kept only where it leaves the equations as close to agreeing as they were
@@ -195,18 +224,32 @@ def _block_counts(graph, entry, equations, loops=(), uniform=(), splits=(), tria
                 split(blocks_, way)
                 base = misfit[way]
                 break
-    a, solution, _ = solve()
-    _, sigma, vt = np.linalg.svd(a, full_matrices=a.shape[0] < a.shape[1])  # all of V where it has more columns
-    null = vt[(sigma > tolerance * max(sigma.max(), 1.0)).sum() :]  # the directions the equations leave open
-    open_ = np.abs(null[:, :nb]).max(axis=0) > 1e-6 if len(null) else np.zeros(nb, dtype=bool)
+    base = solve(strict=True)[2] if one_way else 0.0
+    for offset in one_way:
+        fit = {}
+        for kind in ("jump", "fall"):
+            if (k := column((offset, kind))) is not None:
+                add([(k, 1.0)], 0.0)
+                fit[k] = solve(strict=True)[2]
+                del rows[-1], values[-1], weights[-1]
+        agree = [k for k, misfit in fit.items() if misfit <= base + 1e-6 * (1 + base)]
+        if len(agree) == 1 and len(fit) == 2:
+            add([(agree[0], 1.0)], 0.0)
+            base = fit[agree[0]]
+    zeroed = set()
+    while True:  # a block no warp can reach but through a block that ran none ran none, and sent none down its edges
+        a, solution, _ = solve()
+        known = fixed(a)
+        none = {k for k in range(nb) if known[k] and abs(solution[k]) <= 1e-6 * (1 + entry)}
+        found = {k for k in unreached(known, solution) | none}
+        found |= {col[e] for e, (src, _, _) in enumerate(edges) if src in found}
+        if not found - zeroed:
+            break
+        for k in found - zeroed:
+            add([(k, 1.0)], 0.0)
+        zeroed |= found
+    open_ = ~known[:nb]  # where a direction the equations leave open moves the block's runs
     counts = {k: None if open_[k] else max(0.0, round(float(solution[k]), 6)) for k in range(nb)}
-    live, todo = set(), [0]  # a block no warp can reach without passing a block that ran none ran none
-    while todo:
-        k = todo.pop()
-        if k not in live and counts[k] != 0.0:
-            live.add(k)
-            todo += [s for s, _ in graph[k].successors]
-    counts = {k: c if k in live else 0.0 for k, c in counts.items()}
     return counts, upper_bounds(graph, entry, counts)
 
 

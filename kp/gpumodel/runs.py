@@ -1,10 +1,11 @@
-"""How often each basic block of a kernel's SASS ran, warp-level, from what the stand-in's trace knows (issue 31).
-Owns the equations kp.gpumodel.cfg solves: which of a kernel's SASS instructions ran a line's requests, which branches
-no warp diverged at, a loop's runs from its condition's evaluations and its trip counts (the bodies nvcc unrolled it
-into: trip_equations), the warps a conditional EXIT let go, nvcc's 64-bit division slow side (never run), a
-subroutine's runs from its calls. Takes the SASS (kp.gpumodel.sass.Instruction), the profile's Line and Branch records
-and the warps launched as its caller (kp.gpumodel.compiled) gives them; never reads a trace or a listing itself, and
-models no time.
+"""How often each basic block of a kernel's SASS ran, warp-level, from what the stand-in's trace knows (issue 31). Owns
+the equations kp.gpumodel.cfg solves: which of a kernel's SASS instructions ran a line's requests, which branches no
+warp diverged at, a loop's runs from its condition's evaluations and its trip counts (the bodies nvcc unrolled it
+into: trip_equations), the warps a conditional EXIT let go, nvcc's 64-bit division slow side (never run), the
+branches at a condition the trace never evaluated (never run: unevaluated) and nvcc's test before the copies of a
+loop it versioned (hoisted_tests), a subroutine's runs from its calls. Takes the SASS (kp.gpumodel.sass.Instruction),
+the profile's Line and Branch records and the warps launched as its caller (kp.gpumodel.compiled) gives them; never
+reads a trace or a listing itself, and models no time.
 """
 
 import re
@@ -18,6 +19,9 @@ JUMPS = re.compile(r"\b(?:continue|break|return|goto)\b")  # an `if` whose body 
 # to this routine on the other side of a branch on whether both operands fit in 32 bits (the CUDA Math API's integer
 # intrinsics; seen in the SASS of kernels/mul_add.cu's broadcast_offsets).
 SLOW_DIVISION = re.compile(r"__cuda_sm\d+_(?:div|rem)_[su]64")
+# a line the stand-in's translator wraps in KP_BRANCH (every `if`, `while` and `for` of device code): the trace has a
+# Branch record for it once any thread of a traced block evaluated it
+CONDITION = re.compile(r"\b(?:if|while|for)\s*\(")
 
 
 def slow_division(instructions):
@@ -43,8 +47,10 @@ def block_runs(found, lines, branches, warps, source_lines):
     accesses into nvcc's instructions); nvcc's 64-bit division slow side (slow_division) never ran; a branch whose
     line no warp ever diverged at (the trace's Branch.divergent) sends its block's runs down its two edges; a loop
     nvcc kept (one backward conditional BRA at its line) runs its body once per evaluation that continued; a line's
-    uniform branches that went one way every time (Branch.none 0 or all) sent nothing down the other edge; a
-    subroutine (Instruction.routine) runs once per call, its own branches not followed.
+    uniform branches that went one way every time (Branch.none 0 or all) sent nothing down the other edge, a branch
+    at a condition the trace never evaluated ran none (unevaluated), nvcc's test before a loop's versions sent all
+    its block ran one way and is no evaluation of its line (hoisted_tests); a subroutine (Instruction.routine) runs
+    once per call, its own branches not followed.
     lines: the kernel's Line records as compiled (kp.gpumodel.compiled.as_compiled); branches: its Branch records;
     warps: the warps it launched; source_lines: a `.cu` file's lines by its name (kp.gpumodel.sass.source_lines)."""
     out = {}
@@ -76,14 +82,17 @@ def block_runs(found, lines, branches, warps, source_lines):
                 # unconditional jump back to a test at the top: the test runs once per evaluation
                 runs = record.executions - (record.none if b.successors[-1][1] == "fall" else 0)
                 loops.append(({head[0].instructions[0].offset: 1.0}, float(runs)))
+        equations += unevaluated(graph, branch, source_lines)
         trials = [[e] for e in exits(graph, branch, source_lines)]
         for place, record in branch.items():
             if place in latches and record.trips and record.divergent == 0:
                 trials.append(trip_equations(graph, place, latches[place], dict(record.trips)))
-        splits = {}
+        splits, hoisted = {}, hoisted_tests(graph, branch, latches, uniform, warps)
         for b in graph:
             last = b.instructions[-1]
             record = branch.get((last.file, last.line))
+            if b.index in hoisted:
+                continue
             if last.offset in uniform and len(b.successors) == 2 and (last.file, last.line) not in latches:
                 source = source_lines(last.file)
                 text = source[last.line - 1] if 0 < last.line <= len(source) else ""
@@ -96,14 +105,64 @@ def block_runs(found, lines, branches, warps, source_lines):
         # a branch to the division's slow side sends all its block ran the other way (no lane takes the slow side)
         fast = {b.instructions[-1].offset for b in graph if any(graph[t].instructions[0].offset in slow
                                                                  for t, _ in b.successors)}  # fmt: skip
+        one_way = [graph[k].instructions[-1].offset for k in hoisted]
         counts, bounds = block_counts(graph, warps, equations, loops, uniform=uniform | fast, splits=splits,
-                                      trials=trials)  # fmt: skip
+                                      trials=trials, one_way=one_way)  # fmt: skip
         out = {i.offset: (counts[b.index], bounds[b.index]) for b in graph for i in b.instructions}
         for routine in {i.routine for i in found if i.routine}:  # once per call (its own branches not followed)
             calls = [out[i.offset] for i in found if i.opcode.startswith("CALL") and routine in i.text]
             known = all(c is not None for c, _ in calls)
             runs = (sum(c for c, _ in calls) if known else None, sum(b for _, b in calls))
             out |= {i.offset: runs for i in found if i.routine == routine}
+    return out
+
+
+def hoisted_tests(graph, branch, latches, uniform, warps):
+    """The indices of the blocks whose uniform branch is nvcc's test of a loop-invariant condition, hoisted before
+    the loop it versioned on it (involution's `s.stride > 1`, put at the line of the loop's first `if`): a branch
+    outside every loop of the SASS at a line whose other branches, inlined at the same call site, are in one. The
+    line's evaluations do not count it; it sent all its block ran one way (block_counts' one_way). Not a loop's own
+    guard (a line in `latches`, {(file, line): blocks jumping back}); only a line the trace saw evaluated more often
+    than once per warp (in a loop: a branch outside every loop runs at most once per warp); not the copies of a
+    function's loop that nvcc unrolled whole at one call site and kept at another (a different site)."""
+    looped = cyclic(graph)
+
+    def lone(b):
+        return b.index not in looped and line_of(b) not in latches and line_of(b) in branch
+
+    return {
+        b.index
+        for b in graph
+        if lone(b)
+        and branch[line_of(b)].executions > warps
+        and any(
+            c.index in looped
+            and line_of(c) == line_of(b)
+            and c.instructions[-1].site == b.instructions[-1].site
+            and c.instructions[-1].offset in uniform
+            for c in graph
+        )
+    }
+
+
+def line_of(block):
+    """(file, line) of a block's last instruction."""
+    return block.instructions[-1].file, block.instructions[-1].line
+
+
+def cyclic(graph):
+    """The indices of the blocks of blocks() that lie on a cycle (a loop of the SASS): those a path of edges leads
+    back to."""
+    out = set()
+    for b in graph:
+        seen, todo = set(), [s for s, _ in b.successors]
+        while todo and b.index not in seen:
+            k = todo.pop()
+            if k not in seen:
+                seen.add(k)
+                todo += [s for s, _ in graph[k].successors]
+        if b.index in seen:
+            out.add(b.index)
     return out
 
 
@@ -188,6 +247,27 @@ def trip_equations(graph, place, latches, trips):
         if b in tested:
             head = graph[b.successors[0][0]].instructions[0].offset
             out.append(({head: 1.0, (b.instructions[0].offset, "jump"): -1.0}, float(entries)))
+    return out
+
+
+def unevaluated(graph, branch, source_lines):
+    """The equations "ran none" of the blocks that end in a conditional BRA at a line whose condition (CONDITION) the
+    trace never evaluated (no Branch record of the line, where the kernel has some): the stand-in records every
+    condition it evaluates, so no warp reached that branch. nvcc's loop versioning needs it: it tests a
+    loop-invariant condition (`if (s.stride > 1)` in involution's loops) once before the loop and lays out a copy of
+    the loop for each outcome; the copy that never ran holds the branches of the lines under the condition, which
+    the trace never saw, and nothing else the trace counts (its loop's trips and its line's memory requests are the
+    other copy's too) fixes its runs."""
+    if not branch:
+        return []
+    out = []
+    for b in graph:
+        last = b.instructions[-1]
+        if not (last.opcode.startswith("BRA") and conditional(last)) or (last.file, last.line) in branch:
+            continue
+        source = source_lines(last.file)
+        if 0 < last.line <= len(source) and CONDITION.search(source[last.line - 1]):
+            out.append(({last.offset: 1.0}, 0.0))
     return out
 
 
