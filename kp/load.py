@@ -193,12 +193,22 @@ _native = {}  # build key -> (namespace, library copy): C++ registrations made i
 _loaded = {}  # build key -> LoadedKernel: one load per kernel version per process
 
 
+_object_size_checked = {}  # a check build's library -> whether it calls object-size's handler
+
+
 def profile_build_op(fn):
     """`fn`, an op of a check-mode build (`mod.op`), as the same op of its kernel's profile build (kp.build's
-    PROFILE_BUILD_DROPS: the same counts, sooner), built on first use (once per kernel version: a second check build,
-    in a folder of its own); anything else (a lambda, an op of another build) as it is."""
+    PROFILE_BUILD_DROPS: the same counts, sooner), built on first use; anything else (a lambda, an op of another
+    build) as it is. Only where object-size checked something in the check build (its library calls the checks'
+    handler): elsewhere the two builds are alike, and the profile build would only cost a build."""
     kernel = getattr(fn, "kernel", None)
     if kernel is None or kernel.build.check is not True:
+        return fn
+    library = str(kernel.library_path)
+    if library not in _object_size_checked:
+        with open(library, "rb") as f:
+            _object_size_checked[library] = b"__ubsan_handle_type_mismatch" in f.read()
+    if not _object_size_checked[library]:
         return fn
     return getattr(load_kernel(kernel.build.source, target="cpu", check="profile", quiet=True), fn.__name__)
 
