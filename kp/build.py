@@ -110,12 +110,11 @@ CHECK_CFLAGS = [
     "-fsanitize=object-size",
 ]
 # The profile build (check="profile"; kp.load.profile_build_op): the check build without object-size's checks, for
-# the GPU model's counts. Those checks take the address of a thread's array (g++ marks it addressable, and the
-# address escapes into the check's call), so ThreadSanitizer's instrumentation, which skips a local that does not
-# escape, calls the runtime for every access to a register tile (linear_ladder v7's acc): v7's profile at 4096³
-# (128 x 128 tiles, 2 x 2 blocks) took 11.1 CPU seconds, 7.8 without (2-core machine, 2026-11-27). The runtime
-# counts none of those accesses (a thread's own frames), so the counts are the same (tests/test_profile.py); check
-# mode proper keeps the checks (tests/test_check.py's local_array_off_by_one).
+# the GPU model's counts. Those checks pass the address of a thread's array to their handler, so g++ keeps a register
+# tile (linear_ladder v7's acc) in memory and ThreadSanitizer's instrumentation calls the runtime for every access to
+# it: 4.7 of v7's 12.5 CPU seconds at 4096³ (128 x 128 tiles, 2 x 2 blocks, 2026-11-27). The runtime counts none of
+# those accesses (a thread's own frames), so the counts are the same (tests/test_profile.py); check mode proper keeps
+# the checks (tests/test_check.py's local_array_off_by_one).
 PROFILE_BUILD_DROPS = ("-fsanitize=object-size",)
 
 
