@@ -4,13 +4,13 @@ a bench(model=modelled(...)), notebook 07's autotune cell), at the notebook's si
     python bench/profile_cost.py               # every call (a few minutes: notebook 07's fifteen at 4096³)
     python bench/profile_cost.py --quick       # two small calls: shows that it runs
     python bench/profile_cost.py --notebook 07 # one notebook's calls
-    python bench/profile_cost.py --call "v7 tiles 4" --repeat 3  # these calls, 3 times each (or under perf record)
+    python bench/profile_cost.py --call "v7 tiles 4" --repeat 3  # the calls whose words contain this, 3 times each
+    perf record -g python bench/profile_cost.py --call "v7 tiles 4"  # where one call's time goes
 
 The goal (issue 31, "How it is checked", Speed): a profile of any lesson kernel at its notebook size stays under 10 s
 on 2 cores. Per call: "profile (s)", profile() itself (the stand-in's run in check mode with the profiler on,
 the report parsed and put at its lines, the SASS read from its cache: the build, its SASS and ptxas's registers
-are warmed first, as a notebook's earlier cells leave them, and its profile build, as the kernel's first profile
-leaves it: kp.load.profile_build_op, once per kernel version); "SASS warm (s)", the part of it that reads the SASS
+are warmed first, as a notebook's earlier cells leave them); "SASS warm (s)", the part of it that reads the SASS
 (kp.gpumodel.sass, cached); "model (s)", the estimate from the counts (Profile.estimate_detail, what the notebook
 then asks); "total (s)", the two together, which the goal is about; "CPU (s)", the process's CPU seconds for both
 (the wall time of a busy machine is longer). The machine's load average is printed above the table: compare runs at
@@ -39,7 +39,6 @@ import kp.gpumodel.sass  # noqa: E402
 from kp.build import resolve_kernel  # noqa: E402
 from kp.gpumodel.profile import profile  # noqa: E402
 from kp.gpumodel.sass import arch_of  # noqa: E402
-from kp.load import profile_build_op  # noqa: E402
 from kp.table import Table  # noqa: E402
 
 GOAL_SECONDS = 10.0
@@ -201,9 +200,7 @@ def load(kernel):
     if isinstance(kernel, tuple):
         kernel = helpers.kernel_variant(*kernel)
     cu = Path(kernel) if str(kernel).endswith(".cu") else resolve_kernel(kernel)[0]
-    ext = helpers.load_kernel(kernel, target="cpu", check=True, quiet=True)
-    profile_build_op(getattr(ext, ext.ops[0]))  # its profile build, as the kernel's first profile leaves it
-    return ext, cu
+    return helpers.load_kernel(kernel, target="cpu", check=True, quiet=True), cu
 
 
 def timed(fn, *args, **kwargs):
@@ -252,7 +249,8 @@ def warm(cu):
 
 
 def _quiet_sass(cu):
-    """kp.gpumodel.sass's SASS of `cu`, or None without nvcc (the profile counts the source then, and says so)."""
+    """kp.gpumodel.sass's SASS of `cu`, or None without nvcc (the profile then counts the source and says so; its cost
+    is still what a notebook pays)."""
     try:
         return kp.gpumodel.sass.sass(cu, GPU)
     except kp.gpumodel.sass.SassUnavailable:
@@ -273,8 +271,10 @@ def main(argv=None):
     if args.call:
         calls = [c for c in calls if args.call in c.what]
     if not calls or args.repeat < 1:
-        what = f"--notebook {args.notebook!r}, --call {args.call!r} and --repeat {args.repeat}"
-        raise RuntimeError(f"no call to time: {what} leave none (a call's words are the table's `call` column)")
+        raise RuntimeError(
+            f"no call to time: --notebook {args.notebook!r}, --call {args.call!r} and --repeat "
+            f"{args.repeat} leave none (a call's words are the table's `call` column)"
+        )
     calls = [c for c in calls for _ in range(args.repeat)]
     builds, rows = {}, []
     for call in calls:
