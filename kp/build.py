@@ -79,13 +79,11 @@ class Build:
     rebuilt: int = 0  # objects compiled (by that build)
     objects: int = 0  # objects in the library
     built_at: float = 0.0  # when this version was built (time.time())
-    check: bool | str = False  # a check-mode build (kp.check): every memory access of its kernels is checked;
-    # "profile": the profile build (PROFILE_BUILD_DROPS)
+    check: bool = False  # a check-mode build (kp.check): every memory access of its kernels is checked
 
     def describe(self):
         """One line on what this load did, about this version only: built now, or reused (and since when)."""
         where = {"cpu": "cpu stand-in", "cuda": "nvcc"}[self.target] + (", check mode" if self.check else "")
-        where += " for profiles" if self.check == "profile" else ""
         if self.status == "built" and not self.rebuilt:  # a new version, the same library: e.g. only _ops.py changed
             python = "python side reloaded, " if python_side_of(self.source).is_file() else ""
             return f"{self.name}: {python}nothing compiled ({where}; the library is unchanged)"
@@ -109,13 +107,6 @@ CHECK_CFLAGS = [
     "--param=tsan-instrument-func-entry-exit=0",
     "-fsanitize=object-size",
 ]
-# The profile build (check="profile"; kp.load.profile_build_op): the check build without object-size's checks, for
-# the GPU model's counts. Those checks pass the address of a thread's array to their handler, so g++ keeps a register
-# tile (linear_ladder v7's acc) in memory and ThreadSanitizer's instrumentation calls the runtime for every access to
-# it: 4.7 of v7's 12.5 CPU seconds at 4096³ (128 x 128 tiles, 2 x 2 blocks, 2026-11-27). The runtime counts none of
-# those accesses (a thread's own frames), so the counts are the same (tests/test_profile.py); check mode proper keeps
-# the checks (tests/test_check.py's local_array_off_by_one).
-PROFILE_BUILD_DROPS = ("-fsanitize=object-size",)
 
 
 def build_flags(target, cu, check=False, runtime=True):
@@ -124,7 +115,6 @@ def build_flags(target, cu, check=False, runtime=True):
     cflags = ["-O2", "-fvisibility=hidden"]
     if check:
         cflags = [*CHECK_CFLAGS[:1], "-fvisibility=hidden", *CHECK_CFLAGS[1:]]
-        cflags = [f for f in cflags if check != "profile" or f not in PROFILE_BUILD_DROPS]
     ldflags = linker_flags()
     if target == "cpu":
         # CUDA's header names (<cuda_runtime.h>, <cuda_fp16.h>, ...) for project and user headers, which the source
@@ -157,7 +147,7 @@ def build_kernel(name_or_path, target=None, verbose=False, check=False):
 
     The CUDA build needs nvcc and a CUDA build of torch, not a GPU: on a machine without one it
     compiles and links (for TORCH_CUDA_ARCH_LIST, default 9.0), which is how the tests check it.
-    `check`: the check-mode build (CPU stand-in only), in a folder of its own; "profile": the profile build.
+    `check`: the check-mode build (CPU stand-in only), in a folder of its own.
     """
     target = target or ("cpu" if check else default_target())
     if target not in TARGETS:
@@ -187,7 +177,7 @@ def build_kernel(name_or_path, target=None, verbose=False, check=False):
         inputs += [COMMON / "cuda_cpu_fp16.h", COMMON / "cuda_names.txt"]  # half types; what the translator refuses
     key = content_key((target, torch.__version__, cflags, cuda_cflags, ldflags, includes), inputs)
 
-    suffix = ("-profile" if check == "profile" else "-check") if check else ""
+    suffix = "-check" if check else ""
     build_dir = BUILD_ROOT / target / f"{name}-{hashlib.sha256(str(cu).encode()).hexdigest()[:8]}{suffix}"
     library = build_dir / f"{name}.so"
     stamp = build_dir / "built.json"

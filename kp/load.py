@@ -89,7 +89,6 @@ class LoadedKernel:
             if op in vars(type(self)) or op in vars(self):
                 raise KernelBuildError(f"{build.name}: an op may not be named {op!r} (a LoadedKernel attribute)")
             setattr(self, op, op_caller(getattr(packets, op), build.source if build.check else None))
-            getattr(self, op).kernel = self  # for profile_build_op
 
     @property
     def ops(self):
@@ -193,26 +192,6 @@ _native = {}  # build key -> (namespace, library copy): C++ registrations made i
 _loaded = {}  # build key -> LoadedKernel: one load per kernel version per process
 
 
-_object_size_checked = {}  # a check build's library -> whether it calls object-size's handler
-
-
-def profile_build_op(fn):
-    """`fn`, an op of a check-mode build (`mod.op`), as the same op of its kernel's profile build (kp.build's
-    PROFILE_BUILD_DROPS: the same counts, sooner), built on first use; anything else (a lambda, an op of another
-    build) as it is. Only where object-size checked something in the check build (its library calls the checks'
-    handler): elsewhere the two builds are alike, and the profile build would only cost a build."""
-    kernel = getattr(fn, "kernel", None)
-    if kernel is None or kernel.build.check is not True:
-        return fn
-    library = str(kernel.library_path)
-    if library not in _object_size_checked:
-        with open(library, "rb") as f:
-            _object_size_checked[library] = b"__ubsan_handle_type_mismatch" in f.read()
-    if not _object_size_checked[library]:
-        return fn
-    return getattr(load_kernel(kernel.build.source, target="cpu", check="profile", quiet=True), fn.__name__)
-
-
 def load_kernel(name_or_path, target=None, verbose=False, quiet=False, check=None):
     """Build (if needed) and load a kernel; return its ops as a LoadedKernel.
 
@@ -225,8 +204,7 @@ def load_kernel(name_or_path, target=None, verbose=False, quiet=False, check=Non
 
     `check=True` (default: the KP_CHECK environment variable) loads the check-mode build, on the CPU stand-in:
     its op calls raise KernelCheckError for out-of-bounds accesses, shared-memory races and divergent
-    barriers, at the `.cu` line (kp.check). Slower; the normal build stays as it is. `check="profile"`: the
-    profile build (kp.build.PROFILE_BUILD_DROPS), which kp.gpumodel.profile runs in a check build's place.
+    barriers, at the `.cu` line (kp.check). Slower; the normal build stays as it is.
     """
     check = check_from_env() if check is None else check
     build = build_kernel(name_or_path, target, verbose, check=check)

@@ -2,7 +2,6 @@
 follow from Nsight Compute's rules by hand (tests/cuda_cpu/patterns.cu), every op of kernels/ profiled on irregular
 sizes, the source view, sampling, and the errors. The CPU stand-in counts: no GPU is needed, and none is used."""
 
-import dataclasses
 import re
 import warnings
 
@@ -260,32 +259,3 @@ def test_warps_that_exit_at_once_do_not_thin_out_the_round_trips_of_those_that_l
     (launch,) = profile(ext.colsum, torch.randn(3000, 32), 1).launches
     assert (launch.blocks, launch.threads_per_block, launch.load_requests) == (1, 256, 3000)
     assert launch.round_trips_per_warp == 3000
-
-
-# ---------------------------------------------------------------------------------------------
-# The profile build (kp.build.PROFILE_BUILD_DROPS): what profile() runs for an op of a check build.
-
-
-def _without_noise(p):
-    """A profile's counts, less worst_bank and worst_lanes: which bank and lanes a worst request names varies between
-    two runs of one build (note16's review)."""
-    widths = [tuple((w, counts[:4]) for w, counts in ln.widths) for ln in p.lines]  # (..., worst, bank, lanes)
-    lines = [dataclasses.replace(ln, worst_bank=0, worst_lanes=0, widths=()) for ln in p.lines]
-    return lines, widths, p.branches, p.launches, repr(p.sharing), p.estimate("H100", flops=2 * 64**3)
-
-
-def test_an_op_of_a_check_build_is_profiled_from_its_profile_build_with_the_same_counts():
-    from kp.load import profile_build_op
-
-    ladder = helpers.load_kernel("linear_ladder", target="cpu", check=True, quiet=True)
-    fast = profile_build_op(ladder.linear_ladder)
-    assert fast.kernel.build.check == "profile" and fast.kernel.build.library.parent.name.endswith("-profile")
-    assert b"__ubsan_handle_type_mismatch" in ladder.build.library.read_bytes()  # the check build checks locals
-    assert b"__ubsan_handle_type_mismatch" not in fast.kernel.build.library.read_bytes()
-    assert profile_build_op(fast) is fast and profile_build_op(print) is print  # nothing else is swapped
-    torch.manual_seed(0)
-    x, w, b = torch.randn(64, 64), torch.randn(64, 64), torch.randn(64)
-    for version, tiles in [(7, 0), (7, 4), (4, 0)]:
-        swapped = profile(ladder.linear_ladder, x, w, b, version, tiles)  # from the profile build
-        checked = profile(lambda *a: ladder.linear_ladder(*a), x, w, b, version, tiles)  # a lambda: the check build
-        assert _without_noise(swapped) == _without_noise(checked), (version, tiles)

@@ -13,7 +13,8 @@ wavefronts), with their sources, are in kernels/common/cuda_cpu_profile.h, which
 counts, puts them at their `.cu` lines (addr2line), counts them as nvcc's SASS for the GPU serves them
 (kp.gpumodel.sass: `.lines` are the H100's, `.compiled(gpu)` another GPU's; `.instructions`, the SASS instructions each
 line ran; `.sass(line)`, what nvcc made of a line) and models. Without nvcc or nvdisasm the lines stay counted as the
-source wrote them (`.basis` says so). Loads no kernel but an op's profile build (kp.load.profile_build_op).
+source wrote the accesses, and `.basis` says so. Never loads a kernel itself (kp.gpumodel.sass compiles one for its
+SASS, cached).
 """
 
 import ctypes
@@ -30,7 +31,6 @@ from kp.gpumodel.gputime import LaunchWork, estimate
 from kp.gpumodel.local import local_work
 from kp.gpumodel.ptxas import launch_resources
 from kp.gpumodel.sass import arch_of
-from kp.load import profile_build_op
 from kp.pictures import banks, branch_lanes, picture
 from kp.sourceview import instruction_advice, profile_html
 from kp.table import Table
@@ -46,12 +46,12 @@ class ProfileError(RuntimeError):
 
 
 def profile(fn, *args, max_blocks=0, **kwargs):
-    """Run `fn(*args, **kwargs)` with the profiler on (an op of a check build runs from its profile build:
-    kp.load.profile_build_op); return its Profile. `max_blocks`: sample launches of more blocks than about this (a
-    product grid of blocks over every grid dimension, at least two along each of more than one block, runs, each
-    block's counts x the blocks it stands for; the others do not run, so the output is incomplete: for the model
-    only). A sample is what was asked for, so no warning: the Profile says so (`.sampled`, its repr)."""
-    fn, lib = profile_build_op(fn), cpu_runtime()
+    """Run `fn(*args, **kwargs)` with the stand-in's profiler on; return its Profile. `max_blocks`: sample launches of
+    more blocks than about this (a product grid of blocks spread over every grid dimension, at least two along each
+    of more than one block, runs and is counted, each block's counts x the blocks it stands for; the others do not
+    run, so the output is incomplete: for the model only). A sample is what was asked for, so it is no warning: the
+    Profile says so (`.sampled`, and its repr)."""
+    lib = cpu_runtime()
     lib.kp_profile_take.restype = ctypes.c_char_p
     lib.kp_profile_begin(ctypes.c_ulonglong(max_blocks))
     try:
