@@ -486,17 +486,24 @@ def test_a_lesson_exercise_solved_in_lab_fails_on_its_counter_then_passes(lab, p
 WIDTH_NOTEBOOKS = ["notebooks/01_add2_sum_of_squares.ipynb"]
 
 
+# The JS loop head over a notebook's code cells with outputs, each scrolled into view first (Lab renders only the
+# cells in view): the body that follows sees `i` and `cells[i]`, and closes the loop.
+EACH_CODE_CELL_IN_VIEW = """
+        const cells = Array.from(nb.content.widgets);
+        for (let i = 0; i < cells.length; i++) {
+            if (cells[i].model.type !== 'code' || !cells[i].model.outputs.length) continue;
+            await nb.content.scrollToItem(i, 'start');
+            await new Promise(r => setTimeout(r, 50));"""
+
+
 def widest_outputs(page, path):
     """Scroll each code cell of the notebook at `path` into view (Lab renders only the cells in view) and measure
     its outputs: [(cell index, the output's content width in px, the output area's width in px)], one per output."""
     return notebook_js(
         page,
-        """const found = [];
-        const cells = Array.from(nb.content.widgets);
-        for (let i = 0; i < cells.length; i++) {
-            if (cells[i].model.type !== 'code' || !cells[i].model.outputs.length) continue;
-            await nb.content.scrollToItem(i, 'start');
-            await new Promise(r => setTimeout(r, 50));
+        "const found = [];"
+        + EACH_CODE_CELL_IN_VIEW
+        + """
             for (const out of cells[i].node.querySelectorAll('.jp-OutputArea-output')) {
                 let right = out.getBoundingClientRect().left + out.scrollWidth;
                 for (const el of out.querySelectorAll('table, pre, img, svg')) {
@@ -516,12 +523,9 @@ def cells_that_overflow_or_split_a_term(page, path):
     index, the term]): the column wraps between its terms, never inside one."""
     return notebook_js(
         page,
-        """const found = {overflowing: [], split: []};
-        const cells = Array.from(nb.content.widgets);
-        for (let i = 0; i < cells.length; i++) {
-            if (cells[i].model.type !== 'code' || !cells[i].model.outputs.length) continue;
-            await nb.content.scrollToItem(i, 'start');
-            await new Promise(r => setTimeout(r, 50));
+        "const found = {overflowing: [], split: []};"
+        + EACH_CODE_CELL_IN_VIEW
+        + """
             for (const table of cells[i].node.querySelectorAll('.jp-OutputArea-output table')) {
                 const heads = table.rows.length ? Array.from(table.rows[0].cells).map(c => c.textContent.trim()) : [];
                 for (const row of Array.from(table.rows)) {
