@@ -1,8 +1,9 @@
 """The control-flow graph of one kernel's SASS and how often each of its basic blocks ran, warp-level (issue 31).
 Owns splitting a function's instructions (kp.gpumodel.sass.Instruction, address order) into basic blocks and their
-edges, and solving for the blocks' execution counts from what the trace knows exactly: the runs of the blocks that
-hold a line's memory instructions, flow conservation between blocks, a loop's back edge from its branch evaluations.
-Never reads a trace or a listing itself (kp.gpumodel.compiled gives it the equations) and models no time.
+edges, finding its loops (strongly connected components: components), and solving for the blocks' execution counts
+from what the trace knows exactly: the runs of the blocks that hold a line's memory instructions, flow conservation
+between blocks, a loop's back edge from its branch evaluations. Never reads a trace or a listing itself
+(kp.gpumodel.compiled gives it the equations) and models no time.
 
 What is exact and what is not: a count is returned only where the equations fix it (the block's unit vector lies in
 their row space); any other block is None, and its caller falls back to its per-line rule. The equations hold at
@@ -99,21 +100,15 @@ def _block_counts(graph, entry, equations, loops=(), uniform=(), splits=(), tria
     body nvcc placed out of line too). A block no warp can reach but through a block that ran none ran none, and a
     block that ran none sent none down its edges (both as equations, added until they fix nothing new).
     one_way: the offsets of branches that sent all their block ran down one edge, the one that leaves the equations
-    as close to agreeing as they were where the other does not (nvcc's test of a loop-invariant condition before
-    the versions of a loop it made for its two outcomes); neither where both do or neither does.
-    For one_way, an equation set that fixes a block or edge below none, or fixes runs of a block no warp can reach,
-    disagrees by that much (solve's strict). Solved by least squares (numpy); a block is open where its unit vector
-    is not in the equations' row space."""
+    as close to agreeing as they were (solve's strict misfit) where the other does not (nvcc's test of a
+    loop-invariant condition before the versions of a loop it made for its two outcomes); neither where both do or
+    neither does. Solved by least squares (numpy)."""
     edges = [(b.index, s, kind) for b in graph for s, kind in b.successors]
     nb, where = len(graph), {i.offset: b.index for b in graph for i in b.instructions}
-    reconverge = {}
+    label, reconverge = {t: c.index for c in graph for t in (c.instructions[0].labels or "").split()}, {}
     for b in graph:
-        for i in b.instructions:
-            if _base(i) == "BSSY":
-                for t in TARGET.findall(i.text):
-                    target = next((c.index for c in graph if t in (c.instructions[0].labels or "").split()), None)
-                    if target is not None:
-                        reconverge.setdefault(target, []).append(b.index)
+        for t in (t for i in b.instructions if _base(i) == "BSSY" for t in TARGET.findall(i.text) if t in label):
+            reconverge.setdefault(label[t], []).append(b.index)
     outflow = set()  # the blocks that send out what they ran
     for b in graph:
         last = b.instructions[-1]
@@ -149,11 +144,13 @@ def _block_counts(graph, entry, equations, loops=(), uniform=(), splits=(), tria
         found = [e for e, (src, _, kind) in enumerate(edges) if src == where.get(key[0]) and kind == key[1]]
         return col[found[0]] if found else None
 
-    for group, weight in ((equations, 1.0), (loops, 0.1)):
+    def equate(group, weight):  # each equation of the form block_counts takes whose offsets and edges all exist
         for coefficients, value in group:
             columns = [(column(o), c) for o, c in coefficients.items()]
             if all(k is not None for k, _ in columns):
                 add(columns, value, weight)
+
+    equate(equations, 1.0), equate(loops, 0.1)
 
     def fixed(a):  # the columns the equations fix: each outside every direction they leave open
         _, sigma, vt = np.linalg.svd(a, full_matrices=a.shape[0] < a.shape[1])  # all of V where it has more columns
@@ -186,10 +183,7 @@ def _block_counts(graph, entry, equations, loops=(), uniform=(), splits=(), tria
     misfit = solve()[2] if trials else 0.0
     for group in trials:  # kept only where it leaves the equations as close to agreeing as they were
         before = len(rows)
-        for coefficients, value in group:
-            columns = [(column(o), c) for o, c in coefficients.items()]
-            if all(k is not None for k, _ in columns):
-                add(columns, value, 0.1)
+        equate(group, 0.1)
         now = solve()[2] if len(rows) > before else misfit
         if now > misfit + 1e-6 * (1 + misfit):
             del rows[before:], values[before:], weights[before:]
@@ -272,3 +266,33 @@ def upper_bounds(graph, entry, counts):
         if not changed:
             break
     return bound
+
+
+def components(graph):
+    """{block index: its strongly connected component, named by one of its blocks} for the graph of blocks(): two
+    blocks share one where each reaches the other (a loop of the SASS with the loops nested in it). Tarjan's algorithm:
+    one depth-first pass, each edge once; iterative, since nvcc's unrolled kernels pass Python's recursion limit."""
+    order, low, stack, on, out, work = {}, {}, [], set(), {}, []
+
+    def enter(v):
+        order[v] = low[v] = len(order)
+        stack.append(v), on.add(v), work.append((v, iter(graph[v].successors)))
+
+    for root in (r for r in range(len(graph)) if r not in order):
+        enter(root)
+        while work:
+            v, edges = work[-1]
+            for w, _ in edges:
+                if w not in order:  # a tree edge: down it, and back to v's next edge after
+                    enter(w)
+                    break
+                if w in on:  # an edge into the component being built
+                    low[v] = min(low[v], order[w])
+            else:  # v's edges all done: its low to its parent; a component's first block takes the stack above it
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[v])
+                while low[v] == order[v] and v not in out:
+                    w = stack.pop()
+                    on.discard(w), out.update({w: v})
+    return out

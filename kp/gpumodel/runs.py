@@ -11,7 +11,7 @@ reads a trace or a listing itself, and models no time.
 import re
 from collections import Counter
 
-from kp.gpumodel.cfg import block_counts, blocks, conditional
+from kp.gpumodel.cfg import block_counts, blocks, components, conditional
 from kp.gpumodel.counts import LOST_TRIPS
 
 JUMPS = re.compile(r"\b(?:continue|break|return|goto)\b")  # an `if` whose body leaves: nvcc jumps when it holds
@@ -118,31 +118,36 @@ def block_runs(found, lines, branches, warps, source_lines):
 
 
 def hoisted_tests(graph, branch, latches, uniform, warps):
-    """The indices of the blocks whose uniform branch is nvcc's test of a loop-invariant condition, hoisted before
-    the loop it versioned on it (involution's `s.stride > 1`, put at the line of the loop's first `if`): a branch
-    outside every loop of the SASS at a line whose other branches, inlined at the same call site, are in one. The
-    line's evaluations do not count it; it sent all its block ran one way (block_counts' one_way). Not a loop's own
-    guard (a line in `latches`, {(file, line): blocks jumping back}); only a line the trace saw evaluated more often
-    than once per warp (in a loop: a branch outside every loop runs at most once per warp); not the copies of a
-    function's loop that nvcc unrolled whole at one call site and kept at another (a different site)."""
-    looped = cyclic(graph)
+    """The indices of the blocks whose branch is nvcc's test of a loop-invariant condition, hoisted before the loop
+    it versioned on it (involution's `s.stride > 1`, put at the line of the loop's first `if`): a conditional BRA
+    outside every loop of the SASS whose two edges lead into two different loops, each reached down its edge only
+    and holding a copy of the line, inlined at the same call site, at a uniform branch (a copy of the loop per
+    outcome). Not a guard that skips the one loop (`if (y < 0 || ...) continue;` peeled before involution's kh loop:
+    one edge leads into none), nor a test before an unrolled loop and its remainder (the remainder is reached down
+    both edges). The line's evaluations do not count it; it sent all its block ran one way (block_counts' one_way).
+    Not a loop's own guard (a line in `latches`, {(file, line): blocks jumping back}); only a line the trace saw
+    evaluated more often than once per warp (in a loop: a branch outside every loop runs at most once per warp)."""
+    component, looped = components(graph), cyclic(graph)
 
-    def lone(b):
-        return b.index not in looped and line_of(b) not in latches and line_of(b) in branch
+    def copies(start, test):  # the loops reached from block `start` that hold a uniform copy of `test`'s line
+        seen, todo = set(), [start]
+        while todo:
+            if (k := todo.pop()) not in seen:
+                seen.add(k)
+                todo += [s for s, _ in graph[k].successors]
+        at, ends = (*line_of(test), test.instructions[-1].site), {k: graph[k].instructions[-1] for k in seen & looped}
+        return {component[k] for k, i in ends.items() if (i.file, i.line, i.site) == at and i.offset in uniform}
 
-    return {
-        b.index
-        for b in graph
-        if lone(b)
-        and branch[line_of(b)].executions > warps
-        and any(
-            c.index in looped
-            and line_of(c) == line_of(b)
-            and c.instructions[-1].site == b.instructions[-1].site
-            and c.instructions[-1].offset in uniform
-            for c in graph
-        )
-    }
+    out = set()
+    for b in graph:
+        last, place = b.instructions[-1], line_of(b)
+        if b.index in looped or place in latches or place not in branch or branch[place].executions <= warps:
+            continue
+        if last.opcode.startswith("BRA") and conditional(last) and len(b.successors) == 2:
+            one, other = (copies(s, b) for s, _ in b.successors)
+            if one - other and other - one:
+                out.add(b.index)
+    return out
 
 
 def line_of(block):
@@ -151,19 +156,10 @@ def line_of(block):
 
 
 def cyclic(graph):
-    """The indices of the blocks of blocks() that lie on a cycle (a loop of the SASS): those a path of edges leads
-    back to."""
-    out = set()
-    for b in graph:
-        seen, todo = set(), [s for s, _ in b.successors]
-        while todo and b.index not in seen:
-            k = todo.pop()
-            if k not in seen:
-                seen.add(k)
-                todo += [s for s, _ in graph[k].successors]
-        if b.index in seen:
-            out.add(b.index)
-    return out
+    """The indices of the blocks of blocks() that lie on a cycle (a loop of the SASS): those with an edge into their
+    own strongly connected component (kp.gpumodel.cfg.components, Tarjan's algorithm), to another block or itself."""
+    component = components(graph)
+    return {b.index for b in graph if any(component[s] == component[b.index] for s, _ in b.successors)}
 
 
 def digits(sizes, trips):
