@@ -26,6 +26,12 @@ CELL_PADDING, WIDTH = 2, 108
 # A no-break space: a cell's words joined by it stay on one line in Lab (kp.gpumodel.estimates' terms). Python's
 # str.split() splits at it; BREAKS, where a browser may wrap a line, does not.
 NO_BREAK, BREAKS = "\u00a0", re.compile(r"[ \t\n\r\f\v]+")
+# In an HTML cell a number keeps its unit (a UNITS one, or a rate like "blocks/SM"): Lab split notebook 07's "130
+# GB/s" into "130" over "GB/s". And a code span's template arguments keep together, a break allowed only before them:
+# it wrapped `linear_v7<T, BM, BN, BK, TM, TN>` over 3 lines at its commas.
+_UNIT_NAMES = "|".join(re.escape(unit) for unit in sorted(FAMILY, key=len, reverse=True))
+UNIT = re.compile(rf"(?<=\d) (?=(?:{_UNIT_NAMES}|[A-Za-zµ]+/[A-Za-z]+)(?![\w/]))")
+TEMPLATE = re.compile(r"(?<=\w)&lt;(?:[\w ,:*]|&lt;|&gt;|&amp;)*&gt;")  # escaped: a name's template arguments
 
 
 def number(value):
@@ -114,11 +120,9 @@ class Table:
 
     def width(self):
         """The characters the table needs at the least where its cells wrap at spaces (Lab's tables do): per column
-        the longest word of its header and cells, plus the cell's padding. The title wraps; it does not count."""
-        return sum(
-            CELL_PADDING + max(_longest_word(c), *(_longest_word(_cell(r[c])) for r in self.rows))
-            for c in self.columns()
-        )
+        the longest word of its header and cells as html() shows them (a number with its unit one word), plus the
+        cell's padding. The title wraps; it does not count."""
+        return html_chars(self.html())
 
     def __str__(self):
         return self.markdown()
@@ -143,15 +147,11 @@ def html_chars(page):
         columns = {}
         for row in re.findall(r"<tr[^>]*>(.*?)</tr>", body, re.S):
             for i, (kind, cell) in enumerate(re.findall(r"<t([dh])[^>]*>(.*?)</t[dh]>", row, re.S)):
-                text = html.unescape(re.sub(r"<[^>]+>", "", cell))
+                text = html.unescape(re.sub(r"<[^>]+>", "", cell.replace("<wbr>", " ")))  # <wbr>: it may break there
                 pieces = text.split("\n") if kind == "d" and "kp-src" in attrs else BREAKS.split(text)
                 columns[i] = max(columns.get(i, 0), max((len(p) for p in pieces), default=0))
         widest = max(widest, sum(CELL_PADDING + w for w in columns.values()))
     return widest
-
-
-def _longest_word(text):
-    return max((len(word) for word in BREAKS.split(str(text).replace("`", ""))), default=0)
 
 
 def _cell(value):
@@ -161,5 +161,9 @@ def _cell(value):
 
 
 def _html_cell(value):
-    text = html.escape(_cell(value))
-    return re.sub(r"`([^`]*)`", r"<code>\1</code>", text)
+    text = UNIT.sub(NO_BREAK, html.escape(_cell(value)))
+    return re.sub(r"`([^`]*)`", lambda m: f"<code>{TEMPLATE.sub(_template, m[1])}</code>", text)
+
+
+def _template(m):  # a break before the arguments where they hold a space (Lab would wrap there), none inside
+    return f"<wbr>{m[0].replace(' ', NO_BREAK)}" if " " in m[0] else m[0]

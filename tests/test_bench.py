@@ -124,4 +124,4 @@ def test_the_table_shows_each_throughput_in_the_unit_that_reads_best_and_renders
     row = result.pivot().rows[0]
     assert str(row["custom on the H100, modelled"]) == "12 TB/s" and "e+" not in result.markdown()
     page = result._repr_html_()
-    assert page.startswith("<table>") and "<td>12 TB/s</td>" in page and "÷ median time" in page
+    assert page.startswith("<table>") and "<td>12\u00a0TB/s</td>" in page and "÷ median time" in page

@@ -1,5 +1,8 @@
 """kp.gpumodel.estimates: a modelled launch as printed: describe() in a sentence, table() a row per launch with its
-terms in one column, largest first. The times are kp.gpumodel.gputime's (tests/test_gputime.py works them out)."""
+terms in one column, largest first, each number on one line with its unit in Lab. The times are kp.gpumodel.gputime's
+(tests/test_gputime.py works them out)."""
+
+import re
 
 import pytest
 
@@ -30,3 +33,23 @@ def test_describe_and_table_show_the_time_and_its_bound():
     seconds = [float(t.split()[-2]) * {"ns": 1e-9, "µs": 1e-6, "ms": 1e-3}[t.split()[-1]] for t in terms]
     assert seconds == sorted(seconds, reverse=True)
     assert rows[1]["terms"] == "none"
+
+
+def test_the_tables_html_keeps_every_number_with_its_unit_and_a_template_kernels_arguments_together():
+    """Notebook 07's estimate tables in Lab: a kernel named with its template arguments wrapped over 3 lines at their
+    commas, and cells broke between a number and its unit ("130" over "GB/s"). In the HTML no space is left between
+    a number and its unit, and the kernel may break only before its arguments."""
+    launch = LaunchWork(
+        "linear_v7<T, BM, BN, BK, TM, TN>",
+        65536,
+        256,
+        32,
+        dram_read_sectors=2 * N * 4 // 32,
+        dram_write_sectors=N * 4 // 32,
+    )
+    table = estimate("H100", [launch]).table()
+    page = table.html()
+    assert "<code>linear_v7<wbr>&lt;T,\u00a0BM,\u00a0BN,\u00a0BK,\u00a0TM,\u00a0TN&gt;</code>" in page
+    assert "<td>272\u00a0µs</td>" in page and re.search(r"<td>[\d.]+\u00a0TB/s</td>", page), page
+    cells = re.sub(r"<[^>]+>", " ", page[page.index("<table>") :])  # the title above the table is prose: it wraps
+    assert not re.search(r"\d (?:ns|µs|ms|s|[kMGT]?B/s)\b", cells), cells

@@ -1,5 +1,5 @@
 """kp.table: rows of dicts as one markdown table and one HTML table, numbers to 3 significant digits, code in
-backticks shown as code and escaped."""
+backticks shown as code and escaped, a number kept with its unit and a template's arguments kept together in HTML."""
 
 from kp.table import Table
 
@@ -46,7 +46,8 @@ def test_a_quantity_is_a_number_that_shows_its_unit_in_a_table():
     ms = Quantity(5730, "µs")
     assert ms * 2 == 11460 and f"{ms:.0f}" == "5730" and str(ms) == "5.73 ms"
     table = Table([{"kernel": "v1", "time": ms}])
-    assert "| v1 | 5.73 ms |" in table.markdown() and "<td>5.73 ms</td>" in table.html()
+    # in HTML its number and unit are joined by a no-break space (Lab keeps them on one line); markdown keeps a space
+    assert "| v1 | 5.73 ms |" in table.markdown() and "<td>5.73\u00a0ms</td>" in table.html()
 
 
 def test_jupyter_shows_the_html_table_with_its_title_in_bold_not_as_a_heading():
@@ -78,3 +79,36 @@ def test_html_chars_measures_the_widest_table_as_lab_wraps_it():
     assert html_chars(pre) == 2 + len("x = a + b;")  # the source view's cells do not wrap: their longest line
     assert html_chars("<p>no table</p>") == 0
     assert html_chars("<table><tr><td>" + "x" * 200 + "</td></tr></table>" + pre) == 202  # the widest of them
+
+
+def test_html_keeps_a_number_with_its_unit_and_a_kernels_template_arguments_on_one_line():
+    """Lab wrapped notebook 07's estimate tables between a number and its unit ("130" over "GB/s") and a kernel's
+    template arguments at their commas (3 lines): in HTML those spaces are no-break ones, and a kernel name may break
+    only before its arguments (<wbr>). A space between two numbers, or in a code span's source, still breaks."""
+    from kp.table import NO_BREAK, Quantity, html_chars
+
+    row = {
+        "kernel": "`linear_v7<T, BM, BN, BK, TM, TN>`",
+        "DRAM": Quantity(0.13, "TB/s"),
+        "occupancy": "50%, 2 blocks/SM (registers)",
+        "blocks x threads": "4096 x 256",
+        "line": "`if (i < n) out[i] = x[i];`",
+        "plain": "`add2<float>`",
+    }
+    page = Table([row]).html()
+    args = NO_BREAK.join(["&lt;T,", "BM,", "BN,", "BK,", "TM,", "TN&gt;"])
+    assert f"<td><code>linear_v7<wbr>{args}</code></td>" in page
+    assert f"<td>130{NO_BREAK}GB/s</td>" in page and f"<td>50%, 2{NO_BREAK}blocks/SM (registers)</td>" in page
+    assert "<td>4096 x 256</td>" in page and "<td><code>if (i &lt; n) out[i] = x[i];</code></td>" in page
+    assert "<td><code>add2&lt;float&gt;</code></td>" in page  # no space inside: nothing to join, no break added
+    assert "| `linear_v7<T, BM, BN, BK, TM, TN>` | 130 GB/s |" in Table([row]).markdown()  # markdown as it was
+    # the width as Lab lays it out: the arguments one word, the name another; "2 blocks/SM" one word
+    widths = [
+        len("<T, BM, BN, BK, TM, TN>"),
+        len("130 GB/s"),
+        len("2 blocks/SM"),
+        len("threads"),
+        len("out[i]"),
+        len("add2<float>"),
+    ]
+    assert Table([row]).width() == html_chars(page) == sum(2 + w for w in widths)

@@ -55,7 +55,8 @@ class Estimate:
         """A row per launch: the modelled time and its bound first, then occupancy and waves, then the terms of the
         time in one column, largest first (the first is the bound; terms of 0 left out); times as Quantities (5.73 ms,
         42.1 µs). One column for the terms: seven of their own ran past Lab's output area (880-903 px of 848 at
-        1280x800, measured by tests/test_lab.py on notebook 01)."""
+        1280x800, measured by tests/test_lab.py on notebook 01). In HTML each number stays on one line with its unit
+        and a kernel's template arguments stay together (kp.table's UNIT and TEMPLATE)."""
         rows = [
             {
                 "kernel": f"`{e.kernel}`",
