@@ -1,0 +1,104 @@
+"""siboehm's SGEMM kernels (bench/kernels/sgemm) compute C = alpha·A·B + beta·C on the stand-in, their op rejects what
+they cannot compute, and bench/published_gemm.py reads the published table and runs (--quick)."""
+
+import importlib.util
+
+import pytest
+import torch
+
+import helpers
+import kp.files
+
+BENCH = kp.files.ROOT / "bench"
+KERNEL = BENCH / "kernels" / "sgemm" / "sgemm.cu"
+
+
+def bench_module():
+    spec = importlib.util.spec_from_file_location("bench_published_gemm", BENCH / "published_gemm.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+published_gemm = bench_module()
+
+
+@pytest.fixture(scope="module")
+def sgemm():
+    return helpers.load_kernel(KERNEL, target="cpu", quiet=True).sgemm
+
+
+def reference(a, b, c, alpha, beta):
+    return alpha * (a.double() @ b.double()) + beta * c.double()
+
+
+# M, K, N: whole 128 tiles for every kernel, two blocks along M and three along N for the 128 x 128 ones; and, for
+# kernels 1 and 2 (which guard every edge), sizes that are no multiple of their 32 x 32 blocks, one smaller than one
+@pytest.mark.parametrize("kernel", range(1, 11))
+def test_each_kernel_computes_alpha_a_b_plus_beta_c(sgemm, kernel):
+    torch.manual_seed(kernel)
+    shapes = [(256, 128, 384)] + ([(77, 45, 33), (5, 3, 7)] if kernel <= 2 else [])
+    for m, k, n in shapes:
+        a, b, c = torch.randn(m, k), torch.randn(k, n), torch.randn(m, n)
+        out = sgemm(a, b, c, 0.5, 3.0, kernel)
+        want = reference(a, b, c, 0.5, 3.0)
+        err = (out.double() - want).abs().max().item()
+        print(f"kernel {kernel} at {m}x{k}x{n}: max abs error {err:.3g}")
+        torch.testing.assert_close(out.double(), want, rtol=1e-5, atol=1e-4)
+        assert not torch.equal(out, c)  # c is left as it was: the op writes a new tensor
+
+
+def test_the_op_rejects_what_the_kernels_cannot_compute(sgemm):
+    a, b, c = torch.randn(100, 128), torch.randn(128, 128), torch.randn(100, 128)
+    with pytest.raises(RuntimeError, match="kernel 3 computes whole tiles only.*multiples of 128"):
+        sgemm(a, b, c, 1.0, 0.0, 3)
+    with pytest.raises(RuntimeError, match="kernel must be 1 to 10, got 11"):
+        sgemm(a, b, c, 1.0, 0.0, 11)
+    with pytest.raises(RuntimeError, match=r"sgemm: a must be \(M, K\), b \(K, N\) and c \(M, N\)"):
+        sgemm(a, b, torch.randn(128, 128), 1.0, 0.0, 1)
+    with pytest.raises(RuntimeError, match="sgemm: b must be a contiguous Float"):
+        sgemm(a, b.double(), c, 1.0, 0.0, 1)
+
+
+def test_the_vendored_file_names_its_source_and_keeps_the_licence():
+    text = KERNEL.read_text()
+    assert "commit 60cba6f9b20a198116c76f18de8047f44df8c8b8" in text
+    licence = (KERNEL.parent / "LICENSE").read_text()
+    assert "MIT License" in licence and "Copyright (c) 2023 Simon Boehm" in licence
+
+
+def test_the_published_figures_are_the_readmes_table():
+    """The numbers come from the quoted table, kernels 1 to 10, in GFLOP/s as the README has them."""
+    found = published_gemm.published()
+    assert list(found) == list(range(1, 11))
+    assert found[1] == ("1: Naive", 309.0)
+    assert found[6] == ("6: Vectorized Mem Access", 18237.3)
+    assert found[10] == ("10: Warptiling", 21779.3)
+    # published time = 2 * 4096^3 / GFLOP/s: the naive kernel 444.8 ms
+    assert 2 * 4096**3 / (found[1][1] * 1e9) == pytest.approx(0.44479, rel=1e-4)
+
+
+def test_kendall_tau_by_hand():
+    tau = published_gemm.kendall_tau
+    assert tau([1, 2, 3, 4], [10, 20, 30, 40]) == 1.0
+    assert tau([1, 2, 3, 4], [40, 30, 20, 10]) == -1.0
+    assert tau([1, 2, 3], [1, 3, 2]) == pytest.approx(1 / 3)  # pairs: (1,2) +, (1,3) +, (2,3) -
+
+
+def test_the_script_runs_quick(capsys):
+    """--quick models two kernels at 256³ and says that it compares nothing and that no GPU measured them."""
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is present: the quick run would time the kernels too; this checks the CPU path")
+    published_gemm.main(["--quick", "--kernels", "2,10"])
+    out = capsys.readouterr().out
+    assert "| 2: GMEM Coalescing | " in out and "| 10: Warptiling | " in out and "| 1: Naive | " not in out.split(
+        "No GPU here"
+    )[1]
+    assert "No GPU here: the measured column is left out" in out
+    assert "nothing to compare with" in out
+    assert "| 1: Naive                            |   `309.0` |" in out  # the published table, quoted whole
+
+
+def test_the_script_rejects_an_unknown_kernel():
+    with pytest.raises(RuntimeError, match="--kernels: each must be 1 to 10"):
+        published_gemm.main(["--quick", "--kernels", "11"])
