@@ -41,8 +41,11 @@ SIZE, QUICK_SIZE, MAX_BLOCKS = 4096, 256, 2
 ALPHA, BETA = 0.5, 3.0  # siboehm's sgemm.cu: "float alpha = 0.5, beta = 3.0; // GEMM input parameters, C=α*AB+β*C"
 PUBLISHED_GPU = "RTX A6000"
 PUBLISHED_WHERE = (
-    "siboehm/SGEMM_CUDA README.md at commit 60cba6f9b20a198116c76f18de8047f44df8c8b8 (2023-06-13), "
-    '"Running the kernels on a NVIDIA A6000 (Ampere)", "GFLOPs at matrix size 4096x4096"'
+    "siboehm/SGEMM_CUDA README.md at commit 60cba6f9b20a198116c76f18de8047f44df8c8b8 (2023-12-27), "
+    '"Running the kernels on a NVIDIA A6000 (Ampere)", "GFLOPs at matrix size 4096x4096"; the figures came with '
+    '4820c60 (2023-03-04, "Update results"; its heading said A100, corrected to A6000 two minutes later in 06d2cf5, '
+    "and 4092x4092 corrected to 4096x4096 in b64882f). Kernels 1-10 and their launches at 4820c60 differ from "
+    "60cba6f's (vendored) only in kernel 10's const qualifiers and comments"
 )
 # The README's table as it stands at that commit, copied whole (kernels 11 and 0 are not modelled here: 11 is not one
 # of the ten, 0 is cuBLAS)
