@@ -113,6 +113,34 @@ def test_the_summary_gives_the_goals_figures_and_the_worst_kernels_terms(capsys)
     assert "| figure | kernel 10 | kernel 2 |" in out and "| bound |" in out
 
 
+def test_on_a_gpu_the_script_sets_the_model_against_its_own_measurement(capsys, monkeypatch):
+    """A GPU is played (its timing a stub that notes the size and kernels it is asked for, each kernel at twice the
+    modelled time): the measured column and the summary against it come out; the quick size is the one timed."""
+    asked = []
+
+    def measured_ms(n, kernels):
+        asked.append((n, list(kernels)))
+        return {k: 2 * modelled[k] * 1e3 for k in kernels}
+
+    real_modelled, modelled = published_gemm.modelled, {}
+
+    def modelled_and_noted(checked, n, kernel, gpu, max_blocks):
+        result = real_modelled(checked, n, kernel, gpu, max_blocks)
+        modelled[kernel] = result[0].seconds
+        return result
+
+    monkeypatch.setattr(published_gemm.torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(published_gemm.torch.cuda, "get_device_name", lambda: "a GPU played by the test")
+    monkeypatch.setattr(published_gemm, "measured_ms", measured_ms)
+    monkeypatch.setattr(published_gemm, "modelled", modelled_and_noted)
+    published_gemm.main(["--quick", "--kernels", "2,10", "--gpu", "H100"])
+    out = capsys.readouterr().out
+    assert asked == [(256, [2, 10])]
+    assert "| measured ms (a GPU played by the test) | model ÷ measured |" in out
+    assert "Against measured (a GPU played by the test):" in out
+    assert "mean |model ÷ measured - 1|: 50.0%, missed" in out and "Kendall τ of the two rankings: 1.00, met" in out
+
+
 def test_the_script_rejects_an_unknown_kernel():
     with pytest.raises(RuntimeError, match="--kernels: each must be 1 to 10"):
         published_gemm.main(["--quick", "--kernels", "11"])
