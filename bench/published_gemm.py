@@ -214,7 +214,16 @@ def summarise(what, results, times, n):
     print(f"\nAgainst {what}:")
     print(f"- mean |model ÷ {what.split()[0]} - 1|: {mean:.1%}, {goal(mean, 'mean')}")
     print(f"- worst: kernel {worst}, {error[worst]:.1%} ({ratio[worst]:.2f}x), {goal(error[worst], 'worst')}")
-    print(f"- Kendall τ of the two rankings: {tau:.2f}, {goal(tau, 'tau', below=False)}")
+    order = sorted(times, key=times.get)  # fastest first, as published or measured
+    swapped = [
+        (i, j) for x, i in enumerate(order) for j in order[x + 1 :] if results[i][0].seconds > results[j][0].seconds
+    ]
+    pairs = len(order) * (len(order) - 1) // 2
+    print(
+        f"- Kendall τ of the two rankings: {tau:.2f}, {goal(tau, 'tau', below=False)}; {len(swapped)} of {pairs} "
+        f"pairs modelled in the wrong order{' (the faster one first): ' if swapped else ''}"
+        f"{', '.join(f'{i} vs {j}' for i, j in swapped)}"
+    )
     detail = sorted(times, key=lambda k: -error[k])[:DETAILED]
     columns = {}
     for k in detail:
