@@ -1,0 +1,182 @@
+"""siboehm's SGEMM kernels (bench/kernels/sgemm) compute C = alpha·A·B + beta·C on the stand-in, their op rejects what
+they cannot compute, and bench/published_gemm.py reads the published table and runs (--quick)."""
+
+import hashlib
+import importlib.util
+
+import pytest
+import torch
+
+import helpers
+import kp.files
+
+BENCH = kp.files.ROOT / "bench"
+KERNEL = BENCH / "kernels" / "sgemm" / "sgemm.cu"
+
+
+def bench_module():
+    spec = importlib.util.spec_from_file_location("bench_published_gemm", BENCH / "published_gemm.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+published_gemm = bench_module()
+
+
+@pytest.fixture(scope="module")
+def sgemm():
+    return helpers.load_kernel(KERNEL, target="cpu", quiet=True).sgemm
+
+
+def reference(a, b, c, alpha, beta):
+    return alpha * (a.double() @ b.double()) + beta * c.double()
+
+
+# M, K, N: whole 128 tiles for every kernel, two blocks along M and three along N for the 128 x 128 ones; and, for
+# kernels 1 and 2 (which guard every edge), sizes that are no multiple of their 32 x 32 blocks, one smaller than one
+@pytest.mark.parametrize("kernel", range(1, 11))
+def test_each_kernel_computes_alpha_a_b_plus_beta_c(sgemm, kernel):
+    torch.manual_seed(kernel)
+    shapes = [(256, 128, 384)] + ([(77, 45, 33), (5, 3, 7)] if kernel <= 2 else [])
+    for m, k, n in shapes:
+        a, b, c = torch.randn(m, k), torch.randn(k, n), torch.randn(m, n)
+        out = sgemm(a, b, c, 0.5, 3.0, kernel)
+        want = reference(a, b, c, 0.5, 3.0)
+        err = (out.double() - want).abs().max().item()
+        print(f"kernel {kernel} at {m}x{k}x{n}: max abs error {err:.3g}")
+        torch.testing.assert_close(out.double(), want, rtol=1e-5, atol=1e-4)
+        assert not torch.equal(out, c)  # c is left as it was: the op writes a new tensor
+
+
+def test_the_op_rejects_what_the_kernels_cannot_compute(sgemm):
+    a, b, c = torch.randn(100, 128), torch.randn(128, 128), torch.randn(100, 128)
+    with pytest.raises(RuntimeError, match="kernel 3 computes whole tiles only.*multiples of 128"):
+        sgemm(a, b, c, 1.0, 0.0, 3)
+    with pytest.raises(RuntimeError, match="kernel must be 1 to 10, got 11"):
+        sgemm(a, b, c, 1.0, 0.0, 11)
+    with pytest.raises(RuntimeError, match=r"sgemm: a must be \(M, K\), b \(K, N\) and c \(M, N\)"):
+        sgemm(a, b, torch.randn(128, 128), 1.0, 0.0, 1)
+    with pytest.raises(RuntimeError, match="sgemm: b must be a contiguous Float"):
+        sgemm(a, b.double(), c, 1.0, 0.0, 1)
+
+
+# sha256 of each src/kernels/<file>.cuh of siboehm/SGEMM_CUDA at 60cba6f, less its #pragma once and #include lines
+# (and the blank lines they leave at its top): taken from the fetched repository when the kernels were vendored
+UPSTREAM_SHA256 = {
+    "1_naive": "c79638a5e9ad0b20c491c488e0573698077ff667adfa9786f5f0ae29c2bfa4da",
+    "2_kernel_global_mem_coalesce": "13cadc4d191d1c727969033805cd914ffe38ddd29c327afed84b049dd13fd2f5",
+    "3_kernel_shared_mem_blocking": "577e17d2373a9e62bfd6e9291b21ba37c0cbdf72ddf6d3eea9c8774858ae9e86",
+    "4_kernel_1D_blocktiling": "fe90e2d4cfe4381923d74193f01c9d447bdbffbcc88ba40c0a09764532b330ba",
+    "5_kernel_2D_blocktiling": "02fd00d1b1681e1b30c31892042a7e2e4ea9944ea3bed6092560b30df4918a15",
+    "6_kernel_vectorize": "7784da6c3f9d01b8a46efa61ce022e260eb6e566c648bc3e1a5ec5b9a28c7cf1",
+    "7_kernel_resolve_bank_conflicts": "bb4cdc4f24a2dc2d32ca99fe704e983c5585d1aba5e1fc172a114f54fb73ac15",
+    "8_kernel_bank_extra_col": "5e9c2a521918495cc46dd5dbca5bc4c61f37a3dedac44240bb90778932ef5fd2",
+    "9_kernel_autotuned": "7d3702961c469048fbcaa7be553e63b9457a32f40b2ec3ce96acba29662041d5",
+    "10_kernel_warptiling": "3dd2b433b635017aaa9590e4e50503a29e9e8ba9675b7c64dfb0758b500b2fe3",
+}
+
+
+def test_the_vendored_bodies_are_siboehms_verbatim():
+    """Each kernel file's text sits unchanged in sgemm.cu, under its own banner: an edit to a body fails here."""
+    text = KERNEL.read_text()
+    for name, digest in UPSTREAM_SHA256.items():
+        banner = f"// ---- src/kernels/{name}.cuh (verbatim but its #pragma once and #include lines) ----\n"
+        start = text.index(banner) + len(banner)
+        body = text[start : text.index("\n// ---- ", start)]
+        assert hashlib.sha256(body.encode()).hexdigest() == digest, f"{name}: the vendored body differs from 60cba6f's"
+
+
+def test_the_vendored_file_names_its_source_and_keeps_the_licence():
+    text = KERNEL.read_text()
+    assert "commit 60cba6f9b20a198116c76f18de8047f44df8c8b8" in text
+    licence = (KERNEL.parent / "LICENSE").read_text()
+    assert "MIT License" in licence and "Copyright (c) 2023 Simon Boehm" in licence
+
+
+def test_the_published_figures_are_the_readmes_table():
+    """The numbers come from the quoted table, kernels 1 to 10, in GFLOP/s as the README has them."""
+    found = published_gemm.published()
+    assert list(found) == list(range(1, 11))
+    assert found[1] == ("1: Naive", 309.0)
+    assert found[6] == ("6: Vectorized Mem Access", 18237.3)
+    assert found[10] == ("10: Warptiling", 21779.3)
+    # published time = 2 * 4096^3 / GFLOP/s: the naive kernel 444.8 ms
+    assert 2 * 4096**3 / (found[1][1] * 1e9) == pytest.approx(0.44479, rel=1e-4)
+
+
+def test_kendall_tau_by_hand():
+    tau = published_gemm.kendall_tau
+    assert tau([1, 2, 3, 4], [10, 20, 30, 40]) == 1.0
+    assert tau([1, 2, 3, 4], [40, 30, 20, 10]) == -1.0
+    assert tau([1, 2, 3], [1, 3, 2]) == pytest.approx(1 / 3)  # pairs: (1,2) +, (1,3) +, (2,3) -
+
+
+def test_the_script_runs_quick(capsys):
+    """--quick models a kernel at 256³ and says that it compares nothing and that no GPU measured it."""
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is present: the quick run would time the kernels too; this checks the CPU path")
+    published_gemm.main(["--quick", "--kernels", "2"])
+    out = capsys.readouterr().out
+    assert "| 1: Naive                            |   `309.0` |" in out  # the published table, quoted whole
+    modelled = out.split("No GPU here: the measured column is left out")[1]
+    assert "| 2: GMEM Coalescing | " in modelled and "| 1: Naive | " not in modelled
+    assert "nothing to compare with" in out
+
+
+def test_the_summary_gives_the_goals_figures_and_the_worst_kernels_terms(capsys):
+    """Against times set by hand from the model's own (kernel 2 taken 10% slower than modelled, kernel 10 half as
+    long): the errors, the worst and τ follow by hand."""
+    checked = helpers.load_kernel(KERNEL, target="cpu", check=True, quiet=True)
+    results = {k: published_gemm.modelled(checked, 256, k, "RTX A6000", 2) for k in (2, 10)}
+    times = {2: results[2][0].seconds * 1.1, 10: results[10][0].seconds * 0.5}
+    published_gemm.summarise("published (A6000)", results, times, 256)
+    out = capsys.readouterr().out
+    # errors |1/1.1 - 1| = 9.1% and |2 - 1| = 100%: mean 54.5%
+    assert "mean |model ÷ published - 1|: 54.5%, missed (goal ≤ 0.15)" in out
+    assert "worst: kernel 10, 100.0% (2.00x), missed (goal ≤ 0.35)" in out
+    order = 1.0 if (results[2][0].seconds > results[10][0].seconds) == (times[2] > times[10]) else -1.0
+    assert f"Kendall τ of the two rankings: {order:.2f}" in out
+    assert "| figure | kernel 10 | kernel 2 |" in out and "| bound |" in out
+    # kernel 10 taken faster than kernel 2, where the model has kernel 2 the faster (at 256³): the one pair swapped
+    assert results[2][0].seconds < results[10][0].seconds
+    published_gemm.summarise("published (A6000)", results, {2: 1.0, 10: 0.5}, 256)
+    out = capsys.readouterr().out
+    assert "τ of the two rankings: -1.00, missed (goal ≥ 0.9); 1 of 1 pairs modelled in the wrong order (the " in out
+    assert "(the faster one first): 10 vs 2\n" in out
+
+
+def test_on_a_gpu_the_script_sets_the_model_against_its_own_measurement(capsys, monkeypatch):
+    """A GPU is played (its timing a stub that notes the size and kernels it is asked for, each kernel at twice the
+    modelled time): the measured column and the summary against it come out; the quick size is the one timed."""
+    asked = []
+
+    def measured_ms(n, kernels):
+        asked.append((n, list(kernels)))
+        return {k: 2 * modelled[k] * 1e3 for k in kernels}
+
+    real_modelled, modelled = published_gemm.modelled, {}
+
+    def modelled_and_noted(checked, n, kernel, gpu, max_blocks):
+        result = real_modelled(checked, n, kernel, gpu, max_blocks)
+        modelled[kernel] = result[0].seconds
+        return result
+
+    monkeypatch.setattr(published_gemm.torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(published_gemm.torch.cuda, "get_device_name", lambda: "a GPU played by the test")
+    monkeypatch.setattr(published_gemm, "measured_ms", measured_ms)
+    monkeypatch.setattr(published_gemm, "modelled", modelled_and_noted)
+    published_gemm.main(["--quick", "--kernels", "2,10", "--gpu", "H100"])
+    out = capsys.readouterr().out
+    assert asked == [(256, [2, 10])]
+    assert "| measured ms (a GPU played by the test) | model ÷ measured |" in out
+    assert "Against measured (a GPU played by the test):" in out
+    assert (
+        "mean |model ÷ measured - 1|: 50.0%, missed" in out
+        and "Kendall τ of the two rankings: 1.00, met (goal ≥ 0.9); 0 of 1 pairs" in out
+    )
+
+
+def test_the_script_rejects_an_unknown_kernel():
+    with pytest.raises(RuntimeError, match="--kernels: each must be 1 to 10"):
+        published_gemm.main(["--quick", "--kernels", "11"])
