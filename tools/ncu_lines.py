@@ -1,0 +1,431 @@
+"""Nsight Compute's per-line counters beside the GPU model's (issue 31, item 9): on a GPU, `ncu` profiles ONE launch of
+each case (every op of bench/ops.py at the size bench/gpu_model.py models it, the linear ladder's versions at 1024³,
+the column-sum ladder at 8192 x 1024) with its source counters, and each .cu line's sectors, global requests, shared
+wavefronts and warp instructions executed are printed beside what the model counts for the same call (profile(...)
+with the same arguments), with the kernel's duration (gpu__time_duration.sum) beside the modelled time.
+
+    python tools/ncu_lines.py               # on a GPU: ncu on every case, then the model beside it
+    python tools/ncu_lines.py --ncu-only    # the GPU part only: reports and CSVs under --out (a few minutes)
+    python tools/ncu_lines.py --join DIR    # anywhere: the model beside the CSVs a GPU run left in DIR
+    python tools/ncu_lines.py --dry-run     # the ncu commands it would run, anywhere
+    python tools/ncu_lines.py --only add2   # the cases whose name holds one of these words
+
+Every report and CSV is written under --out (build/gpu-session/ncu) before it is read, so that the data comes back
+even where this parser misreads it. The CUDA builds are made with -lineinfo (nvcc's NVCC_APPEND_FLAGS) in a build
+folder of their own (KP_BUILD_DIR), so that ncu can put each SASS instruction at its .cu line and the cached builds
+without line information stay as they are.
+
+ncu's options and pages: the Nsight Compute CLI manual, https://docs.nvidia.com/nsight-compute/NsightComputeCli/
+("Command Line Options": --profile-from-start, -k regex:, -c, --section, --metrics, --import-source, --clock-control,
+--page source|raw, --print-source, --print-units, --csv); the source counters' metrics (inst_executed,
+memory_l2_theoretical_sectors_global, memory_l1_tag_requests_global, memory_l1_wavefronts_shared) and
+gpu__time_duration: its Profiling Guide, https://docs.nvidia.com/nsight-compute/ProfilingGuide/ ("Source Counters",
+"Metrics Reference").
+"""
+
+import argparse
+import csv
+import io
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "bench"), str(ROOT / "kernels")]  # kp, bench/ops.py, linear_ladder_ops.py
+
+from kp.table import Table  # noqa: E402
+
+OUT = ROOT / "build" / "gpu-session" / "ncu"
+GPU = "H100"
+LADDER_N, COLSUM_SHAPE = 1024, (8192, 1024)  # bench/ladder_linear.py's first size, bench/ladder_colsum.py's first shape
+# The kernel-wide figures beside the SourceCounters section: the duration, and totals to check the per-line sums by.
+METRICS = ("gpu__time_duration.sum", "smsp__inst_executed.sum", "dram__bytes_read.sum", "dram__bytes_write.sum")
+# Each per-line counter: the source page's column names for it (as the docs name the metric, and its display name).
+COUNTERS = {
+    "sectors": ("memory_l2_theoretical_sectors_global", "L2 Theoretical Sectors Global"),
+    "requests": ("memory_l1_tag_requests_global", "L1 Tag Requests Global"),
+    "wavefronts": ("memory_l1_wavefronts_shared", "L1 Wavefronts Shared"),
+    "instructions": ("inst_executed", "Instructions Executed", "Warp Instructions Executed"),
+}
+TIME_UNITS = {"nsecond": 1e-9, "ns": 1e-9, "usecond": 1e-6, "us": 1e-6, "msecond": 1e-3, "ms": 1e-3, "second": 1.0}
+
+
+@dataclass
+class Case:
+    name: str
+    kernel: str  # kernels/<kernel>.cu
+    call: object  # the loaded module -> the op
+    make_inputs: object  # () -> the op's arguments, on the CPU
+    max_blocks: int = 64  # blocks of each launch the model counts (bench/gpu_model.py's MAX_BLOCKS)
+    flops: float = 0.0
+
+    @property
+    def slug(self):
+        return re.sub(r"\W+", "_", self.name).strip("_")
+
+
+def cases():
+    """Every case, in the order they run: the ops, the linear ladder, the column-sum ladder."""
+    import torch
+    from gpu_model import MAX_BLOCKS, MEASURED, SAMPLING_SIZES
+    from linear_ladder_ops import TILES
+    from ops import all_ops
+
+    found = []
+    for op in all_ops():
+        kind = "involution" if "involution" in op.op else "matrix" if op.kernel == "linear" else "elementwise"
+        size = MEASURED[op.op][0] if op.op in MEASURED else SAMPLING_SIZES[kind]
+        flops = op.flops(size) if op.flops else 0.0
+        found.append(Case(op.op, op.kernel, op.custom, lambda op=op, s=size: op.make_inputs(s), MAX_BLOCKS, flops))
+    n = LADDER_N
+    steps = [(v,) for v in range(1, 7)] + [(7, i) for i in range(len(TILES))]
+    for args in steps:
+        name = f"linear ladder v{args[0]}" + (f" tiles {args[1]}" if len(args) > 1 else "")
+        make = lambda a=args: (torch.randn(n, n), torch.randn(n, n), torch.randn(n), *a)  # noqa: E731
+        found.append(Case(name, "linear_ladder", lambda m: m.linear_ladder, make, 8, 2.0 * n**3))
+    for version in range(1, 6):
+        make = lambda v=version: (torch.randn(*COLSUM_SHAPE), v)  # noqa: E731
+        found.append(Case(f"colsum v{version}", "colsum", lambda m: m.colsum, make, 64))
+    return found
+
+
+def kernel_names(kernel):
+    """The __global__ functions of kernels/<kernel>.cu, in file order."""
+    text = (ROOT / "kernels" / f"{kernel}.cu").read_text()
+    bounds = r"__launch_bounds__\s*\((?:[^()]|\([^()]*\))*\)\s*"  # (BM / TM * (BN / TN)): one level of nesting
+    pattern = rf"__global__\s+void\s+(?:{bounds})?(\w+)\s*\("
+    return list(dict.fromkeys(re.findall(pattern, text)))
+
+
+def kernel_regex(kernel):
+    """ncu's -k filter for any kernel of the file: a whole name (add2_fwd_kernel, not add2_fwd_kernel_v2), with or
+    without template arguments after it."""
+    return rf"regex:(^|\W)({'|'.join(kernel_names(kernel))})(\W|$)"
+
+
+def find_ncu():
+    found = shutil.which("ncu")
+    for home in (os.environ.get("CUDA_HOME"), "/usr/local/cuda"):
+        if not found and home and (Path(home) / "bin" / "ncu").exists():
+            found = str(Path(home) / "bin" / "ncu")
+    return found or (sorted(map(str, Path("/opt/nvidia").glob("nsight-compute/*/ncu"))) or [None])[-1]
+
+
+def ncu_commands(case, out, ncu="ncu"):
+    """(profile, source export, raw export): the commands for one case. One launch (-c 1) of any kernel of the case's
+    file, counted only inside the case's cudaProfilerStart/Stop (--profile-from-start off: the warm-up call and torch's
+    own kernels are left out); the SourceCounters section and METRICS alone (a full set replays ~40 times); clocks not
+    locked to base (--clock-control none: the duration at the clocks a user gets; the cache is still flushed before
+    each pass, as the model starts cold)."""
+    rep = out / f"{case.slug}.ncu-rep"
+    profile = [ncu, "--profile-from-start", "off", "-k", kernel_regex(case.kernel), "-c", "1"]
+    profile += ["--section", "SourceCounters", "--metrics", ",".join(METRICS), "--import-source", "yes"]
+    profile += ["--clock-control", "none", "--force-overwrite", "-o", str(rep.with_suffix(""))]
+    profile += [sys.executable, str(Path(__file__).resolve()), "--case", case.name]
+    source = [ncu, "--import", str(rep), "--page", "source", "--csv", "--print-source", "cuda"]
+    raw = [ncu, "--import", str(rep), "--page", "raw", "--csv", "--print-units", "base"]
+    return profile, source, raw
+
+
+def build_env():
+    """The environment of the CUDA builds and of the runs under ncu: -lineinfo, in a build folder of its own."""
+    flags = f"{os.environ.get('NVCC_APPEND_FLAGS', '')} -lineinfo".strip()
+    return {**os.environ, "NVCC_APPEND_FLAGS": flags, "KP_BUILD_DIR": str(ROOT / "build" / "ncu-ext")}
+
+
+def run_case(name):
+    """The case's op once to warm up, then once between cudaProfilerStart and Stop: what ncu profiles."""
+    import torch
+
+    import helpers
+
+    case = next(c for c in cases() if c.name == name)
+    torch.manual_seed(0)
+    inputs = [a.cuda() if torch.is_tensor(a) else a for a in case.make_inputs()]
+    fn = case.call(helpers.load_kernel(case.kernel, target="cuda", quiet=True))
+    fn(*inputs)
+    torch.cuda.synchronize()
+    torch.cuda.cudart().cudaProfilerStart()
+    fn(*inputs)
+    torch.cuda.synchronize()
+    torch.cuda.cudart().cudaProfilerStop()
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading ncu's CSV pages.
+
+
+def _normal(name):
+    return re.sub(r"[^a-z0-9#]+", " ", name.lower()).strip()
+
+
+def _number(text):
+    text = text.replace(",", "").strip()
+    try:
+        return float(text)
+    except ValueError:
+        return 0.0  # "", "-", "n/a": no such access at the line
+
+
+@dataclass
+class NcuLine:
+    file: str  # as ncu names it (a path); None where the page names no file
+    line: int
+    source: str
+    counters: dict = field(default_factory=dict)  # COUNTERS' keys -> value; a counter the page lacks is missing
+
+
+def parse_source(text):
+    """The rows of `ncu --page source --print-source cuda --csv`: a "File Path" row names the file of the rows under
+    it, a header row holds "Source", then one row per .cu line (its number in the "#" or "Line" column); lines of the
+    same file and number (one per function) are summed."""
+    lines, file, header = {}, None, None
+    for row in csv.reader(io.StringIO(text)):
+        cells = [c.strip() for c in row]
+        if not any(cells):
+            continue
+        if _normal(cells[0]) in ("file path", "file", "source file"):
+            file, header = (cells[1] if len(cells) > 1 else None), None
+            continue
+        if "source" in [_normal(c) for c in cells]:
+            header = [_normal(c) for c in cells]
+            continue
+        if header is None or _normal(cells[0]) in ("function name", "kernel name"):
+            continue
+        at = next((header.index(h) for h in ("#", "# line", "line", "line no", "line number") if h in header), 0)
+        if not cells[at].isdigit():
+            continue
+        entry = lines.setdefault((file, int(cells[at])), NcuLine(file, int(cells[at]), ""))
+        if "source" in header and not entry.source:
+            entry.source = cells[header.index("source")]
+        for counter, names in COUNTERS.items():
+            column = next((header.index(_normal(n)) for n in names if _normal(n) in header), None)
+            if column is not None and column < len(cells):
+                entry.counters[counter] = entry.counters.get(counter, 0.0) + _number(cells[column])
+    return list(lines.values())
+
+
+def parse_raw(text):
+    """The rows of `ncu --page raw --csv`: one dict per profiled kernel, "Kernel Name" and every metric, a time metric
+    in seconds ("duration" for gpu__time_duration.sum) whatever unit its units row gives."""
+    rows = [r for r in csv.reader(io.StringIO(text)) if any(c.strip() for c in r)]
+    if not rows:
+        return []
+    header, rows = rows[0], rows[1:]
+    units = rows.pop(0) if rows and not rows[0][0].strip().isdigit() else [""] * len(header)
+    kernels = []
+    for row in rows:
+        found = {}
+        for name, unit, value in zip(header, units, row):
+            try:
+                found[name] = float(value.replace(",", "")) * TIME_UNITS.get(unit.strip(), 1.0)
+            except ValueError:
+                found[name] = value.strip()  # a name, an ID, or "n/a"
+        found["duration"] = found.get("gpu__time_duration.sum")
+        kernels.append(found)
+    return kernels
+
+
+def base_name(kernel):
+    """A kernel's name without return type, namespace, template arguments or parameters."""
+    name = re.sub(r"^void\s+", "", str(kernel).strip())
+    return re.split(r"[<(]", name)[0].split("::")[-1].strip()
+
+
+# ---------------------------------------------------------------------------------------------
+# The model beside it.
+
+
+def model_lines(p, kernel):
+    """{(file name, line): {"sectors", "requests", "wavefronts", "instructions"}}: the model's counts of `kernel`'s
+    lines in Profile `p` (its `.lines` as the H100's SASS serves them, its `.instructions` executed), summed over the
+    call's launches of that kernel."""
+    found = {}
+    for ln in p.lines:
+        if base_name(ln.kernel) == kernel:
+            at = found.setdefault((Path(ln.file).name, ln.line), dict.fromkeys(COUNTERS, 0.0))
+            if ln.space == "global":
+                at["sectors"] += ln.units
+                at["requests"] += ln.requests
+            elif ln.space == "shared":
+                at["wavefronts"] += ln.units
+    for ins in p.instructions:
+        if base_name(ins.kernel) == kernel:
+            found.setdefault((Path(ins.file).name, ins.line), dict.fromkeys(COUNTERS, 0.0))["instructions"] += ins.total
+    return found
+
+
+def join(ncu_lines, modelled, default_file):
+    """One row per .cu line that either side counted: ncu's figure, then the model's, for each counter."""
+    hardware = {}
+    for x in ncu_lines:
+        if any(x.counters.values()):
+            key = (Path(x.file).name if x.file else default_file, x.line)
+            hardware[key] = x
+    rows = []
+    for key in sorted(set(hardware) | set(modelled), key=lambda k: (k[0] != default_file, k)):
+        row = {"line": f"{key[0]}:{key[1]}", "source": hardware[key].source[:40] if key in hardware else ""}
+        for counter in COUNTERS:
+            got = hardware[key].counters.get(counter) if key in hardware else 0.0
+            row[f"{counter} (ncu)"] = "-" if got is None else got
+            row[f"{counter} (model)"] = modelled.get(key, {}).get(counter, 0.0)
+        rows.append(row)
+    return rows
+
+
+def model_case(case, ncu_kernel):
+    """(the model's lines of `ncu_kernel` in the case's call, its modelled seconds for that kernel's first launch, how
+    many launches of it the call makes)."""
+    import warnings
+
+    import torch
+
+    import helpers
+    from kp.gpumodel.profile import profile
+
+    torch.manual_seed(0)
+    inputs = case.make_inputs()
+    fn = case.call(helpers.load_kernel(case.kernel, target="cpu", check=True, quiet=True))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "sampled: ...": wanted here
+        p = profile(fn, *inputs, max_blocks=case.max_blocks)
+    launches = [e for e in p.estimate_detail(GPU, flops=case.flops).launches if base_name(e.kernel) == ncu_kernel]
+    return model_lines(p, ncu_kernel), launches[0].seconds if launches else None, len(launches)
+
+
+def report(case, out):
+    """The case's table (per line) and its summary row, from the CSVs under `out`; raises where they are missing."""
+    kernels = parse_raw((out / f"{case.slug}.raw.csv").read_text())
+    if not kernels:
+        raise RuntimeError(f"{case.slug}.raw.csv: no kernel profiled")
+    kernel = base_name(kernels[0].get("Kernel Name", ""))
+    hardware = parse_source((out / f"{case.slug}.source.csv").read_text())
+    modelled, seconds, launches = model_case(case, kernel)
+    rows = join(hardware, modelled, f"{case.kernel}.cu")
+    measured = kernels[0].get("duration")
+    total = {c: sum(r[f"{c} (model)"] for r in rows) for c in COUNTERS}
+    summary = {
+        "case": case.name,
+        "kernel": kernel,
+        "ncu (µs)": measured * 1e6 if isinstance(measured, float) else "-",
+        "model (µs)": seconds * 1e6 if seconds else "-",
+        "model ÷ ncu": f"{seconds / measured:.3g}x" if seconds and isinstance(measured, float) and measured else "-",
+        "instructions (ncu, model)": f"{kernels[0].get('smsp__inst_executed.sum', '-')}, {total['instructions']:.4g}",
+        "lines (ncu, model)": f"{sum(any(x.counters.values()) for x in hardware)}, {len(modelled)}",
+        "model launches": launches,
+    }
+    return rows, summary
+
+
+def join_all(todo, out):
+    summaries, text = [], []
+    for case in todo:
+        try:
+            rows, summary = report(case, out)
+        except Exception as e:  # one case's missing or unreadable CSV must not stop the others
+            summaries.append({"case": case.name, "kernel": f"not joined: {type(e).__name__}: {str(e)[:80]}"})
+            continue
+        text.append(f"### {case.name}\n\n{Table(rows).markdown()}\n")
+        summaries.append(summary)
+    text.append(f"### Summary ({GPU} model beside ncu, one launch each)\n\n{Table(summaries).markdown()}\n")
+    (out / "lines.md").write_text("\n".join(text))
+    print("\n".join(text))
+
+
+# ---------------------------------------------------------------------------------------------
+# The run.
+
+
+def run(cmd, log, timeout, env=None):
+    """Run `cmd`, its output appended to `log`; its return code, or "timeout"."""
+    with open(log, "a") as f:
+        f.write(f"$ {shlex.join(cmd)}\n")
+        f.flush()
+        try:
+            return subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, timeout=timeout, env=env).returncode
+        except subprocess.TimeoutExpired:
+            return "timeout"
+
+
+def export(cmd, path, log):
+    """ncu's page for `cmd` into `path` (stdout), its errors to `log`; the return code."""
+    with open(path, "w") as f, open(log, "a") as err:
+        return subprocess.run(cmd, stdout=f, stderr=err, timeout=120).returncode
+
+
+def profile_all(todo, out, ncu, timeout, budget):
+    """ncu on each case, one after another; each report exported to CSV as soon as it is written."""
+    env, start, status = build_env(), time.monotonic(), {}
+    kernels = sorted({c.kernel for c in todo})  # built with -lineinfo first, in parallel, outside ncu
+    with ThreadPoolExecutor(max_workers=max(1, min(len(kernels), (os.cpu_count() or 2) // 2))) as pool:
+        cmds = {k: [sys.executable, str(Path(__file__).resolve()), "--build", k] for k in kernels}
+        built = dict(zip(kernels, pool.map(lambda k: run(cmds[k], out / f"build-{k}.log", 600, env), kernels)))
+    print(f"builds with -lineinfo ({time.monotonic() - start:.0f} s): {built}", flush=True)
+    for case in todo:
+        if time.monotonic() - start > budget:
+            status[case.name] = "skipped: over --budget"
+            continue
+        profile, source, raw = ncu_commands(case, out, ncu)
+        log, began = out / f"{case.slug}.log", time.monotonic()
+        rc = run(profile, log, timeout, env) if built.get(case.kernel) == 0 else f"build failed ({case.kernel})"
+        if Path(profile[profile.index("-o") + 1] + ".ncu-rep").exists():
+            rc = f"{rc}, source {export(source, out / f'{case.slug}.source.csv', log)}"
+            raw_rc = export(raw, out / f"{case.slug}.raw.csv", log)
+            if raw_rc:  # an ncu without --print-units: parse_raw reads the units row
+                raw_rc = export(raw[:-2], out / f"{case.slug}.raw.csv", log)
+            rc = f"{rc}, raw {raw_rc}"
+        status[case.name] = f"{rc} ({time.monotonic() - began:.0f} s)"
+        print(f"{case.name}: {status[case.name]}", flush=True)
+        (out / "status.json").write_text(json.dumps(status, indent=1))
+    return status
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=Path(os.environ.get("NCU_OUT", OUT)), help=f"default {OUT}")
+    parser.add_argument("--only", nargs="+", metavar="WORD", help="only the cases whose name holds one of these")
+    parser.add_argument("--dry-run", action="store_true", help="print the ncu commands, run nothing")
+    parser.add_argument("--ncu-only", action="store_true", help="profile and export; no model")
+    parser.add_argument("--join", type=Path, metavar="DIR", help="the model beside the CSVs in DIR; no GPU needed")
+    parser.add_argument("--timeout", type=int, default=90, help="seconds for one case under ncu (default 90)")
+    parser.add_argument("--budget", type=int, default=420, help="start no case after this many seconds (default 420)")
+    parser.add_argument("--case", help=argparse.SUPPRESS)  # what ncu runs: the case's launch
+    parser.add_argument("--build", help=argparse.SUPPRESS)  # build one kernel file for CUDA (with build_env)
+    args = parser.parse_args(argv)
+    if args.case:
+        return run_case(args.case)
+    if args.build:
+        import helpers
+
+        helpers.load_kernel(args.build, target="cuda", quiet=True)
+        return 0
+    todo = [c for c in cases() if not args.only or any(w in c.name for w in args.only)]
+    if args.join:
+        return join_all(todo, args.join)
+    ncu = find_ncu()
+    if args.dry_run:
+        for case in todo:
+            print("\n".join(shlex.join(cmd) for cmd in ncu_commands(case, args.out, ncu or "ncu")) + "\n")
+        return 0
+    import torch
+
+    if ncu is None or not torch.cuda.is_available():
+        print(f"ncu_lines: no {'GPU' if ncu else 'ncu'} here: nothing to profile (--dry-run shows the commands)")
+        return 0
+    args.out.mkdir(parents=True, exist_ok=True)
+    profile_all(todo, args.out, ncu, args.timeout, args.budget)
+    if not args.ncu_only:
+        join_all(todo, args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
