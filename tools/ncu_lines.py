@@ -24,38 +24,31 @@ gpu__time_duration: its Profiling Guide, https://docs.nvidia.com/nsight-compute/
 """
 
 import argparse
-import csv
-import io
 import json
 import os
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "bench"), str(ROOT / "kernels")]  # kp, bench/ops.py, linear_ladder_ops.py
+sys.path.insert(0, str(ROOT))  # `python tools/ncu_lines.py` finds kp
+sys.path += [str(ROOT / "bench"), str(ROOT / "kernels")]  # bench/gpu_model.py and ops.py, linear_ladder_ops.py
 
 from kp.table import Table  # noqa: E402
+from tools.ncu_pages import COUNTERS, base_name, join, model_lines, parse_raw, parse_source  # noqa: E402, F401
 
 OUT = ROOT / "build" / "gpu-session" / "ncu"
 GPU = "H100"
 LADDER_N, COLSUM_SHAPE = 1024, (8192, 1024)  # bench/ladder_linear.py's first size, bench/ladder_colsum.py's first shape
 # The kernel-wide figures beside the SourceCounters section: the duration, and totals to check the per-line sums by.
 METRICS = ("gpu__time_duration.sum", "smsp__inst_executed.sum", "dram__bytes_read.sum", "dram__bytes_write.sum")
-# Each per-line counter: the source page's column names for it (as the docs name the metric, and its display name).
-COUNTERS = {
-    "sectors": ("memory_l2_theoretical_sectors_global", "L2 Theoretical Sectors Global"),
-    "requests": ("memory_l1_tag_requests_global", "L1 Tag Requests Global"),
-    "wavefronts": ("memory_l1_wavefronts_shared", "L1 Wavefronts Shared"),
-    "instructions": ("inst_executed", "Instructions Executed", "Warp Instructions Executed"),
-}
-TIME_UNITS = {"nsecond": 1e-9, "ns": 1e-9, "usecond": 1e-6, "us": 1e-6, "msecond": 1e-3, "ms": 1e-3, "second": 1.0}
 
 
 @dataclass
@@ -159,128 +152,6 @@ def run_case(name):
     torch.cuda.cudart().cudaProfilerStop()
 
 
-# ---------------------------------------------------------------------------------------------
-# Reading ncu's CSV pages.
-
-
-def _normal(name):
-    return re.sub(r"[^a-z0-9#]+", " ", name.lower()).strip()
-
-
-def _number(text):
-    text = text.replace(",", "").strip()
-    try:
-        return float(text)
-    except ValueError:
-        return 0.0  # "", "-", "n/a": no such access at the line
-
-
-@dataclass
-class NcuLine:
-    file: str  # as ncu names it (a path); None where the page names no file
-    line: int
-    source: str
-    counters: dict = field(default_factory=dict)  # COUNTERS' keys -> value; a counter the page lacks is missing
-
-
-def parse_source(text):
-    """The rows of `ncu --page source --print-source cuda --csv`: a "File Path" row names the file of the rows under
-    it, a header row holds "Source", then one row per .cu line (its number in the "#" or "Line" column); lines of the
-    same file and number (one per function) are summed."""
-    lines, file, header = {}, None, None
-    for row in csv.reader(io.StringIO(text)):
-        cells = [c.strip() for c in row]
-        if not any(cells):
-            continue
-        if _normal(cells[0]) in ("file path", "file", "source file"):
-            file, header = (cells[1] if len(cells) > 1 else None), None
-            continue
-        if "source" in [_normal(c) for c in cells]:
-            header = [_normal(c) for c in cells]
-            continue
-        if header is None or _normal(cells[0]) in ("function name", "kernel name"):
-            continue
-        at = next((header.index(h) for h in ("#", "# line", "line", "line no", "line number") if h in header), 0)
-        if not cells[at].isdigit():
-            continue
-        entry = lines.setdefault((file, int(cells[at])), NcuLine(file, int(cells[at]), ""))
-        if "source" in header and not entry.source:
-            entry.source = cells[header.index("source")]
-        for counter, names in COUNTERS.items():
-            column = next((header.index(_normal(n)) for n in names if _normal(n) in header), None)
-            if column is not None and column < len(cells):
-                entry.counters[counter] = entry.counters.get(counter, 0.0) + _number(cells[column])
-    return list(lines.values())
-
-
-def parse_raw(text):
-    """The rows of `ncu --page raw --csv`: one dict per profiled kernel, "Kernel Name" and every metric, a time metric
-    in seconds ("duration" for gpu__time_duration.sum) whatever unit its units row gives."""
-    rows = [r for r in csv.reader(io.StringIO(text)) if any(c.strip() for c in r)]
-    if not rows:
-        return []
-    header, rows = rows[0], rows[1:]
-    units = rows.pop(0) if rows and not rows[0][0].strip().isdigit() else [""] * len(header)
-    kernels = []
-    for row in rows:
-        found = {}
-        for name, unit, value in zip(header, units, row):
-            try:
-                found[name] = float(value.replace(",", "")) * TIME_UNITS.get(unit.strip(), 1.0)
-            except ValueError:
-                found[name] = value.strip()  # a name, an ID, or "n/a"
-        found["duration"] = found.get("gpu__time_duration.sum")
-        kernels.append(found)
-    return kernels
-
-
-def base_name(kernel):
-    """A kernel's name without return type, namespace, template arguments or parameters."""
-    name = re.sub(r"^void\s+", "", str(kernel).strip())
-    return re.split(r"[<(]", name)[0].split("::")[-1].strip()
-
-
-# ---------------------------------------------------------------------------------------------
-# The model beside it.
-
-
-def model_lines(p, kernel):
-    """{(file name, line): {"sectors", "requests", "wavefronts", "instructions"}}: the model's counts of `kernel`'s
-    lines in Profile `p` (its `.lines` as the H100's SASS serves them, its `.instructions` executed), summed over the
-    call's launches of that kernel."""
-    found = {}
-    for ln in p.lines:
-        if base_name(ln.kernel) == kernel:
-            at = found.setdefault((Path(ln.file).name, ln.line), dict.fromkeys(COUNTERS, 0.0))
-            if ln.space == "global":
-                at["sectors"] += ln.units
-                at["requests"] += ln.requests
-            elif ln.space == "shared":
-                at["wavefronts"] += ln.units
-    for ins in p.instructions:
-        if base_name(ins.kernel) == kernel:
-            found.setdefault((Path(ins.file).name, ins.line), dict.fromkeys(COUNTERS, 0.0))["instructions"] += ins.total
-    return found
-
-
-def join(ncu_lines, modelled, default_file):
-    """One row per .cu line that either side counted: ncu's figure, then the model's, for each counter."""
-    hardware = {}
-    for x in ncu_lines:
-        if any(x.counters.values()):
-            key = (Path(x.file).name if x.file else default_file, x.line)
-            hardware[key] = x
-    rows = []
-    for key in sorted(set(hardware) | set(modelled), key=lambda k: (k[0] != default_file, k)):
-        row = {"line": f"{key[0]}:{key[1]}", "source": hardware[key].source[:40] if key in hardware else ""}
-        for counter in COUNTERS:
-            got = hardware[key].counters.get(counter) if key in hardware else 0.0
-            row[f"{counter} (ncu)"] = "-" if got is None else got
-            row[f"{counter} (model)"] = modelled.get(key, {}).get(counter, 0.0)
-        rows.append(row)
-    return rows
-
-
 def model_case(case, ncu_kernel):
     """(the model's lines of `ncu_kernel` in the case's call, its modelled seconds for that kernel's first launch, how
     many launches of it the call makes)."""
@@ -325,13 +196,18 @@ def report(case, out):
     return rows, summary
 
 
+SUMMARY = ("case", "kernel", "ncu (µs)", "model (µs)", "model ÷ ncu", "instructions (ncu, model)", "lines (ncu, model)")
+SUMMARY += ("model launches",)
+
+
 def join_all(todo, out):
     summaries, text = [], []
     for case in todo:
         try:
             rows, summary = report(case, out)
         except Exception as e:  # one case's missing or unreadable CSV must not stop the others
-            summaries.append({"case": case.name, "kernel": f"not joined: {type(e).__name__}: {str(e)[:80]}"})
+            failed = {"case": case.name, "kernel": f"not joined: {type(e).__name__}: {str(e)[:80]}"}
+            summaries.append(failed | {k: "-" for k in SUMMARY if k not in failed})
             continue
         text.append(f"### {case.name}\n\n{Table(rows).markdown()}\n")
         summaries.append(summary)
@@ -349,25 +225,39 @@ def run(cmd, log, timeout, env=None):
     with open(log, "a") as f:
         f.write(f"$ {shlex.join(cmd)}\n")
         f.flush()
-        try:
-            return subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, timeout=timeout, env=env).returncode
-        except subprocess.TimeoutExpired:
-            return "timeout"
+        return _wait(
+            subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT, env=env, start_new_session=True), timeout
+        )
+
+
+def _wait(process, timeout):
+    """The process's return code, or "timeout" after `timeout` seconds, its whole group killed: ncu's target (the
+    Python child that holds the GPU) goes with it."""
+    try:
+        return process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+        return "timeout"
 
 
 def export(cmd, path, log):
-    """ncu's page for `cmd` into `path` (stdout), its errors to `log`; the return code."""
+    """ncu's page for `cmd` into `path` (stdout), its errors to `log`; the return code, or "timeout"."""
     with open(path, "w") as f, open(log, "a") as err:
-        return subprocess.run(cmd, stdout=f, stderr=err, timeout=120).returncode
+        return _wait(subprocess.Popen(cmd, stdout=f, stderr=err, start_new_session=True), 120)
+
+
+def build_all(kernels, out, env):
+    """{kernel: return code}: each kernel file built for CUDA with `env` (-lineinfo), in parallel, before any ncu."""
+    with ThreadPoolExecutor(max_workers=max(1, min(len(kernels), (os.cpu_count() or 2) // 2))) as pool:
+        cmds = {k: [sys.executable, str(Path(__file__).resolve()), "--build", k] for k in kernels}
+        return dict(zip(kernels, pool.map(lambda k: run(cmds[k], out / f"build-{k}.log", 600, env), kernels)))
 
 
 def profile_all(todo, out, ncu, timeout, budget):
     """ncu on each case, one after another; each report exported to CSV as soon as it is written."""
     env, start, status = build_env(), time.monotonic(), {}
-    kernels = sorted({c.kernel for c in todo})  # built with -lineinfo first, in parallel, outside ncu
-    with ThreadPoolExecutor(max_workers=max(1, min(len(kernels), (os.cpu_count() or 2) // 2))) as pool:
-        cmds = {k: [sys.executable, str(Path(__file__).resolve()), "--build", k] for k in kernels}
-        built = dict(zip(kernels, pool.map(lambda k: run(cmds[k], out / f"build-{k}.log", 600, env), kernels)))
+    built = build_all(sorted({c.kernel for c in todo}), out, env)
     print(f"builds with -lineinfo ({time.monotonic() - start:.0f} s): {built}", flush=True)
     for case in todo:
         if time.monotonic() - start > budget:
