@@ -218,3 +218,25 @@ def test_no_case_starts_past_the_budget(tmp_path, monkeypatch):
     todo = [c for c in ncu_lines.cases() if c.name in ("add2", "exp")]
     status = ncu_lines.profile_all(todo, tmp_path, "/nonexistent/ncu", timeout=3, budget=-1)
     assert status == {"add2": "skipped: over --budget", "exp": "skipped: over --budget"}
+
+
+def test_the_models_lines_of_a_real_profile_are_keyed_as_ncus_are():
+    """add2 at 2^16 float32 on the stand-in: its loads of a and b are 2 x 2^16 x 4 bytes = 16384 sectors of 32 bytes,
+    its store 8192, at add2.cu's lines; the kernel named as ncu names it (no template arguments)."""
+    import warnings
+
+    import torch
+
+    import helpers
+    from kp.gpumodel.profile import profile
+
+    m = helpers.load_kernel("add2", target="cpu", check=True, quiet=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        p = profile(m.add2, torch.randn(2**16), torch.randn(2**16), max_blocks=8)
+    kernel = ncu_lines.base_name(p.launches[0].kernel)
+    assert kernel == "add2_fwd_kernel_v2"
+    modelled = ncu_lines.model_lines(p, kernel)
+    sectors = sorted(v["sectors"] for v in modelled.values() if v["sectors"])
+    assert sectors == [8192, 16384] and all(file == "add2.cu" for file, _ in modelled)
+    assert sum(v["instructions"] for v in modelled.values()) > 0

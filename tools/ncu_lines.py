@@ -146,10 +146,10 @@ def run_case(name):
     fn = case.call(helpers.load_kernel(case.kernel, target="cuda", quiet=True))
     fn(*inputs)
     torch.cuda.synchronize()
-    torch.cuda.cudart().cudaProfilerStart()
+    torch.cuda.profiler.start()  # cudaProfilerStart: ncu --profile-from-start off counts from here
     fn(*inputs)
     torch.cuda.synchronize()
-    torch.cuda.cudart().cudaProfilerStop()
+    torch.cuda.profiler.stop()
 
 
 def model_case(case, ncu_kernel):
@@ -285,8 +285,8 @@ def main(argv=None):
     parser.add_argument("--dry-run", action="store_true", help="print the ncu commands, run nothing")
     parser.add_argument("--ncu-only", action="store_true", help="profile and export; no model")
     parser.add_argument("--join", type=Path, metavar="DIR", help="the model beside the CSVs in DIR; no GPU needed")
-    parser.add_argument("--timeout", type=int, default=90, help="seconds for one case under ncu (default 90)")
-    parser.add_argument("--budget", type=int, default=420, help="start no case after this many seconds (default 420)")
+    parser.add_argument("--timeout", type=int, default=60, help="seconds for one case under ncu (default 60)")
+    parser.add_argument("--budget", type=int, default=390, help="start no case after this many seconds (default 390)")
     parser.add_argument("--case", help=argparse.SUPPRESS)  # what ncu runs: the case's launch
     parser.add_argument("--build", help=argparse.SUPPRESS)  # build one kernel file for CUDA (with build_env)
     args = parser.parse_args(argv)
@@ -307,8 +307,9 @@ def main(argv=None):
         return 0
     import torch
 
-    if ncu is None or not torch.cuda.is_available():
-        print(f"ncu_lines: no {'GPU' if ncu else 'ncu'} here: nothing to profile (--dry-run shows the commands)")
+    missing = [what for what, found in (("GPU", torch.cuda.is_available()), ("ncu", ncu)) if not found]
+    if missing:
+        print(f"ncu_lines: no {' and no '.join(missing)} here: nothing to profile (--dry-run shows the commands)")
         return 0
     args.out.mkdir(parents=True, exist_ok=True)
     profile_all(todo, args.out, ncu, args.timeout, args.budget)
