@@ -115,7 +115,7 @@ def test_a_case_is_reported_from_its_csvs_beside_the_model_time(tmp_path, monkey
     rows, summary = ncu_lines.report(case, tmp_path)
     assert asked == ["add2_fwd_kernel_v2"]  # the model's launches of the kernel ncu profiled
     assert summary["ncu (µs)"] == pytest.approx(267.52) and summary["model (µs)"] == pytest.approx(240)
-    assert summary["model ÷ ncu"] == "0.897x"
+    assert summary["model ÷ ncu"] == "0.897x" and tuple(summary) == ncu_lines.SUMMARY
     assert [r["line"] for r in rows] == ["add2.cu:24", "add2.cu:25", "kp.cuh:7"]
 
 
@@ -201,6 +201,7 @@ def test_each_case_runs_under_its_own_timeout_and_leaves_its_csvs_before_anythin
     todo = [c for c in ncu_lines.cases() if c.name in ("add2", "add2_v1", "mul", "exp")]
     out = tmp_path / "out"
     out.mkdir()
+    (out / "add2_v1.ncu-rep").write_text("an earlier run's report")  # not this run's: removed, never exported
     status = ncu_lines.profile_all(todo, out, str(ncu), timeout=3, budget=600)
     assert [status[c].split(" (")[0] for c in ("add2", "add2_v1", "mul", "exp")] == [
         "0, source 0, raw 0",
@@ -209,7 +210,8 @@ def test_each_case_runs_under_its_own_timeout_and_leaves_its_csvs_before_anythin
         "0, source 0, raw 0",
     ]
     assert (out / "add2.source.csv").read_text() == SOURCE_CSV and (out / "exp.raw.csv").exists()
-    assert not (out / "add2_v1.source.csv").exists() and "==ERROR==" in (out / "add2_v1.log").read_text()
+    assert not (out / "add2_v1.ncu-rep").exists() and not (out / "add2_v1.source.csv").exists()
+    assert "==ERROR==" in (out / "add2_v1.log").read_text()
     assert ncu_lines.json.loads((out / "status.json").read_text()) == status
 
 

@@ -265,6 +265,8 @@ def profile_all(todo, out, ncu, timeout, budget):
             continue
         profile, source, raw = ncu_commands(case, out, ncu)
         log, began = out / f"{case.slug}.log", time.monotonic()
+        for stale in (f"{case.slug}.ncu-rep", f"{case.slug}.source.csv", f"{case.slug}.raw.csv"):
+            (out / stale).unlink(missing_ok=True)  # an earlier run's: never exported or joined as this run's
         rc = run(profile, log, timeout, env) if built.get(case.kernel) == 0 else f"build failed ({case.kernel})"
         if Path(profile[profile.index("-o") + 1] + ".ncu-rep").exists():
             rc = f"{rc}, source {export(source, out / f'{case.slug}.source.csv', log)}"
