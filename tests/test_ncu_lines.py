@@ -10,21 +10,28 @@ import pytest
 from tools import ncu_lines
 
 # The source page as `ncu --import R --page source --csv --print-source cuda` prints it. The FORMAT is taken from the
-# Nsight Compute CLI manual (--page source, --print-source) and the source view's column names in its Profiling Guide
-# ("Source Counters"), as public scripts that parse this page read it; it is NOT the output of a run here (no GPU).
-# The numbers are made up: a "File Path" row per file, a header row, one row per .cu line, "," as thousands separator.
-SOURCE_CSV = """\
+# Nsight Compute CLI manual (--page source, --print-source) and the source view's columns in its Profiling Guide
+# ("Source Counters"), as public scripts that parse this page show it (a "Kernel Name" row, a "File Path" row per
+# file, a header row in which "Instructions Executed" comes twice and each "... Excessive" column before its metric,
+# "-" where a line has no such access, "," as thousands separator); it is NOT the output of a run here (no GPU), and
+# the numbers are made up.
+HEADER = (
+    '"#","Source","Warp Stall Sampling (All Cycles)","Instructions Executed","# Samples","Instructions Executed",'
+    '"Address Space","L1 Tag Requests Global","L1 Wavefronts Shared Excessive","L1 Wavefronts Shared",'
+    '"L1 Wavefronts Shared Ideal","L2 Theoretical Sectors Global Excessive","L2 Theoretical Sectors Global",'
+    '"L2 Theoretical Sectors Global Ideal"'
+)
+SOURCE_CSV = f"""\
+"Kernel Name","void add2_fwd_kernel_v2<float>(const float *, const float *, float *, long, long)"
 "File Path","/home/u/project/kernels/add2.cu"
-"#","Source","Warp Stall Sampling (All Samples)","Instructions Executed","L1 Tag Requests Global","L2 Theoretical \
-Sectors Global","L2 Theoretical Sectors Global Ideal","L1 Wavefronts Shared","L1 Wavefronts Shared Ideal"
-"1","// c = a + b","0","","","","","",""
-"24","  int64_t i = blockIdx.x * blockDim.x + threadIdx.x;","12","4,096","0","0","0","0","0"
-"25","  if (i < n) c[i] = a[i] + b[i];","310","12,288","6,144","24,576","24,576","-","-"
-"25","  if (i < n) c[i] = a[i] + b[i];","0","100","0","0","0","0","0"
+{HEADER}
+"1","// c = a + b","0","","","","-","","","","","","",""
+"24","  int64_t i = blockIdx.x * blockDim.x + threadIdx.x;","12","4,096","12","4,096","-","0","0","0","0","0","0","0"
+"25","  if (i < n) c[i] = a[i] + b[i];","310","12,288","310","12,288","Global","6,144","-","-","-","0","24,576","24,576"
+"25","  if (i < n) c[i] = a[i] + b[i];","0","100","0","100","-","0","0","0","0","0","0","0"
 "File Path","/home/u/project/kernels/common/kp.cuh"
-"#","Source","Warp Stall Sampling (All Samples)","Instructions Executed","L1 Tag Requests Global","L2 Theoretical \
-Sectors Global","L2 Theoretical Sectors Global Ideal","L1 Wavefronts Shared","L1 Wavefronts Shared Ideal"
-"7","  return ceil_div(n, b);","0","2,048","0","0","0","512","256"
+{HEADER}
+"7","  return ceil_div(n, b);","0","2,048","0","2,048","Shared","0","256","512","256","0","0","0"
 """
 
 # The raw page as `ncu --import R --page raw --csv --print-units base` prints it: a header row of metric names, a row of
