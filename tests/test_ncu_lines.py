@@ -166,10 +166,19 @@ def test_the_dry_run_covers_the_ops_both_ladders_and_a_kernel_behind_nested_laun
     assert "|linear_v7)" in commands and "__launch_bounds__" not in commands
 
 
-def test_the_cuda_builds_get_line_information_in_a_folder_of_their_own():
+def test_the_cuda_builds_get_line_information_in_a_folder_of_their_own(tmp_path):
     env = ncu_lines.build_env()
     assert "-lineinfo" in env["NVCC_APPEND_FLAGS"].split()
     assert env["KP_BUILD_DIR"].endswith("ncu-ext")
+    nvcc = ncu_lines.shutil.which("nvcc")
+    if nvcc is None:
+        pytest.skip("no nvcc here: that nvcc takes -lineinfo from NVCC_APPEND_FLAGS is checked where it is")
+    (tmp_path / "k.cu").write_text("__global__ void k(float* x) { x[threadIdx.x] += 1; }\n")
+    for name, environ in (("with", env), ("without", {**env, "NVCC_APPEND_FLAGS": ""})):
+        cmd = [nvcc, "-cubin", "-arch=sm_90", str(tmp_path / "k.cu"), "-o", str(tmp_path / f"{name}.cubin")]
+        ncu_lines.subprocess.run(cmd, env=environ, check=True, timeout=120)
+    assert b".debug_line" in (tmp_path / "with.cubin").read_bytes()  # what ncu's source page reads lines from
+    assert b".debug_line" not in (tmp_path / "without.cubin").read_bytes()
 
 
 @pytest.mark.parametrize("ncu", [None, "/usr/local/cuda/bin/ncu"])
