@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from tools import ncu_lines
+from tools import ncu_lines, ncu_pages
 
 # The source page as `ncu --import R --page source --csv --print-source cuda` prints it. The FORMAT is taken from the
 # Nsight Compute CLI manual (--page source, --print-source) and the source view's columns in its Profiling Guide
@@ -117,7 +117,7 @@ def test_a_case_is_reported_from_its_csvs_beside_the_model_time(tmp_path, monkey
         asked.append(kernel)
         return {("add2.cu", 25): dict(sectors=24576, requests=6144, wavefronts=0, instructions=12000)}, 240e-6, 1
 
-    monkeypatch.setattr(ncu_lines, "model_case", model_case)
+    monkeypatch.setattr(ncu_pages, "model_case", model_case)
     case = next(c for c in ncu_lines.cases() if c.name == "add2")
     rows, summary = ncu_lines.report(case, tmp_path)
     assert asked == ["add2_fwd_kernel_v2"]  # the model's launches of the kernel ncu profiled
@@ -127,7 +127,7 @@ def test_a_case_is_reported_from_its_csvs_beside_the_model_time(tmp_path, monkey
 
 
 def test_a_case_without_csvs_is_named_in_the_summary_and_the_others_still_join(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(ncu_lines, "model_case", lambda case, kernel: ({}, 1e-6, 1))
+    monkeypatch.setattr(ncu_pages, "model_case", lambda case, kernel: ({}, 1e-6, 1))
     (tmp_path / "add2.source.csv").write_text(SOURCE_CSV)
     (tmp_path / "add2.raw.csv").write_text(RAW_CSV.format(unit="nsecond", value="1000"))
     todo = [c for c in ncu_lines.cases() if c.name in ("add2", "add2_v1")]

@@ -41,11 +41,18 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # `python tools/ncu_lines.py` finds kp
 sys.path += [str(ROOT / "bench"), str(ROOT / "kernels")]  # bench/gpu_model.py and ops.py, linear_ladder_ops.py
 
-from kp.table import Table  # noqa: E402
-from tools.ncu_pages import COUNTERS, base_name, join, model_lines, parse_raw, parse_source  # noqa: E402, F401
+from tools.ncu_pages import (  # noqa: E402, F401 (the readers and the join, for tests/test_ncu_lines.py too)
+    SUMMARY,
+    base_name,
+    join,
+    join_all,
+    model_lines,
+    parse_raw,
+    parse_source,
+    report,
+)
 
 OUT = ROOT / "build" / "gpu-session" / "ncu"
-GPU = "H100"
 LADDER_N, COLSUM_SHAPE = 1024, (8192, 1024)  # bench/ladder_linear.py's first size, bench/ladder_colsum.py's first shape
 # The kernel-wide figures beside the SourceCounters section: the duration, and totals to check the per-line sums by.
 METRICS = ("gpu__time_duration.sum", "smsp__inst_executed.sum", "dram__bytes_read.sum", "dram__bytes_write.sum")
@@ -150,70 +157,6 @@ def run_case(name):
     fn(*inputs)
     torch.cuda.synchronize()
     torch.cuda.profiler.stop()
-
-
-def model_case(case, ncu_kernel):
-    """(the model's lines of `ncu_kernel` in the case's call, its modelled seconds for that kernel's first launch, how
-    many launches of it the call makes)."""
-    import warnings
-
-    import torch
-
-    import helpers
-    from kp.gpumodel.profile import profile
-
-    torch.manual_seed(0)
-    inputs = case.make_inputs()
-    fn = case.call(helpers.load_kernel(case.kernel, target="cpu", check=True, quiet=True))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # "sampled: ...": wanted here
-        p = profile(fn, *inputs, max_blocks=case.max_blocks)
-    launches = [e for e in p.estimate_detail(GPU, flops=case.flops).launches if base_name(e.kernel) == ncu_kernel]
-    return model_lines(p, ncu_kernel), launches[0].seconds if launches else None, len(launches)
-
-
-def report(case, out):
-    """The case's table (per line) and its summary row, from the CSVs under `out`; raises where they are missing."""
-    kernels = parse_raw((out / f"{case.slug}.raw.csv").read_text())
-    if not kernels:
-        raise RuntimeError(f"{case.slug}.raw.csv: no kernel profiled")
-    kernel = base_name(kernels[0].get("Kernel Name", ""))
-    hardware = parse_source((out / f"{case.slug}.source.csv").read_text())
-    modelled, seconds, launches = model_case(case, kernel)
-    rows = join(hardware, modelled, f"{case.kernel}.cu")
-    measured = kernels[0].get("duration")
-    total = {c: sum(r[f"{c} (model)"] for r in rows) for c in COUNTERS}
-    summary = {
-        "case": case.name,
-        "kernel": kernel,
-        "ncu (µs)": measured * 1e6 if isinstance(measured, float) else "-",
-        "model (µs)": seconds * 1e6 if seconds else "-",
-        "model ÷ ncu": f"{seconds / measured:.3g}x" if seconds and isinstance(measured, float) and measured else "-",
-        "instructions (ncu, model)": f"{kernels[0].get('smsp__inst_executed.sum', '-')}, {total['instructions']:.4g}",
-        "lines (ncu, model)": f"{sum(any(x.counters.values()) for x in hardware)}, {len(modelled)}",
-        "model launches": launches,
-    }
-    return rows, summary
-
-
-SUMMARY = ("case", "kernel", "ncu (µs)", "model (µs)", "model ÷ ncu", "instructions (ncu, model)", "lines (ncu, model)")
-SUMMARY += ("model launches",)
-
-
-def join_all(todo, out):
-    summaries, text = [], []
-    for case in todo:
-        try:
-            rows, summary = report(case, out)
-        except Exception as e:  # one case's missing or unreadable CSV must not stop the others
-            failed = {"case": case.name, "kernel": f"not joined: {type(e).__name__}: {str(e)[:80]}"}
-            summaries.append(failed | {k: "-" for k in SUMMARY if k not in failed})
-            continue
-        text.append(f"### {case.name}\n\n{Table(rows).markdown()}\n")
-        summaries.append(summary)
-    text.append(f"### Summary ({GPU} model beside ncu, one launch each)\n\n{Table(summaries).markdown()}\n")
-    (out / "lines.md").write_text("\n".join(text))
-    print("\n".join(text))
 
 
 # ---------------------------------------------------------------------------------------------

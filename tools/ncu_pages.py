@@ -1,7 +1,8 @@
 """Nsight Compute's CSV pages read, and joined with the GPU model's lines, for tools/ncu_lines.py: `parse_source` (the
 source page, per .cu line: sectors, global requests, shared wavefronts, warp instructions executed), `parse_raw` (the
 raw page, per kernel: every metric, times in seconds), `model_lines` (a Profile's counts of one kernel, per line) and
-`join` (the two side by side). Runs nothing; needs no GPU.
+`join` (the two side by side), `join_all` (each case's table and a summary, the model's profile of the same call beside
+ncu's CSVs: `model_case`). Runs no kernel on a GPU; the model runs on the CPU stand-in.
 
 The pages' formats: the Nsight Compute CLI manual, https://docs.nvidia.com/nsight-compute/NsightComputeCli/ (--page
 source with --print-source cuda, --page raw with --print-units base, --csv); the source counters' metric and column
@@ -13,6 +14,10 @@ import io
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from kp.table import Table
+
+GPU = "H100"  # the model's GPU: what ncu_lines profiles on
 
 # Each per-line counter: the source page's column names for it (as the docs name the metric, and its display name).
 COUNTERS = {
@@ -140,3 +145,67 @@ def join(ncu_lines, modelled, default_file):
             row[f"{counter} (model)"] = modelled.get(key, {}).get(counter, 0.0)
         rows.append(row)
     return rows
+
+
+def model_case(case, ncu_kernel):
+    """(the model's lines of `ncu_kernel` in the case's call, its modelled seconds for that kernel's first launch, how
+    many launches of it the call makes)."""
+    import warnings
+
+    import torch
+
+    import helpers
+    from kp.gpumodel.profile import profile
+
+    torch.manual_seed(0)
+    inputs = case.make_inputs()
+    fn = case.call(helpers.load_kernel(case.kernel, target="cpu", check=True, quiet=True))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "sampled: ...": wanted here
+        p = profile(fn, *inputs, max_blocks=case.max_blocks)
+    launches = [e for e in p.estimate_detail(GPU, flops=case.flops).launches if base_name(e.kernel) == ncu_kernel]
+    return model_lines(p, ncu_kernel), launches[0].seconds if launches else None, len(launches)
+
+
+def report(case, out):
+    """The case's table (per line) and its summary row, from the CSVs under `out`; raises where they are missing."""
+    kernels = parse_raw((out / f"{case.slug}.raw.csv").read_text())
+    if not kernels:
+        raise RuntimeError(f"{case.slug}.raw.csv: no kernel profiled")
+    kernel = base_name(kernels[0].get("Kernel Name", ""))
+    hardware = parse_source((out / f"{case.slug}.source.csv").read_text())
+    modelled, seconds, launches = model_case(case, kernel)
+    rows = join(hardware, modelled, f"{case.kernel}.cu")
+    measured = kernels[0].get("duration")
+    total = {c: sum(r[f"{c} (model)"] for r in rows) for c in COUNTERS}
+    summary = {
+        "case": case.name,
+        "kernel": kernel,
+        "ncu (µs)": measured * 1e6 if isinstance(measured, float) else "-",
+        "model (µs)": seconds * 1e6 if seconds else "-",
+        "model ÷ ncu": f"{seconds / measured:.3g}x" if seconds and isinstance(measured, float) and measured else "-",
+        "instructions (ncu, model)": f"{kernels[0].get('smsp__inst_executed.sum', '-')}, {total['instructions']:.4g}",
+        "lines (ncu, model)": f"{sum(any(x.counters.values()) for x in hardware)}, {len(modelled)}",
+        "model launches": launches,
+    }
+    return rows, summary
+
+
+SUMMARY = ("case", "kernel", "ncu (µs)", "model (µs)", "model ÷ ncu", "instructions (ncu, model)", "lines (ncu, model)")
+SUMMARY += ("model launches",)
+
+
+def join_all(todo, out):
+    summaries, text = [], []
+    for case in todo:
+        try:
+            rows, summary = report(case, out)
+        except Exception as e:  # one case's missing or unreadable CSV must not stop the others
+            failed = {"case": case.name, "kernel": f"not joined: {type(e).__name__}: {str(e)[:80]}"}
+            summaries.append(failed | {k: "-" for k in SUMMARY if k not in failed})
+            continue
+        text.append(f"### {case.name}\n\n{Table(rows).markdown()}\n")
+        summaries.append(summary)
+    text.append(f"### Summary ({GPU} model beside ncu, one launch each)\n\n{Table(summaries).markdown()}\n")
+    (out / "lines.md").write_text("\n".join(text))
+    print("\n".join(text))
