@@ -5,11 +5,14 @@
 #
 #   bash tools/gpu_session.sh tests        # the suite, -n 14 (the cuda cases run there)
 #   bash tools/gpu_session.sh notebooks    # every notebook top to bottom, build/report/
-#   bash tools/gpu_session.sh bench        # both ladders and the GPU model's ops, measured beside the model
+#   bash tools/gpu_session.sh bench        # the four ladders measured beside the model; the model's ops (bench/)
+#   bash tools/gpu_session.sh ncu          # ncu's per-line counters of one launch per kernel (tools/ncu_lines.py)
 #   bash tools/gpu_session.sh sanitizer    # check mode's bugs under compute-sanitizer (tools/sanitize_cases.py)
-#   bash tools/gpu_session.sh all          # the four, one after another
+#   bash tools/gpu_session.sh all          # the five, one after another
 #
-# What each stage prints also goes to $OUT/<stage>.txt (OUT defaults to build/gpu-session).
+# What each stage prints also goes to $OUT/<stage>.txt (OUT defaults to build/gpu-session). The ncu stage leaves its
+# reports and CSVs in $OUT/ncu and only profiles (a few minutes of GPU); the model beside them needs no GPU:
+# `python tools/ncu_lines.py --join build/gpu-session/ncu` on any machine (NCU_JOIN=1 joins there too).
 set -u
 cd "$(dirname "$0")/.." || exit 1
 OUT=${OUT:-build/gpu-session}
@@ -35,12 +38,21 @@ stage() {
     tests) "$PY" -m pytest -q -p no:cacheprovider -n "${JOBS:-14}" -rs ;;
     notebooks) "$PY" tools/run_notebooks.py && cp -r build/report "$OUT/report" ;;
     bench)
-      "$PY" bench/ladder_linear.py
-      "$PY" bench/ladder_colsum.py
-      "$PY" bench/gpu_model.py
+      # bench/gpu_model.py sets the model against the README's H100 figures and runs no kernel on the GPU: beside the
+      # ladders (one after another, so that no two time the GPU at once) on cores of its own.
+      "$PY" bench/gpu_model.py >"$OUT/bench-gpu_model.txt" 2>&1 &
+      local model=$! rc=0
+      for ladder in linear colsum softmax attention; do "$PY" "bench/ladder_$ladder.py" || rc=1; done
+      wait $model || rc=1
+      cat "$OUT/bench-gpu_model.txt"
+      return $rc
+      ;;
+    ncu)
+      "$PY" tools/ncu_lines.py --ncu-only --out "$OUT/ncu" || return 1
+      [ "${NCU_JOIN:-0}" = 0 ] || "$PY" tools/ncu_lines.py --join "$OUT/ncu"
       ;;
     sanitizer) "$PY" tools/sanitize_cases.py ;;
-    *) echo "unknown stage $1: tests, notebooks, bench, sanitizer or all"; return 2 ;;
+    *) echo "unknown stage $1: tests, notebooks, bench, ncu, sanitizer or all"; return 2 ;;
   esac
 }
 
@@ -49,7 +61,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader >"
 "$PY" -c "import torch; print('torch', torch.__version__, torch.cuda.get_device_name(0))" >>"$OUT/gpu.txt" 2>&1
 cat "$OUT/gpu.txt"
 status=0
-for s in $([ "${1:-all}" = all ] && echo tests notebooks bench sanitizer || echo "$@"); do
+for s in $([ "${1:-all}" = all ] && echo tests notebooks bench ncu sanitizer || echo "$@"); do
   stage "$s" 2>&1 | tee "$OUT/$s.txt"
   [ "${PIPESTATUS[0]}" = 0 ] || status=1
 done
