@@ -7,8 +7,9 @@
 #   bash tools/gpu_session.sh notebooks    # every notebook top to bottom, build/report/
 #   bash tools/gpu_session.sh bench        # the four ladders measured beside the model; the model's ops (bench/)
 #   bash tools/gpu_session.sh ncu          # ncu's per-line counters of one launch per kernel (tools/ncu_lines.py)
+#   bash tools/gpu_session.sh published    # siboehm's SGEMM kernels timed beside the model (bench/published_gemm.py)
 #   bash tools/gpu_session.sh sanitizer    # check mode's bugs under compute-sanitizer (tools/sanitize_cases.py)
-#   bash tools/gpu_session.sh all          # the five, one after another
+#   bash tools/gpu_session.sh all          # the six, one after another
 #
 # What each stage prints also goes to $OUT/<stage>.txt (OUT defaults to build/gpu-session). The ncu stage leaves its
 # reports and CSVs in $OUT/ncu and only profiles (a few minutes of GPU); the model beside them needs no GPU:
@@ -51,8 +52,9 @@ stage() {
       "$PY" tools/ncu_lines.py --ncu-only --out "$OUT/ncu" || return 1
       [ "${NCU_JOIN:-0}" = 0 ] || "$PY" tools/ncu_lines.py --join "$OUT/ncu"
       ;;
+    published) "$PY" bench/published_gemm.py --gpu H100 ;;
     sanitizer) "$PY" tools/sanitize_cases.py ;;
-    *) echo "unknown stage $1: tests, notebooks, bench, ncu, sanitizer or all"; return 2 ;;
+    *) echo "unknown stage $1: tests, notebooks, bench, ncu, published, sanitizer or all"; return 2 ;;
   esac
 }
 
@@ -61,7 +63,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader >"
 "$PY" -c "import torch; print('torch', torch.__version__, torch.cuda.get_device_name(0))" >>"$OUT/gpu.txt" 2>&1
 cat "$OUT/gpu.txt"
 status=0
-for s in $([ "${1:-all}" = all ] && echo tests notebooks bench ncu sanitizer || echo "$@"); do
+for s in $([ "${1:-all}" = all ] && echo tests notebooks bench ncu published sanitizer || echo "$@"); do
   stage "$s" 2>&1 | tee "$OUT/$s.txt"
   [ "${PIPESTATUS[0]}" = 0 ] || status=1
 done
