@@ -286,6 +286,25 @@ def test_samples_step_through_a_period_of_the_blocks_work_so_it_does_not_move_th
     assert [strata(k, edges8, 64, 1, m)[1] for m in (8, 16)] == [112] * 2
 
 
+def test_two_samples_along_a_short_dimension_trade_a_period_for_a_trend(k):
+    """The mirror rule's cost, recorded (stratum_samples, kMirrorBelow = 39). 8 blocks in a row at max_blocks 2:
+    strata [0, 4) and [4, 8), the first sample at its lower middle, 1; the second mirrored, 8 - 1 - 1 = 6. On a
+    linear trend (block b waits b + 1 barriers: 36 in all) blocks 1 and 6 weigh 4 each: 4 x (2 + 7) = 36, exact; the
+    diagonal's 1 and 4 gave 4 x (2 + 5) = 28. On a period of 4 with light edge blocks (1 barrier at phases 0 and 3, 2
+    at 1 and 2: 12 in all) blocks 1 and 6 are both inner ones: 4 x (2 + 2) = 16, a third over what every block traced
+    gives; the diagonal's 1 and 4 (an inner block and an edge) gave 4 x (2 + 1) = 12, exact. The rule chooses the
+    trend below 39 blocks: a trend's error, up to 2 / (G + 1), could pass 5% there, and a period's error of two
+    samples fades from 4 samples on (blocks 0, 2, 5, 7 here: every phase once, 12). From 39 blocks the diagonal is
+    kept, exact on the period: 40 blocks, strata of 20, lower middle 9, then (9 - 1) places into the second: blocks 9
+    and 28, phases 1 and 0: 20 x (2 + 1) = 60 = 10 periods x 6. A change to the rule or its bound shows here."""
+    trend, edges4 = [b + 1 for b in range(8)], [1 if b % 4 in (0, 3) else 2 for b in range(8)]
+    assert strata(k, trend, 8, 1, 2) == ([1, 6], 36) and strata(k, trend, 8, 1, 0)[1] == 36
+    assert strata(k, edges4, 8, 1, 2) == ([1, 6], 16) and strata(k, edges4, 8, 1, 0)[1] == 12
+    assert strata(k, edges4, 8, 1, 4) == ([0, 2, 5, 7], 12)
+    edges40 = [1 if b % 4 in (0, 3) else 2 for b in range(40)]
+    assert strata(k, edges40, 40, 1, 2) == ([9, 28], 60) and strata(k, edges40, 40, 1, 0)[1] == 60
+
+
 def test_two_sampled_blocks_are_never_neighbours_where_strata_have_two_blocks_or_more(k):
     """A halo two sampled neighbours share would be taken as shared along the whole dimension (kp.gpumodel.caches). 10
     blocks at max_blocks 4: strata [0, 2), [2, 5), [5, 7), [7, 10) in pairs (t = 0, 0, 1, 1), stratum j at (lower middle
