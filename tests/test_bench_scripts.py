@@ -493,9 +493,9 @@ def test_the_sampling_bench_covers_every_kernel_file(monkeypatch):
 
 
 def test_the_sampling_bench_traces_every_block_where_the_grids_work_is_within_its_bound(monkeypatch, capsys):
-    """--sampling --quick (add2 at 2^18 floats: 256 blocks of 256 threads, 4 floats each; about 0.08M threads' worth of work): the
-    all-blocks column is a profile at max_blocks=0, set against the four sampled figures (add2's are alike, so 0.0%);
-    with the bound below the work, "-" and a note that says why."""
+    """--sampling --quick (add2 at 2^18 floats: 256 blocks of 256 threads, 4 floats each; about 0.08M threads' worth
+    of work): the all-blocks column is a profile at max_blocks=0, set against the four sampled figures (add2's are
+    alike, so 0.0%); with the bound below the work, "-" and a note that says why."""
     gpu_model = bench_module("gpu_model")
     asked, real = [], gpu_model.profile
 
