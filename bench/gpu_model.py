@@ -23,8 +23,8 @@ colsum's, reduce_sum's, softmax's, layer norm and causal attention's) at a size 
 16 sampled blocks per launch; the spread (largest / smallest - 1) is what sampling moves the answer by (issue 31's
 goal: at most 5%). Then with every block traced (max_blocks=0) where that is affordable, the whole grid's work as the
 16-block profile counts it (all_blocks_work) within --all-blocks-bound ("-" elsewhere, and why below the table), and
-how far the farthest of the four sampled figures is from it. --kernels NAME,...: only the kernels whose names contain
-one of these.
+how far the farthest of the four sampled figures is from it, and what it added to the run (about 0 where max_blocks=16
+ran every block already). --kernels NAME,...: only the kernels whose names contain one of these.
 """
 
 import argparse
