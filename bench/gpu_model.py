@@ -157,9 +157,10 @@ def sampling_cases(quick=False):
 # µs a lane (causal attention v2's 3.1e8 lanes, mostly shared: 78 s) and 7 ns an instruction (involution_grad_weight's
 # 5.4e8 over 16384 threads: 9.5 s); within 1.5x on the 10 kernels timed. A guide to what is affordable, not a model.
 LANES_PER_THREAD, INSTRUCTIONS_PER_THREAD = 20, 700
-# The default bound, 2.8M threads' worth (about 14 s each there): the kernels within it add about 3 minutes to the
-# --sampling run. Past it: the linear ladder's first six versions (4 to 15M), causal attention (v2 16M, v1 54M),
-# reduce_sum (2.9 to 5.8M), softmax v2 (3.0M) and add2_v1 (5.0M); all of them together would add about 10 minutes.
+# The default bound, 2.8M threads' worth (about 14 s each there): 32 of the 47 kernels within it, 7 of them whole at
+# 16 blocks already; the other 25 added 223 s to the --sampling run (2026-11-27, the same machine at a load of about 6:
+# 814 s in all). Past it: the linear ladder's first six versions (4 to 15M), causal attention (v2 16M, about 80 s at a
+# load of 1; v1 54M), reduce_sum (2.9 to 5.8M), softmax v2 (3.0M) and add2_v1 (5.0M): about 10 more minutes.
 ALL_BLOCKS_BOUND = 2.8e6
 
 
