@@ -186,11 +186,13 @@ def sampling_rows(quick=False, bound=ALL_BLOCKS_BOUND, only=()):
                 p = profile(fn, *inputs, max_blocks=max_blocks)
             seconds[max_blocks] = p.estimate(GPU, flops=flops)
         spread = max(seconds.values()) / min(seconds.values()) - 1
-        work, start = all_blocks_work(p), time.perf_counter()
+        work, took = all_blocks_work(p), 0.0
         if all(la.traced == la.blocks for la in p.launches):
             whole = seconds[SAMPLES[-1]]  # the last count ran every block already
         elif work <= bound:
+            start = time.perf_counter()
             whole = profile(fn, *inputs, max_blocks=0).estimate(GPU, flops=flops)
+            took = time.perf_counter() - start
         else:
             whole = None
             notes.append(f"{name}: {work / 1e6:.3g}M threads' worth, past the bound ({bound / 1e6:.3g}M)")
@@ -203,7 +205,7 @@ def sampling_rows(quick=False, bound=ALL_BLOCKS_BOUND, only=()):
                 "goal (≤ 5%)": "met" if spread <= 0.05 else "missed",
                 "all blocks (µs)": "-" if whole is None else whole * 1e6,
                 "farthest from all blocks": "-" if whole is None else f"{farthest:.1%}",
-                "all blocks took (s)": "-" if whole is None else time.perf_counter() - start,
+                "all blocks took (s)": "-" if whole is None else took,
                 "blocks": ", ".join(str(la.blocks) for la in p.launches),
             }
         )
