@@ -3,7 +3,7 @@ markdown table.
 
     python bench/gpu_model.py          # every op at the size the H100 ran it, blocks sampled (a few minutes)
     python bench/gpu_model.py --quick  # one small op: shows that it runs
-    python bench/gpu_model.py --sampling [--quick]  # every kernel of kernels/ at max_blocks 2, 4, 8, 16
+    python bench/gpu_model.py --sampling [--quick]  # every kernel of kernels/ at max_blocks 2, 4, 8, 16 and 0
 
 Each op of bench/ops.py that the README's "On a GPU" table measured (`make bench` on one NVIDIA H100 80GB HBM3,
 torch 2.11.0+cu130, 2026-11-23: CUDA events, float32) is profiled here on the CPU stand-in, in check mode, at the
@@ -21,7 +21,10 @@ read from the cache, "model" the estimate from the counts (kp.gpumodel.gputime).
 --sampling: the modelled time of every kernel of kernels/ (each op of bench/ops.py, the linear ladder's versions,
 colsum's, reduce_sum's, softmax's, layer norm and causal attention's) at a size of many blocks, counting 2, 4, 8 and
 16 sampled blocks per launch; the spread (largest / smallest - 1) is what sampling moves the answer by (issue 31's
-goal: at most 5%).
+goal: at most 5%). Then with every block traced (max_blocks=0) where that is affordable, the whole grid's work as the
+16-block profile counts it (all_blocks_work) within --all-blocks-bound ("-" elsewhere, and why below the table), and
+how far the farthest of the four sampled figures is from it, and what it added to the run (about 0 where max_blocks=16
+ran every block already). --kernels NAME,...: only the kernels whose names contain one of these.
 """
 
 import argparse
@@ -147,9 +150,35 @@ def sampling_cases(quick=False):
         yield f"attention v{version}, causal", attention.attention, (q, k, v, True, version), 0
 
 
-def sampling_rows(quick=False):
-    rows = []
+# What tracing every block costs the stand-in, in threads' worth: each thread of the grid (its fiber, started and
+# ended), each lane of a memory request (the profiler's bookkeeping per access: sectors, lines, banks) and each
+# instruction a thread executes (nvcc's SASS, as the profile counts them), weighed by what profile(max_blocks=0) took
+# on the 2-core development machine (AMD EPYC, 2026-11-27): about 5 µs a thread (add2's 2^20 threads: 6.2 s), 0.25
+# µs a lane (causal attention v2's 3.1e8 lanes, mostly shared: 78 s) and 7 ns an instruction (involution_grad_weight's
+# 5.4e8 over 16384 threads: 9.5 s); within 1.5x on the 10 kernels timed. A guide to what is affordable, not a model.
+LANES_PER_THREAD, INSTRUCTIONS_PER_THREAD = 20, 700
+# The default bound, 2.8M threads' worth (about 14 s each there): 32 of the 47 kernels within it, 7 of them whole at
+# 16 blocks already; the other 25 added 223 s to the --sampling run (2026-11-27, the same machine at a load of about 6:
+# 814 s in all). Past it: the linear ladder's first six versions (4 to 15M), causal attention (v2 16M, about 80 s at a
+# load of 1; v1 54M), reduce_sum (2.9 to 5.8M), softmax v2 (3.0M) and add2_v1 (5.0M): about 10 more minutes.
+ALL_BLOCKS_BOUND = 2.8e6
+
+
+def all_blocks_work(p):
+    """The whole grid's work for the stand-in in threads' worth (above), as the sampled profile `p` counts it."""
+    threads = sum(la.blocks * la.threads_per_block for la in p.launches)
+    lanes = sum(ln.lanes for ln in p.source_lines)
+    instructions = 32 * sum(p.issue_instructions(GPU).values())
+    return threads + lanes / LANES_PER_THREAD + instructions / INSTRUCTIONS_PER_THREAD
+
+
+def sampling_rows(quick=False, bound=ALL_BLOCKS_BOUND, only=()):
+    """A row per kernel of sampling_cases (only: those whose names contain one of these), and a note per kernel whose
+    blocks were not all traced."""
+    rows, notes = [], []
     for name, fn, inputs, flops in sampling_cases(quick):
+        if only and not any(o in name for o in only):
+            continue
         seconds = {}
         for max_blocks in SAMPLES:
             with warnings.catch_warnings():
@@ -157,27 +186,55 @@ def sampling_rows(quick=False):
                 p = profile(fn, *inputs, max_blocks=max_blocks)
             seconds[max_blocks] = p.estimate(GPU, flops=flops)
         spread = max(seconds.values()) / min(seconds.values()) - 1
+        work, took = all_blocks_work(p), 0.0
+        if all(la.traced == la.blocks for la in p.launches):
+            whole = seconds[SAMPLES[-1]]  # the last count ran every block already
+        elif work <= bound:
+            start = time.perf_counter()
+            whole = profile(fn, *inputs, max_blocks=0).estimate(GPU, flops=flops)
+            took = time.perf_counter() - start
+        else:
+            whole = None
+            notes.append(f"{name}: {work / 1e6:.3g}M threads' worth, past the bound ({bound / 1e6:.3g}M)")
+        farthest = None if whole is None else max(abs(s / whole - 1) for s in seconds.values())
         rows.append(
             {
                 "kernel": name,
                 **{f"max_blocks={m} (µs)": s * 1e6 for m, s in seconds.items()},
                 "spread": f"{spread:.1%}",
                 "goal (≤ 5%)": "met" if spread <= 0.05 else "missed",
+                "all blocks (µs)": "-" if whole is None else whole * 1e6,
+                "farthest from all blocks": "-" if whole is None else f"{farthest:.1%}",
+                "all blocks took (s)": "-" if whole is None else took,
                 "blocks": ", ".join(str(la.blocks) for la in p.launches),
             }
         )
-    return rows
+    return rows, notes
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="one small op (for tests)")
     parser.add_argument("--sampling", action="store_true", help="how much sampling moves the answer")
+    parser.add_argument(
+        "--all-blocks-bound",
+        type=float,
+        default=ALL_BLOCKS_BOUND,
+        help="--sampling: trace every block where the grid's work (threads' worth: all_blocks_work) is within this",
+    )
+    parser.add_argument("--kernels", default="", help="--sampling: only the kernels whose names contain one of these")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     if args.sampling:
-        print(f"GPU model ({GPU}): the modelled time at max_blocks {', '.join(map(str, SAMPLES))}\n")
-        print(Table(sampling_rows(args.quick)).markdown())
+        print(
+            f"GPU model ({GPU}): the modelled time at max_blocks {', '.join(map(str, SAMPLES))}, and with every block "
+            f"traced (max_blocks=0) where the grid's work is within {args.all_blocks_bound / 1e6:.3g}M threads' worth\n"
+        )
+        rows, notes = sampling_rows(args.quick, args.all_blocks_bound, [k for k in args.kernels.split(",") if k])
+        print(Table(rows).markdown())
+        if notes:
+            print("\n-: not every block traced (--all-blocks-bound raises the bound):")
+            print("\n".join(f"- {note}" for note in notes))
         return
     ops = {op.op: op for op in all_ops()}
     todo = {"add2": (2**20, MEASURED["add2"][1])} if args.quick else MEASURED

@@ -490,3 +490,28 @@ def test_the_sampling_bench_covers_every_kernel_file(monkeypatch):
     names = [name for name, *_ in gpu_model.sampling_cases()]
     assert set(loaded) == {p.stem for p in (kp.files.ROOT / "kernels").glob("*.cu")}
     assert {"attention v2, causal", "softmax v5", "reduce_sum v6", "layernorm"} <= set(names)
+
+
+def test_the_sampling_bench_traces_every_block_where_the_grids_work_is_within_its_bound(monkeypatch, capsys):
+    """--sampling --quick (add2 at 2^18 floats: 256 blocks of 256 threads, 4 floats each; about 0.08M threads' worth
+    of work): the all-blocks column is a profile at max_blocks=0, set against the four sampled figures (add2's are
+    alike, so 0.0%); with the bound below the work, "-" and a note that says why."""
+    gpu_model = bench_module("gpu_model")
+    asked, real = [], gpu_model.profile
+
+    def profile(*args, max_blocks, **kwargs):
+        asked.append(max_blocks)
+        return real(*args, max_blocks=max_blocks, **kwargs)
+
+    monkeypatch.setattr(gpu_model, "profile", profile)
+    gpu_model.main(["--sampling", "--quick"])
+    ((row,),) = markdown_tables(capsys.readouterr().out)
+    assert asked == [2, 4, 8, 16, 0] and row["blocks"] == "256"
+    assert row["all blocks (µs)"] == row["max_blocks=16 (µs)"] and row["farthest from all blocks"] == "0.0%"
+    asked.clear()
+    gpu_model.main(["--sampling", "--quick", "--all-blocks-bound", "1e4"])
+    out = capsys.readouterr().out
+    ((row,),) = markdown_tables(out)
+    assert asked == [2, 4, 8, 16] and row["all blocks (µs)"] == row["farthest from all blocks"] == "-"
+    work = re.search(r"^- add2: ([\d.]+)M threads' worth, past the bound \(0\.01M\)$", out, re.M)
+    assert work and 0.0655 < float(work[1]) < 0.1, out  # 65536 threads, and their loads, stores and instructions

@@ -32,6 +32,12 @@ The rules, all sector-granular (32 bytes; CUDA C++ Best Practices Guide, "Coales
   exceed the whole tensor (a wave that covers a share of the grid is left as its classes say: which blocks of a 1-D
   grid share a sector, the classes do not tell, with every block traced or not). A tensor whose classes come to its
   sectors or fewer (every tile sampled: GEMMs) is left as its classes say.
+- So on a 1-D grid a class shared along x is charged to every wave: right where every block reads it (mul's broadcast
+  operand, layernorm's gamma and beta: each wave reads it once), too high where the blocks of one wave share it and
+  others do not (a weight the channels of an involution group read, every block traced), capped by the blocks' L1
+  misses (tests/test_caches.py works both by hand); too low only where samples far apart share what other blocks
+  share alike (the class is the samples' share, not scaled), which no 1-D kernel of kernels/ does at 16 samples.
+  Charging a wave only the sectors its blocks read needs each sector's lowest and highest sampled x from the stand-in.
 """
 
 import dataclasses
