@@ -652,7 +652,7 @@ __attribute__((noinline)) void check_access(Worker* w, uintptr_t a, size_t n, bo
       if (a + n > t->end) out_of_bounds_global(*w, *t, t->end, n, write, pc);  // runs past the end
       if (c.profiling) {  // counted; who wrote each element, and races, are not recorded (112 bytes an element)
         profile_access(*w, profile_of(c), kGlobal, a, n, write, atomic, pc);
-        hierarchy_base(pc, t->begin, t->end);
+        hierarchy_base(profile_of(c), pc, t->begin, t->end);
         profile_touch(*w, profile_of(c), kGlobal, t->name.c_str(), t->begin, (t->end - t->begin) / t->elem, nullptr, 0,
                       (a - t->begin) / t->elem,
                       atomic ? kAtomic : write ? kStore : kLoad);
@@ -936,14 +936,17 @@ void check_begin_call() {
 }
 
 // A tensor of this op call. Registrations of earlier calls that overlap it are stale (their memory was freed
-// and reused): dropped, as are the oldest beyond 64.
+// and reused): dropped, as are the oldest beyond 64. One of this call that overlaps it is not: two views of one
+// storage (a narrow view and the tensor it begins) are both this call's, and an access is the first's that holds it.
 void check_tensor(const char* name, const void* data, size_t bytes, size_t elem) {
   if (!data || !bytes) return;
   const uintptr_t begin = reinterpret_cast<uintptr_t>(data), end = begin + bytes;
   std::lock_guard<std::mutex> lock(g_check_mutex);
   for (auto& t : g_tensors)
     if (t->begin == begin && t->end == end && t->call == t_call) return;  // the same tensor twice
-  auto stale = [&](const std::unique_ptr<CheckedTensor>& t) { return t->begin < end && begin < t->end; };
+  auto stale = [&](const std::unique_ptr<CheckedTensor>& t) {
+    return t->call != t_call && t->begin < end && begin < t->end;
+  };
   g_tensors.erase(std::remove_if(g_tensors.begin(), g_tensors.end(), stale), g_tensors.end());
   if (g_tensors.size() >= 64) g_tensors.erase(g_tensors.begin());
   g_tensors.emplace_back(new CheckedTensor{begin, end, elem ? elem : 1, t_call, name ? name : "?", {}});
