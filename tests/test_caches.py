@@ -141,8 +141,11 @@ def test_two_views_that_begin_one_storage_are_two_tensors(k):
     p = profile(k.run, 0, s, s[:64], out, 2, 4)
     (sharing,) = p.sharing
     zero = (0,) * 8
-    assert sorted(sharing.tensors) == [(8, (0, 0, 0, 8, 0, 0, 0, 0), zero), (16, (0, 2) + (0,) * 6, zero),
-                                       (32, zero, (4,) + (0,) * 7)]
+    assert sorted(sharing.tensors) == [
+        (8, (0, 0, 0, 8, 0, 0, 0, 0), zero),
+        (16, (0, 2) + (0,) * 6, zero),
+        (32, zero, (4,) + (0,) * 7),
+    ]
 
 
 def test_a_wave_reads_at_most_a_tensors_sectors_of_it():
