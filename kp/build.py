@@ -100,12 +100,15 @@ class Build:
 # points the stand-in's runtime defines: kernels/common/cuda_cpu_check.h); -O1 compiles faster, and what it
 # does not optimise away is checked either way.
 # -fsanitize=object-size adds a call where an access runs past an object the compiler knows (a thread's local array).
+# -fno-omit-frame-pointer: rbp is every function's frame, so that the access hooks answer an access to the caller's own
+# frame (a register tile's) from rsp and rbp alone (KP_TSAN_OWN_FRAME in kernels/common/cuda_cpu_check.h).
 CHECK_CFLAGS = [
     "-O1",
     "-DKP_CHECK",
     "-fsanitize=thread",
     "--param=tsan-instrument-func-entry-exit=0",
     "-fsanitize=object-size",
+    "-fno-omit-frame-pointer",
 ]
 
 

@@ -1,5 +1,6 @@
-"""kp.build: a build follows the kernel's headers, is retried after a failure (and its log then says no error), is
-found warm by a new process, and survives a build killed midway and two processes building at once."""
+"""kp.build: check builds keep frame pointers (the access hooks need them); a build follows the kernel's headers, is
+retried after a failure (and its log then says no error), is found warm by a new process, and survives a build
+killed midway and two processes building at once."""
 
 import os
 import re
@@ -19,6 +20,14 @@ import kp.files
 
 def _newest_ninja_is_for(cu, build_dir):
     return any(str(cu.parent) in p.read_text() for p in build_dir.glob("add2-*/build.ninja"))
+
+
+def test_check_builds_keep_frame_pointers_which_the_access_hooks_rely_on():
+    """kernels/common/cuda_cpu_check.h's __tsan_read/write stubs take [rsp, rbp) for the calling kernel's own frame:
+    sound only where every instrumented function keeps rbp as its frame pointer. The plain build needs none."""
+    cu = kp.files.ROOT / "kernels" / "add2.cu"
+    assert "-fno-omit-frame-pointer" in kp.build.build_flags("cpu", cu, check=True, runtime=False)[1]
+    assert "-fno-omit-frame-pointer" not in kp.build.build_flags("cpu", cu, runtime=False)[1]
 
 
 def test_header_edit_triggers_rebuild(kernel_copy):

@@ -131,6 +131,23 @@ def test_each_lane_of_a_request_counts_its_sectors_under_its_own_tensor(k):
     assert sharing.distinct(0, 1024) == pytest.approx(2048 + 128)
 
 
+def test_two_views_that_begin_one_storage_are_two_tensors(k):
+    """tiles on a 2 x 4 grid with a = s (128 floats) and b = s[:64], one storage. The binding registers b before a
+    (g++ evaluates run_hierarchy's arguments right to left), so an address both hold is b's: b's reads and a's first 64
+    floats count under b (8 sectors, read by every block: shared along x and y), a's last 64 floats under a (16
+    sectors; rows 2 and 3, 8 sectors shared along x: 2 per sampled y); out is written (32 sectors, 4 per block).
+    Matched by its beginning alone, a would be counted as b: two tensors, not three."""
+    s, out = torch.randn(128), torch.zeros(8 * 32)
+    p = profile(k.run, 0, s, s[:64], out, 2, 4)
+    (sharing,) = p.sharing
+    zero = (0,) * 8
+    assert sorted(sharing.tensors) == [
+        (8, (0, 0, 0, 8, 0, 0, 0, 0), zero),
+        (16, (0, 2) + (0,) * 6, zero),
+        (32, zero, (4,) + (0,) * 7),
+    ]
+
+
 def test_a_wave_reads_at_most_a_tensors_sectors_of_it():
     """The groups' figures at 2 samples (8 sectors per block, 4 of them w's 256) on an L2 of 16 KB (the footprint,
     8448 sectors, does not fit). Waves of 256 blocks: w's classes give 4 x 256 = 1024 sectors a wave, more than its

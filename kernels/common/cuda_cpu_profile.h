@@ -212,6 +212,14 @@ struct Profile {
   std::map<std::pair<uintptr_t, std::string>, uint32_t> array_ids;  // (begin, name) -> index in arrays
   std::vector<Touch> touches;
   uint64_t touches_dropped = 0;
+  // The tensor [begin, end) each global access site touched last in launch `launch` (a LaunchRecord's number, from
+  // 1), by a hash of the pc: hierarchy_base's common case, the tensor already listed, is then a compare, not a hash
+  // map's update and a scan of the launch's tensors on every access (t_site_tensor keeps every site's).
+  struct SiteSeen {
+    uintptr_t pc = 0, begin = 0, end = 0;
+    uint64_t launch = 0;
+  };
+  std::array<SiteSeen, 64> site_seen{};
 };
 
 thread_local Profile t_profile;
@@ -415,8 +423,12 @@ struct Hierarchy {
 // Per access site, the tensor it touched last, [begin, end). Its beginning mod 256 places the 128-byte lines: a GPU
 // allocation begins on a 256-byte boundary (cudaMalloc), a CPU tensor here on 64 only, so the lines are counted from
 // the tensor's beginning, as the GPU has them.
+// `index`: the tensor's in the Hierarchy of launch `launch` (its number, from 1), where the site touched it: found once
+// per launch, since the sites outlive a launch and its list of tensors does not.
 struct SiteTensor {
   uintptr_t begin = 0, end = 0;
+  uint64_t launch = 0;
+  uint8_t index = kNoTensor;
 };
 thread_local std::unordered_map<uintptr_t, SiteTensor> t_site_tensor;
 
@@ -514,9 +526,11 @@ void block_coordinates(const Hierarchy& h, uint64_t index, uint64_t at[3]) {
 }
 
 // The index in h.tensors of the tensor [begin, end) (added where new), or, where begin == end, of the one holding it.
+// A tensor is its range, not its beginning: a narrow view and the tensor it begins are two tensors of one launch.
 uint8_t tensor_index(Hierarchy& h, uintptr_t begin, uintptr_t end) {
   for (size_t k = 0; k < h.tensors.size(); ++k)
-    if (begin == end ? begin >= h.tensors[k].first && begin < h.tensors[k].second : h.tensors[k].first == begin)
+    if (begin == end ? begin >= h.tensors[k].first && begin < h.tensors[k].second
+                     : h.tensors[k].first == begin && h.tensors[k].second == end)
       return uint8_t(k);
   if (begin == end || h.tensors.size() >= kNoTensor) return kNoTensor;
   h.tensors.emplace_back(begin, end);
@@ -536,7 +550,9 @@ void hierarchy_request(uintptr_t pc, const Request& r, std::unordered_set<uintpt
   const auto found = t_site_tensor.find(pc);
   const SiteTensor site = found == t_site_tensor.end() ? SiteTensor{} : found->second;
   const uintptr_t offset = site.begin & 255;
-  const uint8_t tensor = site.begin < site.end ? tensor_index(h, site.begin, site.end) : kNoTensor;
+  const uint8_t tensor = site.launch == t_profile.launches.size() ? site.index
+                         : site.begin < site.end                   ? tensor_index(h, site.begin, site.end)
+                                                                   : kNoTensor;
   for (uint32_t m = r.lanes; m; m &= m - 1) {
     const uintptr_t a = r.addr[__builtin_ctz(m)];
     // a site whose last tensor is another (a pointer chosen per lane at run time): the tensor holding `a`
@@ -802,11 +818,22 @@ void profile_access(Worker& w, Profile& p, Space space, uintptr_t a, size_t n, b
   r.addr[tid % 32] = a;
 }
 
+// hierarchy_base where the site's tensor is not the one it had in p.site_seen (out of line: the hook stays small).
+__attribute__((noinline)) void hierarchy_base_new(Profile& p, uintptr_t pc, uintptr_t begin, uintptr_t end) {
+  const uint64_t launch = p.launches.size();
+  const uint8_t index = t_hierarchy.empty() ? kNoTensor : tensor_index(t_hierarchy.back(), begin, end);
+  t_site_tensor[pc] = SiteTensor{begin, end, launch, index};
+  p.site_seen[(pc * 0x9E3779B97F4A7C15ull) >> 58] = Profile::SiteSeen{pc, begin, end, launch};
+}
+
 // A global access at `pc` touched the tensor [begin, end) (its 128-byte lines and its sectors: see t_site_tensor);
 // the launch lists it, so that a lane of a site whose last tensor is another one finds its own (hierarchy_request).
-void hierarchy_base(uintptr_t pc, uintptr_t begin, uintptr_t end) {
-  t_site_tensor[pc] = SiteTensor{begin, end};
-  if (!t_hierarchy.empty()) tensor_index(t_hierarchy.back(), begin, end);
+// Every profiled global access comes here: the common case, the site's tensor as at its last access in this launch, is
+// one compare (p.site_seen); t_site_tensor then already holds it.
+inline void hierarchy_base(Profile& p, uintptr_t pc, uintptr_t begin, uintptr_t end) {
+  const Profile::SiteSeen& seen = p.site_seen[(pc * 0x9E3779B97F4A7C15ull) >> 58];
+  if (seen.pc != pc || seen.begin != begin || seen.end != end || seen.launch != p.launches.size())
+    hierarchy_base_new(p, pc, begin, end);
 }
 
 // The counted lane of a warp evaluated a copy (at `pc`) of the condition `trips` is of: its pc is listed, its run
