@@ -1,9 +1,9 @@
 """kp.gpumodel.sass and the GPU model's counts as nvcc compiled them (kp.gpumodel.compiled.as_compiled,
 kp.gpumodel.profile): the SASS read and put at its `.cu` lines, classed; tests/cuda_cpu/compiled.cu's kernels, whose
-counts follow by hand once one knows what nvcc makes of them (a float4 loaded whole or member by member: one 16-byte
-request per lane either way; four consecutive shared floats per lane: one LDS.128 and no bank conflict; a loop unrolled
-into four LDS); the SASS of a line on request; the fallback to the source's counts without nvdisasm. Compiles with nvcc;
-needs no GPU."""
+counts follow by hand once one knows what nvcc makes of them (a float4 loaded whole or member by member, or stored
+member by member: one 16-byte request per lane either way, per line and in the launch's charge; four consecutive
+shared floats per lane: one LDS.128 and no bank conflict; a loop unrolled into four LDS); the SASS of a line on
+request; the fallback to the source's counts without nvdisasm. Compiles with nvcc; needs no GPU."""
 
 import subprocess
 from collections import namedtuple
