@@ -10,6 +10,7 @@ A module imports only modules on floors below its own (no circles, nothing impor
              kp.gpumodel.overlap  how a launch's memory and SM sides overlap, by the blocks resident per SM
              kp.gpumodel.cfg      a kernel's SASS in basic blocks, and their runs solved from what the trace knows
              kp.gpumodel.pipes    the SM's arithmetic pipes per compute capability: each opcode's, their rates
+             kp.gpumodel.charges  a launch's memory totals scaled from the source's accesses to what the SASS requests
              kp.goals        performance goals in the GPU model's counters, and the lines of a Profile that miss them
     floor 2  kp.toolchain    CUDA_HOME and PATH, Problem and ToolchainError, is nvcc / dot here, the probe of
                              optional compiler and linker flags
@@ -48,7 +49,7 @@ A module imports only modules on floors below its own (no circles, nothing impor
     floor 9  kp.puzzle       notebook 00's puzzles: their table and files, puzzle(name), hints, the scoreboard
              kp.exercise     the lessons' exercises: their table and files, exercise(name), hints
 
-The GPU model's sixteen modules are one room, kp/gpumodel/ (its __init__ draws how data flows through it: trace ->
+The GPU model's seventeen modules are one room, kp/gpumodel/ (its __init__ draws how data flows through it: trace ->
 counts -> SASS -> caches -> time); each keeps its floor above.
 
 tests/test_layout.py holds the package to this.

@@ -18,6 +18,7 @@ FLOORS = {
     "gpumodel.overlap": 1,
     "gpumodel.cfg": 1,
     "gpumodel.pipes": 1,
+    "gpumodel.charges": 1,
     "goals": 1,
     "toolchain": 2,
     "diagnostics": 2,

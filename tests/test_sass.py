@@ -1,9 +1,9 @@
 """kp.gpumodel.sass and the GPU model's counts as nvcc compiled them (kp.gpumodel.compiled.as_compiled,
 kp.gpumodel.profile): the SASS read and put at its `.cu` lines, classed; tests/cuda_cpu/compiled.cu's kernels, whose
-counts follow by hand once one knows what nvcc makes of them (a float4 loaded whole or member by member: one 16-byte
-request per lane either way; four consecutive shared floats per lane: one LDS.128 and no bank conflict; a loop unrolled
-into four LDS); the SASS of a line on request; the fallback to the source's counts without nvdisasm. Compiles with nvcc;
-needs no GPU."""
+counts follow by hand once one knows what nvcc makes of them (a float4 loaded whole or member by member, or stored
+member by member: one 16-byte request per lane either way, per line and in the launch's charge; four consecutive
+shared floats per lane: one LDS.128 and no bank conflict; a loop unrolled into four LDS); the SASS of a line on
+request; the fallback to the source's counts without nvdisasm. Compiles with nvcc; needs no GPU."""
 
 import subprocess
 from collections import namedtuple
@@ -24,7 +24,8 @@ from kp.gpumodel.profile import profile
 
 COMPILED = kp.files.ROOT / "tests" / "cuda_cpu" / "compiled.cu"
 LINES = COMPILED.read_text().splitlines()
-NAMES = ["float4_whole", "float4_members", "shared4", "unrolled", "fma_loop", "chain4", "independent4", "halves"]
+NAMES = ["float4_whole", "float4_members", "shared4", "unrolled", "fma_loop", "chain4", "independent4", "halves",
+         "float4_store_members"]  # fmt: skip
 needs_sass = pytest.mark.skipif(
     kp.toolchain.find_cuda_root() is None or kp.gpumodel.sass.nvdisasm() is None, reason="no nvcc or no nvdisasm here"
 )
@@ -166,6 +167,38 @@ def test_a_float4_is_one_16_byte_request_per_warp_whether_loaded_whole_or_member
     if which == "float4_members":  # the source's four scalar reads: 4 requests of 16 sectors, 4x the sectors needed
         (source,) = [ln for ln in p.source_lines if ln.line == load.line and ln.space == "global"]
         assert (source.requests, source.excess) == (4 * warps, 4)
+
+
+@needs_sass
+@pytest.mark.parametrize(
+    "which, n, read, written, lines, traced",
+    [
+        # 64 float4s copied whole: each of 2 warps reads and writes 32 lanes x 16 bytes = 16 sectors in 4 lines
+        ("float4_whole", 256, 32, 32, 8 + 8, (32, 32)),
+        # 64 float4s read member by member (the trace: 4 requests of 16 sectors and 4 lines per warp, 128 sectors and
+        # 32 lines), 64 floats written: 2 warps x 4 sectors in 1 line
+        ("float4_members", 64, 32, 8, 8 + 2, (128, 8)),
+        # 64 floats read (4 sectors, 1 line per warp), 64 float4s written member by member (the trace: 128 sectors)
+        ("float4_store_members", 256, 8, 32, 2 + 8, (8, 128)),
+    ],
+)
+def test_a_launch_is_charged_the_sectors_and_lines_its_sass_requests_for_a_float4_whole_or_member_by_member(
+    k, which, n, read, written, lines, traced
+):
+    """The launch's charge (work()), not only its lines: a float4 read or written member by member is one 16-byte
+    request per lane in SASS (LDG.E.128, STG.E.128), so the L2 and the L1 pipe see what they see for a float4 copied
+    whole: 32 sectors read by 64 lanes either way, not the trace's 128 (4 x 4-byte requests, each touching all 16
+    sectors of its warp's 512 bytes), and 4 L1 lines per warp, not 16. DRAM's distinct sectors are the same either
+    way."""
+    p = run(k, which, n)
+    (work,) = p.work()
+    assert (work.requested_read_sectors, work.written_sectors, work.l1_wavefronts) == (read, written, lines)
+    compiled = {kind: sum(ln.units for ln in p.lines if (ln.space, ln.kind) == ("global", kind)) for kind in
+                ("load", "store")}  # fmt: skip
+    assert (compiled["load"], compiled["store"]) == (read, written)  # what the SASS requests, line by line
+    assert (work.dram_read_sectors, work.dram_write_sectors) == (read, written)  # distinct: as the trace has them
+    (la,) = p.launches
+    assert (la.sectors_read, la.sectors_written) == traced  # the trace's, as the source wrote the accesses
 
 
 @needs_sass

@@ -10,7 +10,8 @@
   line; kp.gpumodel.compiled counts the lines as that SASS serves them, the instructions each line ran (its basic
   blocks' runs: kp.gpumodel.runs's equations, solved by kp.gpumodel.cfg) and the loads in flight together;
   kp.gpumodel.ptxas gives each instantiation's registers and shared memory; kp.gpumodel.depend each basic block's
-  critical path through its registers;
+  critical path through its registers; kp.gpumodel.charges scales a launch's totals (sectors, 128-byte lines, shared
+  wavefronts), which the trace counts as the source wrote the accesses, to what that SASS requests;
 - caches: kp.gpumodel.caches, the L1s and the one L2: the sectors DRAM moves, from the sampled blocks' sharing;
 - time: kp.gpumodel.gputime, the terms of a launch and how they combine (kp.gpumodel.overlap: by the blocks resident
   per SM), on kp.gpumodel.gpus's GPU table (data sheets, occupancy) and kp.gpumodel.gpu_constants (what no data sheet

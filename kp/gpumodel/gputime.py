@@ -86,7 +86,8 @@ class LaunchWork:
     dram_round_trips_per_warp: float = 1
     # The memory hierarchy (kp.gpumodel.caches): the sampled blocks' sharing of sectors (a kp.gpumodel.caches.Sharing;
     # None: the dram_*_sectors above are what DRAM moves, and every load waits for DRAM), the sectors the loads asked
-    # for, the global requests' 128-byte lines, and the barriers (__syncthreads) released, summed over the blocks.
+    # for, the global requests' 128-byte lines, and the barriers (__syncthreads) released, summed over the blocks. The
+    # sectors and lines as nvcc's SASS requests them (kp.gpumodel.profile scales the trace's: kp.gpumodel.charges).
     sharing: object = None
     requested_read_sectors: int = 0
     load_sites: int = 1  # the global load instructions a round trip issues together

@@ -24,6 +24,7 @@ import torch
 
 from kp.build import cpu_runtime
 from kp.gpumodel.caches import parse_sharing
+from kp.gpumodel.charges import compiled_shares, in_flight_sites
 from kp.gpumodel.compiled import CompiledCounts
 from kp.gpumodel.counts import WARP, Advice, collector_paused, parse
 from kp.gpumodel.depend import dependent_blocks
@@ -35,7 +36,6 @@ from kp.pictures import banks, branch_lanes, picture
 from kp.sourceview import instruction_advice, profile_html
 from kp.table import Table
 
-GLOBAL_LOAD = ("global", "load")
 DIVERGENT_SHARE = 0.05  # advice names a branch when at least this share of its warp executions diverge
 # Each floating dtype's C++ type, as ptxas names a kernel's instantiations (colsum_v1<float>, poly2_fwd_kernel<__half>)
 CTYPES = {torch.float32: "float", torch.float64: "double", torch.float16: "__half", torch.bfloat16: "__nv_bfloat16"}
@@ -140,9 +140,11 @@ class Profile(CompiledCounts):
     def work(self, flops=0.0, gpu="H100"):
         """Each launch as kp.gpumodel.gputime's LaunchWork: its memory hierarchy's inputs (kp.gpumodel.caches: which
         sectors the sampled blocks share, each block's L1 misses, the global requests' 128-byte lines, the barriers),
-        the distinct sectors it touched (what DRAM moves where those inputs are missing), its shared wavefronts as
-        `gpu`'s SASS serves them (the launch's share of its kernel's lines), the warp instructions it executed (its
-        blocks' share of its kernel's SASS as executed; each basic block's runs and critical path, kp.gpumodel.depend),
+        the distinct sectors it touched (what DRAM moves where those inputs are missing), the sectors its global loads
+        and stores requested, its global requests' 128-byte lines and its shared wavefronts as `gpu`'s SASS requests
+        them (kp.gpumodel.charges: the launch's totals x its kernel's compiled lines over its source lines), the warp
+        instructions it executed (its blocks' share of its kernel's SASS as executed; each basic block's runs and
+        critical path, kp.gpumodel.depend),
         the round trips its slowest warp waits (its loads over those in flight together), registers and static shared
         memory from ptxas for `gpu`'s arch and the instantiation launched (32 registers where nvcc is missing), `flops`
         shared out by the launches' blocks."""
@@ -154,17 +156,18 @@ class Profile(CompiledCounts):
         work = []
         for la, sharing in zip(self.launches, self.sharing):
             registers, static = launch_resources(la.file, la.kernel, self.ctype, arch_of(gpu))
-            in_flight, sites = self._in_flight(la, compiled_lines, gpu)
-            source = sum(ln.units for ln in self.source_lines if ln.kernel == la.kernel and ln.space == "shared")
-            served = sum(ln.units for ln in compiled_lines if ln.kernel == la.kernel and ln.space == "shared")
+            # The trace's totals count the source's accesses; charge what the SASS requests (kp.gpumodel.charges)
+            share = compiled_shares(self.source_lines, compiled_lines, la.kernel)
+            in_flight, sites = in_flight_sites(self.loads_in_flight(la.kernel, gpu), la, self.source_lines,
+                                               compiled_lines)  # fmt: skip
             hierarchy = (
                 {}
                 if sharing is None
                 else dict(
                     sharing=sharing,
-                    requested_read_sectors=la.sectors_read,
+                    requested_read_sectors=round(la.sectors_read * share["read"]),
                     load_sites=in_flight,
-                    l1_wavefronts=sharing.l1_wavefronts,
+                    l1_wavefronts=round(sharing.l1_wavefronts * share["global"]),
                     barriers=sharing.barriers,
                 )
             )
@@ -181,11 +184,11 @@ class Profile(CompiledCounts):
                     shared_bytes_per_block=static + la.dynamic_shared,
                     dram_read_sectors=la.distinct_read,
                     dram_write_sectors=la.distinct_written,
-                    shared_wavefronts=round(la.wavefronts * served / source) if source else la.wavefronts,
+                    shared_wavefronts=round(la.wavefronts * share["shared"]),
                     flops=flops * la.blocks / total_blocks,
                     issued=issued.get(la.kernel, 0.0) * la.blocks / kernel_blocks[la.kernel],
                     dependent_blocks=dependent_blocks(self, la.kernel, gpu, la.blocks / kernel_blocks[la.kernel]),
-                    written_sectors=la.sectors_written,
+                    written_sectors=round(la.sectors_written * share["written"]),
                     **(
                         {"dram_round_trips_per_warp": max(1.0, la.round_trips_per_warp * la.load_sites / sites)}
                         | hierarchy
@@ -194,21 +197,6 @@ class Profile(CompiledCounts):
                 )
             )
         return work
-
-    def _in_flight(self, la, compiled_lines, gpu):
-        """(the global loads one warp of `la` has in flight per round trip as `gpu`'s SASS issues them, the source's
-        load requests that stands for): kp.gpumodel.compiled's loads_in_flight, and the source's requests per SASS
-        request; without SASS, the trace's load sites, all taken in flight together (one round trip per pass over
-        them)."""
-        in_flight = self.loads_in_flight(la.kernel, gpu)
-        if in_flight is None or not la.load_sites:
-            return max(1, la.load_sites), max(1, la.load_sites)
-
-        def requests(lines):
-            return sum(ln.requests for ln in lines if ln.kernel == la.kernel and (ln.space, ln.kind) == GLOBAL_LOAD)
-
-        compiled, source = requests(compiled_lines), requests(self.source_lines)
-        return in_flight, in_flight * (source / compiled if compiled else 1.0)
 
     def estimate(self, gpu="H100", flops=0.0):
         """The modelled time in seconds of the profiled call on `gpu` (kp.gpumodel.gputime; `flops`: fp32 FLOPs the call

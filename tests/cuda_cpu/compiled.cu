@@ -16,6 +16,8 @@
 //                   used, in flight together (one round)
 //   halves          an if/else on the warp's parity (warp-uniform): the even warps run 16 FFMA on a value, the odd
 //                   ones 16 others, neither side touching memory; one load before and one store after, per lane
+//   float4_store_members  out4[i].x = v; .y; .z; .w: a float4 written member by member in the source, one STG.E.128
+//                   in SASS at the last member's line (the stand-in's compiler writes four floats); n / 4 lanes
 #include <stdexcept>
 #include <string>
 
@@ -95,8 +97,18 @@ __global__ void halves(const float* x, float* out, int n) {
   out[i] = v;
 }
 
+__global__ void float4_store_members(const float* x, float4* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  float v = x[i];
+  out[i].x = v;
+  out[i].y = v + 1.0f;
+  out[i].z = v + 2.0f;
+  out[i].w = v + 3.0f;
+}
+
 const char* const kCompiled[] = {"float4_whole", "float4_members", "shared4", "unrolled", "fma_loop", "chain4",
-                                 "independent4", "halves"};
+                                 "independent4", "halves", "float4_store_members"};
 
 // n: the floats of out; x holds 4 n.
 void run_compiled(int64_t index, const float* x, float* out, int n) {
@@ -118,6 +130,8 @@ void run_compiled(int64_t index, const float* x, float* out, int n) {
     chain4<<<blocks, threads>>>(x, out, n);
   else if (which == "halves")
     halves<<<blocks, threads>>>(x, out, n);
+  else if (which == "float4_store_members")
+    float4_store_members<<<(n / 4 + threads - 1) / threads, threads>>>(x, reinterpret_cast<float4*>(out), n / 4);
   else
     independent4<<<blocks, threads>>>(x, out, n);
   KP_CHECK_LAUNCH();

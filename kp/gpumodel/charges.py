@@ -1,0 +1,58 @@
+"""A launch's memory charges as nvcc compiled its kernel (issue 31): the stand-in's per-launch totals (the sectors its
+global loads and stores requested, the 128-byte lines its global requests touched, its shared wavefronts, its load
+requests) count the accesses as the source wrote them, where nvcc merges a lane's accesses of consecutive bytes into
+one wider instruction: a float4 whose members the source reads one by one (`float4 t = p4[i]; ... t.x`) is four
+4-byte requests of a warp in the trace, each touching every sector of the warp's 512 bytes, and one LDG.E.128 in SASS.
+The lines as compiled (kp.gpumodel.compiled.as_compiled) count what the SASS requests; this module scales a launch's
+totals to them. Owns that scaling only: takes kp.gpumodel.counts' records (the source's lines, the compiled ones, a
+Launch) and returns numbers for kp.gpumodel.gputime.LaunchWork; never reads SASS or a trace itself.
+
+The rule: per kernel, a launch's total of one space and kind x (the kernel's compiled lines' units / its source lines'
+units), the same share for every launch of the kernel (the lines sum over its launches; the launch totals are each
+launch's). Where a kernel has no SASS its compiled lines are its source lines: the share is 1, the trace's counts.
+The L1's 128-byte lines (its wavefronts) are counted per request in the trace for loads and stores together and not
+per `.cu` line, so they take the share of the global sectors, loads and stores together: exact where merging keeps a
+request's sectors per 128-byte line, as it does for the lanes' consecutive bytes nvcc merges (four 4-byte reads at a
+16-byte stride touch the 16 sectors and 4 lines of the warp's 512 bytes, each of them; one LDG.E.128 does once).
+DRAM's distinct sectors are not scaled: the same sectors are touched however the instructions group them.
+"""
+
+GLOBAL_LOAD = ("global", "load")
+# (space, kinds) of each share: the trace's `sectors_read` are the global loads', `sectors_written` the global stores'
+# and atomics' (cuda_cpu_profile.h, profile_block_end), its L1 lines every global request's
+SHARES = {
+    "read": ("global", ("load",)),
+    "written": ("global", ("store", "atomic")),
+    "global": ("global", ("load", "store", "atomic")),
+    "shared": ("shared", ("load", "store", "atomic")),
+}
+
+
+def compiled_shares(source_lines, compiled_lines, kernel):
+    """{"read", "written", "global", "shared": what `kernel`'s SASS requests over what its source requests} of that
+    space and those kinds (SHARES): the compiled lines' units (sectors or wavefronts) over the source lines'; 1 where
+    the source requested none."""
+
+    def units(lines, space, kinds):
+        return sum(ln.units for ln in lines if ln.kernel == kernel and ln.space == space and ln.kind in kinds)
+
+    shares = {}
+    for name, (space, kinds) in SHARES.items():
+        source = units(source_lines, space, kinds)
+        shares[name] = units(compiled_lines, space, kinds) / source if source else 1.0
+    return shares
+
+
+def in_flight_sites(in_flight, launch, source_lines, compiled_lines):
+    """(the global loads one warp of `launch` has in flight per round trip as the SASS issues them, the source's load
+    requests that stands for): `in_flight` (kp.gpumodel.compiled's loads_in_flight), and the source's load requests per
+    SASS load request of the kernel; without SASS (`in_flight` None), the trace's load sites, all taken in flight
+    together (one round trip per pass over them)."""
+    if in_flight is None or not launch.load_sites:
+        return max(1, launch.load_sites), max(1, launch.load_sites)
+
+    def requests(lines):
+        return sum(ln.requests for ln in lines if ln.kernel == launch.kernel and (ln.space, ln.kind) == GLOBAL_LOAD)
+
+    compiled, source = requests(compiled_lines), requests(source_lines)
+    return in_flight, in_flight * (source / compiled if compiled else 1.0)

@@ -1,0 +1,58 @@
+"""kp.gpumodel.charges: a launch's totals, counted by the trace as the source wrote the accesses, scaled per kernel to
+what the SASS requests (the compiled lines over the source lines), on records made by hand: a float4 read member by
+member (four 4-byte requests of 16 sectors per warp in the trace, one LDG.E.128 of 16 sectors in SASS), written
+member by member, and a kernel without SASS. The same on kernels nvcc compiles: tests/test_sass.py."""
+
+import dataclasses
+
+from kp.gpumodel.charges import compiled_shares, in_flight_sites
+from kp.gpumodel.counts import Launch, Line
+
+# One warp's float4 read member by member: 4 requests x 16 sectors (ideal 16 for its 512 bytes), 128 lanes
+MEMBERS = Line("k", "k.cu", 3, "global", "load", 4, 64, 16, 512, 128)
+AS_LDG128 = dataclasses.replace(MEMBERS, requests=1, units=16, lanes=32, sass=("LDG.E.128",), basis="SASS sm_90")
+STORE = Line("k", "k.cu", 4, "global", "store", 1, 4, 4, 128, 32)  # one coalesced float per lane, as nvcc stores it
+SHARED = Line("k", "k.cu", 5, "shared", "load", 4, 16, 4, 512, 128)  # four scalar reads of 4 floats per lane
+AS_LDS128 = dataclasses.replace(SHARED, requests=1, units=4, lanes=32, sass=("LDS.128",), basis="SASS sm_90")
+OTHER = dataclasses.replace(MEMBERS, kernel="other", units=1000)  # another kernel's lines count for nothing
+ONES = {"read": 1.0, "written": 1.0, "global": 1.0, "shared": 1.0}
+
+
+def test_without_sass_every_share_is_one_the_traces_counts():
+    """No SASS: as_compiled keeps the source's lines, so the compiled lines are the source lines."""
+    source = [MEMBERS, STORE, SHARED, OTHER]
+    assert compiled_shares(source, source, "k") == ONES
+
+
+def test_a_float4_read_member_by_member_is_charged_a_quarter_of_the_traces_sectors():
+    """Reads: 16 of 64 sectors; global (the L1's lines, loads and stores together): (16 + 4) / (64 + 4); stores:
+    as traced; shared: one LDS.128's 4 wavefronts of the four scalar reads' 16."""
+    got = compiled_shares([MEMBERS, STORE, SHARED, OTHER], [AS_LDG128, STORE, AS_LDS128, OTHER], "k")
+    assert got == {"read": 16 / 64, "written": 1.0, "global": 20 / 68, "shared": 4 / 16}
+
+
+def test_a_float4_written_member_by_member_is_charged_a_quarter_of_the_traces_sectors():
+    """Stores and atomics are the trace's `sectors_written`: 4 scalar stores of 16 sectors, one STG.E.128 of 16."""
+    members = dataclasses.replace(MEMBERS, kind="store")
+    as_stg128 = dataclasses.replace(AS_LDG128, kind="store", sass=("STG.E.128",))
+    got = compiled_shares([members], [as_stg128], "k")
+    assert got == ONES | {"written": 0.25, "global": 0.25}
+
+
+def test_a_kernel_that_requested_nothing_of_a_kind_keeps_the_traces_count_of_it():
+    assert compiled_shares([], [], "k") == ONES
+    assert compiled_shares([OTHER], [OTHER], "k") == ONES
+
+
+LAUNCH = Launch("k", (2, 1, 1), (32, 1, 1), 0, 2, 2, 128, 8, 0, load_requests=8, load_sites=1, distinct_read=32,
+                distinct_written=8)  # fmt: skip
+
+
+def test_loads_in_flight_stand_for_the_sources_requests_per_sass_request():
+    """One LDG.E.128 in flight stands for the source's 4 member reads (4 requests per SASS request)."""
+    assert in_flight_sites(1.0, LAUNCH, [MEMBERS], [AS_LDG128]) == (1.0, 4.0)
+
+
+def test_without_sass_the_traces_load_sites_are_in_flight_together():
+    assert in_flight_sites(None, LAUNCH, [MEMBERS], [MEMBERS]) == (1, 1)
+    assert in_flight_sites(None, dataclasses.replace(LAUNCH, load_sites=3), [MEMBERS], [MEMBERS]) == (3, 3)
