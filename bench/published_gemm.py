@@ -135,9 +135,8 @@ def counters(p, gpu, n):
     compiled = p.compiled(gpu)[0]
     sass = sum(ln.units for ln in compiled if (ln.space, ln.kind) == ("global", "load"))
     return {
-        # A float4 read member by member is one request of nvcc's (an LDG.128) and four of the trace's: the shared
-        # wavefronts come to the model as SASS serves them, the global sectors waited for (and the L1 pipe's global
-        # lines, kp.gpumodel.caches) as the trace counted them. 1.00 where the two agree.
+        # A float4 read member by member is one request of nvcc's (an LDG.128) and four of the trace's: the model is
+        # charged the sectors and lines SASS requests (kp.gpumodel.charges), so this reads 1.00 wherever nvcc was found.
         "global load sectors charged ÷ SASS's": f"{w.requested_read_sectors / sass:.2f}" if sass else "",
         "shared wavefronts / block": number(w.shared_wavefronts * per_block),
         "global L1 lines / block": number(w.l1_wavefronts * per_block),
