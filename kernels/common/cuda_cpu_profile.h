@@ -230,8 +230,8 @@ Profile& profile_of(const CheckState& c) { return *static_cast<Profile*>(c.profi
 // call on every access of every check launch.
 thread_local bool t_profiling = false;
 
-// The distinct 32-byte sectors of a global request (each also put in `all`).
-uint32_t sectors_of(const Request& r, uint32_t* ideal, std::unordered_set<uintptr_t>& all) {
+// The distinct 32-byte sectors of a global request (each also put in `all`, unless it is null).
+uint32_t sectors_of(const Request& r, uint32_t* ideal, std::unordered_set<uintptr_t>* all) {
   uintptr_t seen[64];
   uint32_t n = 0;
   for (uint32_t m = r.lanes; m; m &= m - 1) {
@@ -239,7 +239,10 @@ uint32_t sectors_of(const Request& r, uint32_t* ideal, std::unordered_set<uintpt
     for (uintptr_t s = a >> 5; s <= (a + r.size - 1) >> 5; ++s) {
       bool dup = false;
       for (uint32_t k = 0; k < n && !dup; ++k) dup = seen[k] == s;
-      if (!dup && n < 64) seen[n++] = s, all.insert(s);
+      if (!dup && n < 64) {
+        seen[n++] = s;
+        if (all) all->insert(s);
+      }
     }
   }
   uint32_t distinct = 0;  // lanes with an address no lower lane has: the bytes asked for, each once
@@ -292,6 +295,12 @@ uint32_t wavefronts_of(const Request& r, uint32_t* ideal, uint32_t* worst, uint3
   return total;
 }
 
+// What a block's end counted for one request (sectors_of or wavefronts_of, at the request's own width).
+struct Counted {
+  uint32_t units = 0, ideal = 0, worst = 0, bank = 0, lanes = 0;
+  SiteStats* site = nullptr;  // its site's stats (a std::map's node: it stays where it is while others are added)
+};
+
 // One request of a regrouping: the accesses of one warp that one instruction of `width` bytes per lane serves.
 struct Group {
   uintptr_t pc;
@@ -300,6 +309,10 @@ struct Group {
   uint32_t lanes, born;    // active lanes; the index of the request that opened it
   uintptr_t base[32];      // per lane: the aligned chunk its bytes fall in
   uint32_t covered[32];    // per lane: the chunk's bytes taken (bit b: byte b)
+  SiteStats* site;         // p.sites' entry of (kernel, pc, space, kind): its opening request's
+  // The request that opened it, while no other has joined (else null), and what the block's end counted for it.
+  const Request* alone = nullptr;
+  const Counted* alone_counted = nullptr;
 };
 
 // Bounds on the search, not figures of a GPU: nvcc merges accesses that are close together in one basic block, so
@@ -310,7 +323,7 @@ constexpr size_t kOpenGroups = 16;
 constexpr uint32_t kGroupWindow = 64;
 
 // A group counted: as one request of its width at its first access's site.
-void count_group(Profile& p, const char* kernel, unsigned wi, const Group& g) {
+void count_group(Profile& p, unsigned wi, const Group& g) {
   Request r;
   r.lanes = g.lanes, r.space = g.space, r.kind = g.kind;
   unsigned hi_max = 0;
@@ -320,11 +333,18 @@ void count_group(Profile& p, const char* kernel, unsigned wi, const Group& g) {
     hi_max = hi_max > hi - lo ? hi_max : hi - lo;
   }
   r.size = uint8_t(hi_max ? hi_max : 1);  // the bytes a lane's group spans (the same for every lane in practice)
-  uint32_t ideal, worst = 0, bank = 0, lanes = 0;
-  std::unordered_set<uintptr_t> unused;
-  const uint32_t units = r.space == kGlobal ? sectors_of(r, &ideal, unused)
-                                            : wavefronts_of(r, &ideal, &worst, &bank, &lanes, kWidths[wi]);
-  WidthStats& s = p.sites[SiteKey{kernel, g.pc, g.space, g.kind}].widths[wi];
+  uint32_t units, ideal, worst = 0, bank = 0, lanes = 0;
+  if (g.alone && g.alone->size == kWidths[wi]) {
+    // One request alone at its own width: r is that request (its lanes, addresses and size), and the block's end
+    // counted it already, with the same phases (width == size). A third of the groups of linear_ladder v7's block
+    // ends are so (every 4-byte access at width 4); counting them again was a fifth of the block-end work.
+    const Counted& c = *g.alone_counted;
+    units = c.units, ideal = c.ideal, worst = c.worst, bank = c.bank, lanes = c.lanes;
+  } else {
+    units = r.space == kGlobal ? sectors_of(r, &ideal, nullptr)
+                               : wavefronts_of(r, &ideal, &worst, &bank, &lanes, kWidths[wi]);
+  }
+  WidthStats& s = g.site->widths[wi];  // p.sites[{kernel, g.pc, g.space, g.kind}], found once by the block's end
   s.requests += p.every;
   s.units += uint64_t(units) * p.every;
   s.ideal += uint64_t(ideal) * p.every;
@@ -332,13 +352,15 @@ void count_group(Profile& p, const char* kernel, unsigned wi, const Group& g) {
 }
 
 // One warp's requests (in its program order) regrouped as instructions of kWidths[wi] bytes per lane.
-void regroup(Profile& p, const char* kernel, unsigned wi, const std::vector<std::pair<uintptr_t, const Request*>>& reqs) {
+// `reqs`: (pc, request, what the block's end counted for it).
+void regroup(Profile& p, unsigned wi,
+             const std::vector<std::tuple<uintptr_t, const Request*, const Counted*>>& reqs) {
   const unsigned width = kWidths[wi];
   std::vector<Group> open;
   for (uint32_t at = 0; at < reqs.size(); ++at) {
-    const auto& [pc, r] = reqs[at];
+    const auto& [pc, r, counted] = reqs[at];
     for (size_t k = 0; k < open.size();)  // too old to be merged with what comes now
-      if (at - open[k].born >= kGroupWindow) count_group(p, kernel, wi, open[k]), open.erase(open.begin() + k);
+      if (at - open[k].born >= kGroupWindow) count_group(p, wi, open[k]), open.erase(open.begin() + k);
       else ++k;
     const unsigned first = __builtin_ctz(r->lanes);
     // Accesses wider than the width, or across a chunk's edge, are served alone, in chunks of the width.
@@ -349,13 +371,13 @@ void regroup(Profile& p, const char* kernel, unsigned wi, const std::vector<std:
     }
     if (!fits) {
       for (unsigned off = 0; off < r->size; off += width) {
-        Group g{pc, r->space, r->kind, r->lanes, at, {}, {}};
+        Group g{pc, r->space, r->kind, r->lanes, at, {}, {}, counted->site};
         const unsigned n = r->size - off < width ? r->size - off : width;
         for (uint32_t m = r->lanes; m; m &= m - 1) {
           const unsigned l = __builtin_ctz(m);
           g.base[l] = r->addr[l] + off, g.covered[l] = n >= 32 ? ~0u : (1u << n) - 1;
         }
-        count_group(p, kernel, wi, g);
+        count_group(p, wi, g);
       }
       continue;
     }
@@ -371,12 +393,13 @@ void regroup(Profile& p, const char* kernel, unsigned wi, const std::vector<std:
       }
       if (joins) {
         into = &g;
+        g.alone = nullptr, g.alone_counted = nullptr;
         break;
       }
     }
     if (!into) {
-      if (open.size() >= kOpenGroups) count_group(p, kernel, wi, open.front()), open.erase(open.begin());
-      open.push_back(Group{pc, r->space, r->kind, r->lanes, at, {}, {}});
+      if (open.size() >= kOpenGroups) count_group(p, wi, open.front()), open.erase(open.begin());
+      open.push_back(Group{pc, r->space, r->kind, r->lanes, at, {}, {}, counted->site, r, counted});
       into = &open.back();
       for (uint32_t m = r->lanes; m; m &= m - 1) into->base[__builtin_ctz(m)] = r->addr[__builtin_ctz(m)] / width * width;
     }
@@ -385,7 +408,7 @@ void regroup(Profile& p, const char* kernel, unsigned wi, const std::vector<std:
       into->covered[l] |= bits << (r->addr[l] % width);
     }
   }
-  for (const Group& g : open) count_group(p, kernel, wi, g);
+  for (const Group& g : open) count_group(p, wi, g);
 }
 
 // ---- The memory hierarchy's inputs (kp/memory.py models L1, L2 and DRAM from them; separate from the counts above).
@@ -627,14 +650,16 @@ void profile_block_end(const char* kernel) {
   LaunchRecord& launch = p.launches.back();
   std::unordered_set<uint32_t> loading;  // the warps of this block that made a global load
   std::unordered_set<uintptr_t> block_reads;  // the memory hierarchy's: this block's distinct sectors read
-  for (const auto& [key, at] : requests) {
+  std::vector<Counted> counted(requests.size());  // by the index in requests: what regroup reuses
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const auto& [key, at] = requests[i];
     const Request& r = *at;
     if (r.space == kGlobal && !t_hierarchy.empty()) hierarchy_request(key.pc, r, block_reads);
     SiteStats& s = p.sites[SiteKey{kernel, key.pc, r.space, r.kind}];
     uint32_t ideal, worst = 0, bank = 0, lanes = 0;
     auto& distinct = r.kind == kLoad ? launch.distinct_read : launch.distinct_written;
     const uint32_t units =
-        r.space == kGlobal ? sectors_of(r, &ideal, distinct) : wavefronts_of(r, &ideal, &worst, &bank, &lanes);
+        r.space == kGlobal ? sectors_of(r, &ideal, &distinct) : wavefronts_of(r, &ideal, &worst, &bank, &lanes);
     if (r.space == kShared) {
       launch.wavefronts += uint64_t(units) * p.every;
     } else if (r.kind == kLoad) {
@@ -652,17 +677,21 @@ void profile_block_end(const char* kernel) {
     s.units += uint64_t(units) * p.every;
     s.ideal += uint64_t(ideal) * p.every;
     if (worst > s.worst) s.worst = worst, s.worst_bank = bank, s.worst_lanes = lanes, s.worst_request = r;
+    counted[i] = Counted{units, ideal, worst, bank, lanes, &s};
   }
   launch.loading_warps += loading.size() * p.every;
   // Regrouped as nvcc's instructions of each width would group them, warp by warp, in program order.
-  std::map<uint32_t, std::vector<std::tuple<uint32_t, uintptr_t, const Request*>>> by_warp;
-  for (const auto& [key, r] : requests) by_warp[key.warp].emplace_back(r->seq, key.pc, r);
-  std::vector<std::pair<uintptr_t, const Request*>> ordered;
+  std::map<uint32_t, std::vector<std::tuple<uint32_t, uintptr_t, const Request*, const Counted*>>> by_warp;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const auto& [key, r] = requests[i];
+    by_warp[key.warp].emplace_back(r->seq, key.pc, r, &counted[i]);
+  }
+  std::vector<std::tuple<uintptr_t, const Request*, const Counted*>> ordered;
   for (auto& [warp, reqs] : by_warp) {
     std::sort(reqs.begin(), reqs.end(), [](const auto& a, const auto& b) { return std::get<0>(a) < std::get<0>(b); });
     ordered.clear();
-    for (const auto& [seq, pc, r] : reqs) ordered.emplace_back(pc, r);
-    for (unsigned wi = 0; wi < 3; ++wi) regroup(p, kernel, wi, ordered);
+    for (const auto& [seq, pc, r, c] : reqs) ordered.emplace_back(pc, r, c);
+    for (unsigned wi = 0; wi < 3; ++wi) regroup(p, wi, ordered);
   }
   if (!t_hierarchy.empty()) {
     t_hierarchy.back().l2_read_sectors += block_reads.size() * t_weight;
