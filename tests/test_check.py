@@ -265,6 +265,16 @@ def test_correct_kernels_that_look_risky_report_nothing(k, plain, case):
     torch.testing.assert_close(out, expected)
 
 
+def test_a_vector_read_past_a_views_end_inside_the_tensor_it_views_is_the_tensors(k):
+    """op(x, x[:62]): x and out are one storage; thread 15's float4 read of x[60:64] runs past the view's end
+    (248 bytes) but not x's. It is x's access, x holding all 16 bytes, whichever of the two was registered first."""
+    x = torch.arange(64, dtype=torch.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a KernelCheckWarning fails the test
+        k.run(CASES.index("vector_read_of_a_view"), x, x[:62])
+    assert x[0].item() == 0 + 1 + 2 + 3
+
+
 BIG = (40_000, 54_000)  # 2.16e9 bytes, past 2^31: a 32-bit row * cols + col overflows from row 39768 on
 
 

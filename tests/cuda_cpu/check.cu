@@ -428,6 +428,31 @@ __global__ void cg_reduce_with_forceinline_op(const float* x, float* out, int n)
   if (i < n) out[i] = v;
 }
 
+// A 16-byte read of x that, with out a narrow view of x (op(x, x[:62])), runs past out's end but not x's: no bug.
+// On the stand-in g++ reads a float4 as four floats; a vector of GCC's is one 16-byte read, as a float4 is on a GPU.
+#ifdef __CUDACC__
+using Floats4 = float4;
+#else
+struct Floats4 {
+  typedef float Vector __attribute__((vector_size(16)));
+  Vector v;
+};
+#endif
+__device__ float sum4(const Floats4& f) {
+#ifdef __CUDACC__
+  return f.x + f.y + f.z + f.w;
+#else
+  return f.v[0] + f.v[1] + f.v[2] + f.v[3];
+#endif
+}
+__global__ void vector_read_of_a_view(const float* x, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (4 * i + 3 < n) {
+    Floats4 v = reinterpret_cast<const Floats4*>(x)[i];
+    if (i == 0) out[0] = sum4(v);
+  }
+}
+
 // ---- tensors past 2^31 bytes (one thread per row of a rows x cols uint8 matrix: its last column)
 
 __global__ void last_column(const uint8_t* m, float* out, int64_t rows, int64_t cols) {
@@ -490,6 +515,7 @@ const char* const kCases[] = {
     "last_block_sums",
     "carved_dynamic_shared",
     "cg_reduce_with_forceinline_op",
+    "vector_read_of_a_view",
 };
 
 void run_case(int64_t index, const float* x, float* out, int n) {
@@ -569,6 +595,8 @@ void run_case(int64_t index, const float* x, float* out, int n) {
     carved_dynamic_shared<<<blocks, kBlock, kBlock * (sizeof(float) + sizeof(int))>>>(x, out, n);
   else if (which == "cg_reduce_with_forceinline_op")
     cg_reduce_with_forceinline_op<<<blocks, kBlock>>>(x, out, n);
+  else if (which == "vector_read_of_a_view")
+    vector_read_of_a_view<<<1, kBlock>>>(x, out, n);
   cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess) throw std::runtime_error(std::string(which) + ": " + cudaGetErrorString(err));
 }
