@@ -275,6 +275,26 @@ def test_a_vector_read_past_a_views_end_inside_the_tensor_it_views_is_the_tensor
     assert x[0].item() == 0 + 1 + 2 + 3
 
 
+@pytest.mark.parametrize("n", [256, 1024])
+def test_memory_handed_out_again_smaller_within_one_call_is_checked_against_the_smaller(k, n):
+    """check_binding.cpp's reuse: one op call fills a pool of 4096 floats, then registers its first 256 as `small`
+    (a caching allocator's block handed out again, no cudaFree between) and fills n floats of it. The pool's
+    registration, of this call but from before the last launch, is stale: 1024 floats run past small's end at
+    [256]; 256 report nothing."""
+    pool = torch.zeros(4096)
+    if n == 256:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # a KernelCheckWarning fails the test
+            k.reuse(pool, n)
+        assert torch.equal(pool, torch.ones(4096))
+        return
+    with pytest.raises(KernelCheckError) as raised, warnings.catch_warnings(record=True):
+        k.reuse(pool, n)
+    error = next(f for f in raised.value.findings if f.severity == "error")
+    assert error.kind == "global-bounds" and "'small'[256]" in error.message, raised.value
+    assert error.line == line_of("BUG: fill_ones")
+
+
 BIG = (40_000, 54_000)  # 2.16e9 bytes, past 2^31: a 32-bit row * cols + col overflows from row 39768 on
 
 

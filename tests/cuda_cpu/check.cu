@@ -465,6 +465,19 @@ __global__ void last_column_int32(const uint8_t* m, float* out, int rows, int co
   if (r < rows) out[r] = m[r * cols + cols - 1];  // BUG: last_column_int32 (r * cols overflows int past 2^31)
 }
 
+// ---- one op call's temporary, freed between two launches (check_binding.cpp's reuse)
+
+__global__ void fill_ones(float* p, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) p[i] = 1.0f;  // BUG: fill_ones (n past the second temporary's end)
+}
+
+void run_fill(float* p, int n) {
+  fill_ones<<<(n + kBlock - 1) / kBlock, kBlock>>>(p, n);
+  cudaError_t err = cudaGetLastError();
+  if (err != cudaSuccess) throw std::runtime_error(std::string("fill: ") + cudaGetErrorString(err));
+}
+
 void run_last_column(const uint8_t* m, float* out, int64_t rows, int64_t cols, bool wide) {
   const int blocks = int((rows + kBlock - 1) / kBlock);
   if (wide)
