@@ -5,7 +5,10 @@ that look risky, and every op of kernels/ forward and backward, report nothing.
 
 CPU only by design: check mode is the stand-in's (on a GPU, compute-sanitizer does this job)."""
 
+import platform
 import re
+import shutil
+import subprocess
 import warnings
 
 import pytest
@@ -293,6 +296,21 @@ def test_memory_handed_out_again_smaller_within_one_call_is_checked_against_the_
     error = next(f for f in raised.value.findings if f.severity == "error")
     assert error.kind == "global-bounds" and "'small'[256]" in error.message, raised.value
     assert error.line == line_of("BUG: fill_ones")
+
+
+@pytest.mark.skipif(
+    platform.machine() != "x86_64" or not shutil.which("objdump"),
+    reason="the own-frame stub is x86-64's, and objdump reads the check build",
+)
+def test_a_check_built_kernel_keeps_its_frame_pointer_which_the_own_frame_stub_reads(k):
+    """cuda_cpu_check.h's __tsan_* stub answers an access in [rsp, rbp) as the caller's own frame: sound only while a
+    check-built kernel sets rbp to its frame (-fno-omit-frame-pointer, kp/build.py). Its prologue says so."""
+    text = subprocess.run(
+        ["objdump", "-d", "--no-show-raw-insn", str(k.build.library)], capture_output=True, text=True, check=True
+    ).stdout
+    body = text.split("<_Z13read_past_endPKfPfi>:\n", 1)[1].split("\n\n", 1)[0]
+    prologue = [line.split("\t")[-1].split() for line in body.splitlines()[:3]]
+    assert ["push", "%rbp"] in prologue and ["mov", "%rsp,%rbp"] in prologue, prologue
 
 
 BIG = (40_000, 54_000)  # 2.16e9 bytes, past 2^31: a 32-bit row * cols + col overflows from row 39768 on
