@@ -133,7 +133,7 @@ def test_each_lane_of_a_request_counts_its_sectors_under_its_own_tensor(k):
 
 def test_two_views_that_begin_one_storage_are_two_tensors(k):
     """tiles on a 2 x 4 grid with a = s (128 floats) and b = s[:64], one storage. The binding registers b before a
-    (g++ evaluates run_hierarchy's arguments right to left), so an address both hold is b's: b's reads and a's first 64
+    (in sequenced statements), so an address both hold is b's: b's reads and a's first 64
     floats count under b (8 sectors, read by every block: shared along x and y), a's last 64 floats under a (16
     sectors; rows 2 and 3, 8 sectors shared along x: 2 per sampled y); out is written (32 sectors, 4 per block).
     Matched by its beginning alone, a would be counted as b: two tensors, not three."""

@@ -5,7 +5,10 @@ that look risky, and every op of kernels/ forward and backward, report nothing.
 
 CPU only by design: check mode is the stand-in's (on a GPU, compute-sanitizer does this job)."""
 
+import platform
 import re
+import shutil
+import subprocess
 import warnings
 
 import pytest
@@ -263,6 +266,51 @@ def test_correct_kernels_that_look_risky_report_nothing(k, plain, case):
         n = len(CLEAN[case](x))
         torch.testing.assert_close(out[:n], CLEAN[case](x))
     torch.testing.assert_close(out, expected)
+
+
+def test_a_vector_read_past_a_views_end_inside_the_tensor_it_views_is_the_tensors(k):
+    """op(x, x[:62]): x and out are one storage; thread 15's float4 read of x[60:64] runs past the view's end
+    (248 bytes) but not x's. It is x's access, x holding all 16 bytes, whichever of the two was registered first."""
+    x = torch.arange(64, dtype=torch.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a KernelCheckWarning fails the test
+        k.run(CASES.index("vector_read_of_a_view"), x, x[:62])
+    assert x[0].item() == 0 + 1 + 2 + 3
+
+
+@pytest.mark.parametrize("n", [256, 1024])
+def test_memory_handed_out_again_smaller_within_one_call_is_checked_against_the_smaller(k, n):
+    """check_binding.cpp's reuse: one op call fills a pool of 4096 floats, then registers its first 256 as `small`
+    (a caching allocator's block handed out again, no cudaFree between) and fills n floats of it. The pool's
+    registration, of this call but from before the last launch, is stale: 1024 floats run past small's end at
+    [256]; 256 report nothing."""
+    pool = torch.zeros(4096)
+    if n == 256:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # a KernelCheckWarning fails the test
+            k.reuse(pool, n)
+        assert torch.equal(pool, torch.ones(4096))
+        return
+    with pytest.raises(KernelCheckError) as raised, warnings.catch_warnings(record=True):
+        k.reuse(pool, n)
+    error = next(f for f in raised.value.findings if f.severity == "error")
+    assert error.kind == "global-bounds" and "'small'[256]" in error.message, raised.value
+    assert error.line == line_of("BUG: fill_ones")
+
+
+@pytest.mark.skipif(
+    platform.machine() != "x86_64" or not shutil.which("objdump"),
+    reason="the own-frame stub is x86-64's, and objdump reads the check build",
+)
+def test_a_check_built_kernel_keeps_its_frame_pointer_which_the_own_frame_stub_reads(k):
+    """cuda_cpu_check.h's __tsan_* stub answers an access in [rsp, rbp) as the caller's own frame: sound only while a
+    check-built kernel sets rbp to its frame (-fno-omit-frame-pointer, kp/build.py). Its prologue says so."""
+    text = subprocess.run(
+        ["objdump", "-d", "--no-show-raw-insn", str(k.build.library)], capture_output=True, text=True, check=True
+    ).stdout
+    body = text.split("<_Z13read_past_endPKfPfi>:\n", 1)[1].split("\n\n", 1)[0]
+    prologue = [line.split("\t")[-1].split() for line in body.splitlines()[:3]]
+    assert ["push", "%rbp"] in prologue and ["mov", "%rsp,%rbp"] in prologue, prologue
 
 
 BIG = (40_000, 54_000)  # 2.16e9 bytes, past 2^31: a 32-bit row * cols + col overflows from row 39768 on

@@ -165,3 +165,42 @@ def test_a_programs_header_with_a_kernel_and_its_launch_is_translated_and_checke
     errors = [f for f in run.findings if f.severity == "error"]
     assert errors and errors[0].kind == "global-bounds", run
     assert (errors[0].file, errors[0].line) == (str(tmp_path / "fill.cuh"), 4), errors[0]
+
+
+REUSE = """#include <cstdio>
+__global__ void fill(float* p, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) p[i] = 1.0f;
+}
+int main() {
+  float *a = nullptr, *b = nullptr;
+  cudaMalloc(&a, 4096 * sizeof(float));
+  LAUNCH_A
+  cudaFree(a);
+  cudaMalloc(&b, 256 * sizeof(float));
+  printf("same=%d\\n", a == b);
+  fill<<<N_B / 256, 256>>>(b, N_B);
+  cudaDeviceSynchronize();
+  cudaFree(b);
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("launch_a", [True, False], ids=["launched", "not_launched"])
+@pytest.mark.parametrize("n_b", [256, 1024])
+def test_memory_freed_and_reused_by_a_smaller_allocation_is_checked_against_the_new_one(tmp_path, launch_a, n_b):
+    """cudaMalloc 4096 floats, cudaFree, cudaMalloc 256 (malloc gives back the same address): a launch writing 1024
+    floats into the second runs past its end, which the first's registration, left behind, would cover. cudaFree
+    forgets it (not_launched: nothing else tells the two apart, a program being one op call); a registration from
+    before the last launch that the new one overlaps is stale too (launched). 256 floats: nothing to report."""
+    launch = "fill<<<16, 256>>>(a, 4096);\n  cudaDeviceSynchronize();" if launch_a else ""
+    text = REUSE.replace("LAUNCH_A", launch).replace("N_B", str(n_b))
+    run = run_program(program(tmp_path, "reuse", text), check=True)
+    assert run.stdout == "same=1\n", run  # the case of the bug: the same address
+    errors = [f for f in run.findings if f.severity == "error"]
+    if n_b == 256:
+        assert run.ok and run.findings == [], run
+    else:
+        assert errors and errors[0].kind == "global-bounds" and "[256]" in errors[0].message, run
+        assert errors[0].line == 4 and run.returncode == 0, run

@@ -103,6 +103,7 @@ struct CheckedTensor {
   uintptr_t begin, end;
   size_t elem;
   uint64_t call;  // the op call that registered it
+  uint64_t since;  // this host thread's check launches when it was registered or last named again (t_launches)
   std::string name;
   Records<LastWrite> writes;     // per element, filled by check launches
   Records<GlobalShadow> shadow;  // per element, for races within a launch
@@ -180,6 +181,7 @@ std::atomic<uint64_t> g_launches{0};  // check launches so far: a GlobalAccess o
 // process exit gives its buffers back here.
 std::vector<std::pair<void*, size_t>>* g_recycled = new std::vector<std::pair<void*, size_t>>[2];
 thread_local uint64_t t_call = 0;    // this host thread's op call
+thread_local uint64_t t_launches = 0;  // this host thread's check launches so far (CheckedTensor::since)
 thread_local std::string t_report;   // findings since Python last took them
 thread_local unsigned t_errors = 0;  // error findings of this op call
 thread_local unsigned t_warnings = 0;
@@ -647,21 +649,31 @@ __attribute__((noinline)) void check_access(Worker* w, uintptr_t a, size_t n, bo
                                             bool cas) {
   CheckState& c = *w->check;
   if (a >= reinterpret_cast<uintptr_t>(&tls) && a < reinterpret_cast<uintptr_t>(&tls + 1)) return;
+  // The tensor holding the address: the first that holds all n bytes (an access past a narrow view's end but inside
+  // the tensor it is a view of, both passed to this launch, is the tensor's), else the first holding its first byte.
+  CheckedTensor* holder = nullptr;
   for (CheckedTensor* t : c.tensors)
     if (a >= t->begin && a < t->end) {
-      if (a + n > t->end) out_of_bounds_global(*w, *t, t->end, n, write, pc);  // runs past the end
-      if (c.profiling) {  // counted; who wrote each element, and races, are not recorded (112 bytes an element)
-        profile_access(*w, profile_of(c), kGlobal, a, n, write, atomic, pc);
-        hierarchy_base(profile_of(c), pc, t->begin, t->end);
-        profile_touch(*w, profile_of(c), kGlobal, t->name.c_str(), t->begin, (t->end - t->begin) / t->elem, nullptr, 0,
-                      (a - t->begin) / t->elem,
-                      atomic ? kAtomic : write ? kStore : kLoad);
-      } else {
-        global_access(*w, *t, a, write, atomic, pc, cas);
-        if (write || atomic) record_write(*w, *t, a, n, pc);
+      if (!holder) holder = t;
+      if (a + n <= t->end) {
+        holder = t;
+        break;
       }
-      return;
     }
+  if (CheckedTensor* t = holder) {
+    if (a + n > t->end) out_of_bounds_global(*w, *t, t->end, n, write, pc);  // runs past the end
+    if (c.profiling) {  // counted; who wrote each element, and races, are not recorded (112 bytes an element)
+      profile_access(*w, profile_of(c), kGlobal, a, n, write, atomic, pc);
+      hierarchy_base(profile_of(c), pc, t->begin, t->end);
+      profile_touch(*w, profile_of(c), kGlobal, t->name.c_str(), t->begin, (t->end - t->begin) / t->elem, nullptr, 0,
+                    (a - t->begin) / t->elem,
+                    atomic ? kAtomic : write ? kStore : kLoad);
+    } else {
+      global_access(*w, *t, a, write, atomic, pc, cas);
+      if (write || atomic) record_write(*w, *t, a, n, pc);
+    }
+    return;
+  }
   for (SharedVar& v : c.shared)
     if (a < v.end && a + n > v.begin) {
       if (v.guard || a < v.begin || a + n > v.end) out_of_bounds_shared(*w, a < v.begin ? v.begin : a, n, write, pc);
@@ -894,6 +906,7 @@ void check_launch_begin(Worker& w, const Kernel& kernel, dim3 block, size_t shme
   c.frames_hi = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
   c.kernel = &kernel;
   c.launch = ++g_launches;
+  ++t_launches;
   c.profiling = t_profiling;
   c.profile = t_profiling ? &t_profile : nullptr;
   c.block_dim = block;
@@ -935,21 +948,37 @@ void check_begin_call() {
   t_errors = t_warnings = 0;
 }
 
-// A tensor of this op call. Registrations of earlier calls that overlap it are stale (their memory was freed
-// and reused): dropped, as are the oldest beyond 64. One of this call that overlaps it is not: two views of one
-// storage (a narrow view and the tensor it begins) are both this call's, and an access is the first's that holds it.
+// A tensor of this op call. A registration it overlaps is stale (its memory was freed and reused) and dropped, unless
+// it is of this call and named since this thread's last launch: two views of one storage passed to one launch (a
+// narrow view and the tensor it begins) are both live. Of this call alone is not enough: a standalone program never
+// begins a call (t_call stays 0 for all of main()), and a binding's temporary freed between two launches leaves its
+// registration behind, larger than a new one at its address would be. The oldest beyond 64 are dropped too.
 void check_tensor(const char* name, const void* data, size_t bytes, size_t elem) {
   if (!data || !bytes) return;
   const uintptr_t begin = reinterpret_cast<uintptr_t>(data), end = begin + bytes;
   std::lock_guard<std::mutex> lock(g_check_mutex);
   for (auto& t : g_tensors)
-    if (t->begin == begin && t->end == end && t->call == t_call) return;  // the same tensor twice
+    if (t->begin == begin && t->end == end && t->call == t_call) {  // the same tensor twice: live for the next launch
+      t->since = t_launches;
+      return;
+    }
   auto stale = [&](const std::unique_ptr<CheckedTensor>& t) {
-    return t->call != t_call && t->begin < end && begin < t->end;
+    return (t->call != t_call || t->since != t_launches) && t->begin < end && begin < t->end;
   };
   g_tensors.erase(std::remove_if(g_tensors.begin(), g_tensors.end(), stale), g_tensors.end());
   if (g_tensors.size() >= 64) g_tensors.erase(g_tensors.begin());
-  g_tensors.emplace_back(new CheckedTensor{begin, end, elem ? elem : 1, t_call, name ? name : "?", {}});
+  g_tensors.emplace_back(
+      new CheckedTensor{begin, end, elem ? elem : 1, t_call, t_launches, name ? name : "?", {}, {}});
+}
+
+// cudaFree (check builds): the registrations of the allocation at `data` go, so that a later launch cannot find
+// the freed block's bytes through them (a smaller allocation at the same address would seem to extend past its end).
+void check_forget(const void* data) {
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(data);
+  if (!begin) return;
+  std::lock_guard<std::mutex> lock(g_check_mutex);
+  auto freed = [&](const std::unique_ptr<CheckedTensor>& t) { return t->begin == begin; };
+  g_tensors.erase(std::remove_if(g_tensors.begin(), g_tensors.end(), freed), g_tensors.end());
 }
 
 const char* check_take_report() {
@@ -997,7 +1026,7 @@ void on_object_size(const char* file, unsigned line, uintptr_t a, unsigned char 
 // the access or atomic itself does.
 
 #define KP_RA reinterpret_cast<uintptr_t>(__builtin_return_address(0))
-#if defined(__x86_64__)
+#if defined(__x86_64__) && defined(__ELF__)
 // A plain read or write of the caller's own frame, [rsp, rbp): the thread's own locals (a register tile at -O1, which
 // -fsanitize=object-size makes addressable, so that ThreadSanitizer hooks every access to it: 302 of linear_ladder
 // v7's 315 million accesses at 4096³). on_access returns for these with nothing done (in_own_frames); answered here,
@@ -1006,6 +1035,8 @@ void on_object_size(const char* file, unsigned line, uintptr_t a, unsigned char 
 // (kp/build.py's CHECK_CFLAGS): rbp is the caller's frame, on the running thread's own stack (its fiber's, or the OS
 // thread's below the launch), which holds no tensor and no __shared__ variable. A frame larger than a fiber's stack
 // cannot be one: that bound keeps a wrong rbp from answering. Anything else goes on to the hook in C++.
+// The hooks are `used`: only the asm names them, which the compiler does not read (LTO could drop them). ELF only:
+// the directives (.type, .size, .pushsection) are ELF's.
 #define KP_TSAN_OWN_FRAME(name)                                        \
   asm(".pushsection .text\n.p2align 4\n.globl " #name "\n.type " #name ", @function\n" #name \
       ":\nendbr64\ncmp %rsp, %rdi\njb 1f\ncmp %rbp, %rdi\njae 1f\nmov %rbp, %rax\nsub %rsp, %rax\n"   \
@@ -1013,10 +1044,10 @@ void on_object_size(const char* file, unsigned line, uintptr_t a, unsigned char 
 #define KP_TSAN_PLAIN(n)                                                                                 \
   KP_TSAN_OWN_FRAME(__tsan_read##n)                                                                      \
   KP_TSAN_OWN_FRAME(__tsan_write##n)                                                                     \
-  __attribute__((visibility("hidden"))) void __tsan_read##n##_hook(void* p) {                            \
+  __attribute__((visibility("hidden"), used)) void __tsan_read##n##_hook(void* p) {                      \
     kp::detail::on_access(reinterpret_cast<uintptr_t>(p), n, false, false, KP_RA);                       \
   }                                                                                                      \
-  __attribute__((visibility("hidden"))) void __tsan_write##n##_hook(void* p) {                           \
+  __attribute__((visibility("hidden"), used)) void __tsan_write##n##_hook(void* p) {                     \
     kp::detail::on_access(reinterpret_cast<uintptr_t>(p), n, true, false, KP_RA);                        \
   }
 #else

@@ -20,6 +20,7 @@
 #ifdef KP_CHECK
 // Check mode (cuda_cpu_check.h): memory a kernel of this op call may use, by name (the runtime's export).
 extern "C" KP_API void kp_check_tensor(const char* name, const void* data, size_t bytes, size_t elem);
+extern "C" KP_API void kp_check_forget(const void* data);
 #endif
 
 #pragma GCC visibility push(hidden)
@@ -202,7 +203,12 @@ template <class T>
 inline cudaError_t cudaMallocManaged(T** ptr, size_t bytes, unsigned /*flags*/ = 1) {
   return cudaMalloc(ptr, bytes);
 }
+// In check mode the allocation's registration goes with it: malloc may hand its address to a smaller allocation,
+// and a registration left behind would cover bytes past that one's end (cudaFreeHost, cudaFreeAsync come here).
 inline cudaError_t cudaFree(void* ptr) {
+#ifdef KP_CHECK
+  kp_check_forget(ptr);
+#endif
   std::free(ptr);
   return cudaSuccess;
 }

@@ -1131,6 +1131,8 @@ void kp_check_begin_call(void) { kp::detail::check_begin_call(); }
 void kp_check_tensor(const char* name, const void* data, size_t bytes, size_t elem) {
   kp::detail::check_tensor(name, data, bytes, elem);
 }
+// Check mode, for cudaFree (cuda_cpu_host.h): the allocation at `data` is no longer memory a kernel may use.
+void kp_check_forget(const void* data) { kp::detail::check_forget(data); }
 
 // Check mode, for Python (kp.check): the findings of this host thread since the last call, one per line
 // (cuda_cpu_check.h), then none; who last wrote the element at `address` of a registered tensor, as

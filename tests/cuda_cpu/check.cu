@@ -428,6 +428,31 @@ __global__ void cg_reduce_with_forceinline_op(const float* x, float* out, int n)
   if (i < n) out[i] = v;
 }
 
+// A 16-byte read of x that, with out a narrow view of x (op(x, x[:62])), runs past out's end but not x's: no bug.
+// On the stand-in g++ reads a float4 as four floats; a vector of GCC's is one 16-byte read, as a float4 is on a GPU.
+#ifdef __CUDACC__
+using Floats4 = float4;
+#else
+struct Floats4 {
+  typedef float Vector __attribute__((vector_size(16)));
+  Vector v;
+};
+#endif
+__device__ float sum4(const Floats4& f) {
+#ifdef __CUDACC__
+  return f.x + f.y + f.z + f.w;
+#else
+  return f.v[0] + f.v[1] + f.v[2] + f.v[3];
+#endif
+}
+__global__ void vector_read_of_a_view(const float* x, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (4 * i + 3 < n) {
+    Floats4 v = reinterpret_cast<const Floats4*>(x)[i];
+    if (i == 0) out[0] = sum4(v);
+  }
+}
+
 // ---- tensors past 2^31 bytes (one thread per row of a rows x cols uint8 matrix: its last column)
 
 __global__ void last_column(const uint8_t* m, float* out, int64_t rows, int64_t cols) {
@@ -438,6 +463,19 @@ __global__ void last_column(const uint8_t* m, float* out, int64_t rows, int64_t 
 __global__ void last_column_int32(const uint8_t* m, float* out, int rows, int cols) {
   int r = blockIdx.x * blockDim.x + threadIdx.x;
   if (r < rows) out[r] = m[r * cols + cols - 1];  // BUG: last_column_int32 (r * cols overflows int past 2^31)
+}
+
+// ---- one op call's temporary, freed between two launches (check_binding.cpp's reuse)
+
+__global__ void fill_ones(float* p, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) p[i] = 1.0f;  // BUG: fill_ones (n past the second temporary's end)
+}
+
+void run_fill(float* p, int n) {
+  fill_ones<<<(n + kBlock - 1) / kBlock, kBlock>>>(p, n);
+  cudaError_t err = cudaGetLastError();
+  if (err != cudaSuccess) throw std::runtime_error(std::string("fill: ") + cudaGetErrorString(err));
 }
 
 void run_last_column(const uint8_t* m, float* out, int64_t rows, int64_t cols, bool wide) {
@@ -490,6 +528,7 @@ const char* const kCases[] = {
     "last_block_sums",
     "carved_dynamic_shared",
     "cg_reduce_with_forceinline_op",
+    "vector_read_of_a_view",
 };
 
 void run_case(int64_t index, const float* x, float* out, int n) {
@@ -569,6 +608,8 @@ void run_case(int64_t index, const float* x, float* out, int n) {
     carved_dynamic_shared<<<blocks, kBlock, kBlock * (sizeof(float) + sizeof(int))>>>(x, out, n);
   else if (which == "cg_reduce_with_forceinline_op")
     cg_reduce_with_forceinline_op<<<blocks, kBlock>>>(x, out, n);
+  else if (which == "vector_read_of_a_view")
+    vector_read_of_a_view<<<1, kBlock>>>(x, out, n);
   cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess) throw std::runtime_error(std::string(which) + ": " + cudaGetErrorString(err));
 }

@@ -21,7 +21,25 @@ void last_column_op(kp::Tensor m, kp::Tensor out, bool wide) {
   run_last_column(kp::data<const uint8_t>(m, "m"), kp::data<float>(out, "out"), m.size(0), m.size(1), wide);
 }
 
+// One op call, two launches on one block of memory, handed out twice as a caching allocator does (no cudaFree
+// between): all of `pool`, then its first 256 floats as `small`, registered by hand as kp::data registers a tensor.
+// The second launch fills n floats of `small`.
+void run_fill(float* p, int n);
+
+void reuse_op(kp::Tensor pool, int64_t n) {
+  kp::check_tensor("reuse", "pool", pool, kp::ScalarType::Float);
+  kp::check(pool.numel() >= 256, "reuse: pool must hold 256 floats at least");
+  kp::before_launch("reuse");
+  float* p = kp::data<float>(pool, "pool");
+  run_fill(p, static_cast<int>(pool.numel()));
+#ifdef KP_CHECK
+  kp_check_tensor("small", p, 256 * sizeof(float), sizeof(float));
+#endif
+  run_fill(p, static_cast<int>(n));
+}
+
 KP_OPS(m) {
+  m.def("reuse(Tensor(a!) pool, int n) -> ()", TORCH_BOX(&reuse_op));
   m.def("run(int which, Tensor x, Tensor(a!) out) -> ()", TORCH_BOX(&run_op));
   m.def("last_column(Tensor m, Tensor(a!) out, bool wide) -> ()", TORCH_BOX(&last_column_op));
 }
