@@ -182,12 +182,17 @@ def counters(p, gpu, n):
     """What the model was given for the launch (per block where it says so): the figures the diagnosis reads."""
     (w,) = p.work(2 * n**3, gpu)
     per_block = 1 / w.grid_blocks
-    compiled = p.compiled(gpu)[0]
-    sass = sum(ln.units for ln in compiled if (ln.space, ln.kind) == ("global", "load"))
+    compiled, _, basis = p.compiled(gpu)
+
+    def load_sectors(lines):
+        return sum(ln.units for ln in lines if (ln.space, ln.kind) == ("global", "load"))
+
+    trace, sass = load_sectors(p.source_lines), load_sectors(compiled)
     return {
         # A float4 read member by member is one request of nvcc's (an LDG.128) and four of the trace's: the model is
-        # charged the sectors and lines SASS requests (kp.gpumodel.charges), so this reads 1.00 wherever nvcc was found.
-        "global load sectors charged ÷ SASS's": f"{w.requested_read_sectors / sass:.2f}" if sass else "",
+        # charged the sectors SASS requests (kp.gpumodel.charges), so this is what that charge took off (the trace's
+        # over the SASS's); "no SASS" where nvcc was not found and the source's accesses were charged as they are.
+        "global load sectors, trace ÷ SASS": f"{trace / sass:.2f}" if basis.startswith("SASS") and sass else "no SASS",
         "shared wavefronts / block": number(w.shared_wavefronts * per_block),
         "global L1 lines / block": number(w.l1_wavefronts * per_block),
         "warp instructions / block": number(w.issued * per_block),

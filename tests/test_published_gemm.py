@@ -245,3 +245,23 @@ def test_measure_only_needs_a_gpu(monkeypatch, tmp_path):
 def test_the_script_rejects_an_unknown_kernel():
     with pytest.raises(RuntimeError, match="--kernels: each must be 1 to 10"):
         published_gemm.main(["--quick", "--kernels", "11"])
+
+
+def test_the_detail_gives_the_trace_s_global_load_sectors_over_the_sass_s():
+    """Kernel 6 reads A and B as float4 member by member: four 4-byte requests of the trace per LDG.E.128 of nvcc's,
+    so the trace requests several times the SASS's sectors (what kp.gpumodel.charges takes off); kernel 2's scalar
+    loads are the same in both (1.00). Without SASS the row says so rather than print a ratio of 1 by construction."""
+    checked = helpers.load_kernel(KERNEL, target="cpu", check=True, quiet=True)
+    row = "global load sectors, trace ÷ SASS"
+    figures = {}
+    for k in (2, 6):
+        est, p, _ = published_gemm.modelled(checked, 256, k, "RTX A6000", 2)
+        if not p.compiled("RTX A6000")[2].startswith("SASS"):
+            pytest.skip(f"no SASS here ({p.compiled('RTX A6000')[2]}): the ratio needs nvcc")
+        figures[k] = published_gemm.counters(p, est.gpu, 256)[row]
+    print(figures)
+    assert figures[2] == "1.00"
+    assert 2.0 <= float(figures[6]) <= 4.0
+    lines, instructions, _ = p.compiled("RTX A6000")
+    p.compiled = lambda gpu: (lines, instructions, "source (nvcc not found)")
+    assert published_gemm.counters(p, est.gpu, 256)[row] == "no SASS"
