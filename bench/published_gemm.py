@@ -119,7 +119,7 @@ def device_model(device):
 
 
 def write_measured(path, n, kernels):
-    """--measure-only: time `kernels` at n³ on this machine's GPU and write {device, torch, size, date, ms} to `path`."""
+    """--measure-only: time `kernels` at n³ on this GPU and write {device, torch, size, date, ms} to `path`."""
     if not torch.cuda.is_available():
         raise RuntimeError("--measure-only: no GPU here (it times the kernels with CUDA events)")
     ms = measured_ms(n, kernels)

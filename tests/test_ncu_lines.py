@@ -233,7 +233,9 @@ def test_each_case_runs_under_its_own_timeout_and_leaves_its_csvs_before_anythin
 
 def fake_ncu(tmp_path, extra=""):
     ncu = tmp_path / "ncu"
-    ncu.write_text(f"#!{ncu_lines.sys.executable}\n" + FAKE_NCU.replace("case = args[-1]\n", "case = args[-1]\n" + extra))
+    ncu.write_text(
+        f"#!{ncu_lines.sys.executable}\n" + FAKE_NCU.replace("case = args[-1]\n", "case = args[-1]\n" + extra)
+    )
     ncu.chmod(0o755)
     (tmp_path / "ncu.source").write_text(SOURCE_CSV)
     (tmp_path / "ncu.raw").write_text(RAW_CSV.format(unit="nsecond", value="1000"))

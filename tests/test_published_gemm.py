@@ -210,7 +210,9 @@ def test_a_gpu_the_model_has_no_row_for_gets_its_measured_column_alone(capsys, m
     play_a_gpu(monkeypatch, H100)
     published_gemm.main(["--quick", "--kernels", "2", "--gpu", "A6000"])
     out = capsys.readouterr().out
-    assert "WARNING: measured on NVIDIA H100 80GB HBM3, which is the model's H100 SXM, not the modelled RTX A6000" in out
+    assert (
+        "WARNING: measured on NVIDIA H100 80GB HBM3, which is the model's H100 SXM, not the modelled RTX A6000" in out
+    )
     assert "model ÷ measured" not in out
 
 
