@@ -4,7 +4,9 @@ the GFLOP/s its README publishes for an RTX A6000. Prints markdown tables.
 
     python bench/published_gemm.py          # the model at 4096³ (max_blocks=2; a few minutes), against the README
     python bench/published_gemm.py --quick  # the model at 256³: shows that it runs, compares nothing
-    python bench/published_gemm.py --gpu H100  # the model on another GPU of kp.gpumodel.gpus (a lent GPU's own)
+    python bench/published_gemm.py --gpu H100  # the model on another GPU of kp.gpumodel.gpus
+    python bench/published_gemm.py --measure-only --out m.json  # on a GPU: time the kernels only, no model (seconds)
+    python bench/published_gemm.py --measured m.json  # anywhere: the model beside that file's times
 
 Each kernel is profiled on the CPU stand-in in check mode (kp.gpumodel.profile, as bench/ladder_linear.py does: 2
 blocks of each launch traced, the counts scaled to the grid) with siboehm's arguments (C = 0.5·A·B + 3·C, A, B and C
@@ -15,11 +17,16 @@ rankings (issue 31's goals: mean ≤ 15%, worst ≤ 35%, τ ≥ 0.9), and the mo
 Nothing here is fitted: the model's constants are kp.gpumodel.gpus' and kp.gpumodel.gpu_constants'.
 
 On a GPU the same script times each kernel with CUDA events (kp.bench.median_ms) at the size it models, less the
-op's copy of C (timed alone); the published column is the A6000's, so to set the model against a lent GPU, name that
-GPU with --gpu (python bench/published_gemm.py --gpu H100).
+op's copy of C (timed alone); --measure-only does only that and writes the times to a JSON file, which --measured
+joins to the model later on any machine (a lent GPU's minutes go to timing, not to the stand-in's profiling). Without
+--gpu the model times the GPU measured (torch.cuda.get_device_name(), as device_model() finds its row of
+kp.gpumodel.gpus), or the A6000 where nothing was measured. The model is set against a measurement only where the two
+are the same GPU: a GPU the model has no row for (an H200) gets its measured column printed alone, with a warning.
 """
 
 import argparse
+import datetime
+import json
 import re
 import sys
 import time
@@ -98,6 +105,49 @@ def modelled(checked, n, kernel, gpu, max_blocks):
     return p.estimate_detail(gpu, flops=2 * n**3), p, took
 
 
+def device_model(device):
+    """The name of kp.gpumodel.gpus' row for the GPU torch.cuda.get_device_name() calls `device` ("NVIDIA H100 80GB
+    HBM3" -> "H100 SXM"), or None where the model has no row for it (an H200). Its words, less NVIDIA's brand words,
+    are tried longest first: a qualifier the table lacks (80GB HBM3) is dropped, one it has (PCIe) is kept."""
+    words = [w for w in re.split(r"[\s-]+", device) if w.lower() not in ("nvidia", "geforce", "tesla", "")]
+    for i in range(len(words), 0, -1):
+        try:
+            return named_gpu(" ".join(words[:i])).name
+        except ValueError:
+            continue
+    return None
+
+
+def write_measured(path, n, kernels):
+    """--measure-only: time `kernels` at n³ on this GPU and write {device, torch, size, date, ms} to `path`."""
+    if not torch.cuda.is_available():
+        raise RuntimeError("--measure-only: no GPU here (it times the kernels with CUDA events)")
+    ms = measured_ms(n, kernels)
+    record = {
+        "device": torch.cuda.get_device_name(),
+        "torch": torch.__version__,
+        "size": n,
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "ms": {str(k): v for k, v in ms.items()},
+    }
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(json.dumps(record, indent=1) + "\n")
+    print(f"{record['device']}, {n}³: " + ", ".join(f"kernel {k} {number(v)} ms" for k, v in ms.items()))
+    print(f"Written to {path}; the model beside it, on any machine: python bench/published_gemm.py --measured {path}")
+
+
+def read_measured(path, n, kernels):
+    """(device, {kernel: ms}) from a file of --measure-only's; RuntimeError naming --measured where it was timed at
+    another size than the one modelled or lacks one of `kernels`."""
+    record = json.loads(Path(path).read_text())
+    if record["size"] != n:
+        raise RuntimeError(f"--measured: {path} was timed at {record['size']}³, the model runs at {n}³ (--quick: 256³)")
+    missing = [k for k in kernels if str(k) not in record["ms"]]
+    if missing:
+        raise RuntimeError(f"--measured: {path} has no time for kernel(s) {missing} (pass --kernels)")
+    return record["device"], {k: record["ms"][str(k)] for k in kernels}
+
+
 def measured_ms(n, kernels):
     """{kernel: median ms at n³} of each of `kernels` on this machine's GPU, CUDA events (kp.bench.median_ms). The op
     writes a copy of C (siboehm's runner updates C in place): the copy's own median is taken off each kernel's."""
@@ -132,12 +182,17 @@ def counters(p, gpu, n):
     """What the model was given for the launch (per block where it says so): the figures the diagnosis reads."""
     (w,) = p.work(2 * n**3, gpu)
     per_block = 1 / w.grid_blocks
-    compiled = p.compiled(gpu)[0]
-    sass = sum(ln.units for ln in compiled if (ln.space, ln.kind) == ("global", "load"))
+    compiled, _, basis = p.compiled(gpu)
+
+    def load_sectors(lines):
+        return sum(ln.units for ln in lines if (ln.space, ln.kind) == ("global", "load"))
+
+    trace, sass = load_sectors(p.source_lines), load_sectors(compiled)
     return {
         # A float4 read member by member is one request of nvcc's (an LDG.128) and four of the trace's: the model is
-        # charged the sectors and lines SASS requests (kp.gpumodel.charges), so this reads 1.00 wherever nvcc was found.
-        "global load sectors charged ÷ SASS's": f"{w.requested_read_sectors / sass:.2f}" if sass else "",
+        # charged the sectors SASS requests (kp.gpumodel.charges), so this is what that charge took off (the trace's
+        # over the SASS's); "no SASS" where nvcc was not found and the source's accesses were charged as they are.
+        "global load sectors, trace ÷ SASS": f"{trace / sass:.2f}" if basis.startswith("SASS") and sass else "no SASS",
         "shared wavefronts / block": number(w.shared_wavefronts * per_block),
         "global L1 lines / block": number(w.l1_wavefronts * per_block),
         "warp instructions / block": number(w.issued * per_block),
@@ -149,22 +204,37 @@ def counters(p, gpu, n):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help=f"the model at {QUICK_SIZE}³ (shows that it runs)")
-    parser.add_argument("--gpu", default=PUBLISHED_GPU, help="the GPU the model times (a name of kp.gpumodel.gpus)")
+    parser.add_argument("--gpu", help="the GPU the model times (a name of kp.gpumodel.gpus; the one measured)")
     parser.add_argument("--max-blocks", type=int, default=MAX_BLOCKS, help="blocks of each launch traced")
     parser.add_argument("--kernels", default=",".join(map(str, KERNELS)), help="which of 1-10, e.g. 1,2,10 (all)")
+    parser.add_argument("--measure-only", action="store_true", help="on a GPU: time the kernels, write --out, no model")
+    parser.add_argument("--out", default=str(kp.files.ROOT / "build" / "published_gemm.json"), help="--measure-only's")
+    parser.add_argument("--measured", help="a file of --measure-only's: the model beside its times")
     args = parser.parse_args(argv)
     kernels = [int(k) for k in args.kernels.split(",")]
     if not kernels or any(k not in KERNELS for k in kernels):
         raise RuntimeError(f"--kernels: each must be 1 to 10, got {args.kernels!r}")
     torch.set_num_threads(1)
-    model_gpu = named_gpu(args.gpu).name  # an unknown name: kp.gpumodel.gpus's error, before any trace
     n = QUICK_SIZE if args.quick else SIZE
+    if args.measure_only:
+        return write_measured(args.out, n, kernels)
+    if args.measured:
+        device, measured = read_measured(args.measured, n, kernels)
+    elif torch.cuda.is_available():
+        device, measured = torch.cuda.get_device_name(), None  # timed after the model's profiles, below
+    else:
+        device, measured = None, {}
+    row_measured = device_model(device) if device else None
+    # an unknown --gpu: kp.gpumodel.gpus's error, before any trace
+    model_gpu = named_gpu(args.gpu or row_measured or PUBLISHED_GPU).name
     compare = not args.quick and model_gpu == PUBLISHED_GPU
+    against_measured = device is not None and row_measured == model_gpu
     start = time.perf_counter()
     checked = helpers.load_kernel(KERNEL, target="cpu", check=True, quiet=True)
     rates = published()
     results = {k: modelled(checked, n, k, model_gpu, args.max_blocks) for k in kernels}
-    measured = measured_ms(n, kernels) if torch.cuda.is_available() else {}
+    if measured is None:
+        measured = measured_ms(n, kernels)
     rows = []
     for k, (est, _, took) in results.items():
         name, rate = rates[k]
@@ -175,7 +245,8 @@ def main(argv=None):
             row["model ÷ published"] = f"{est.seconds / pub:.2f}"
         row["bound (model)"] = est.launches[0].bound
         if measured:
-            row[f"measured ms ({torch.cuda.get_device_name()})"] = number(measured[k])
+            row[f"measured ms ({device})"] = number(measured[k])
+        if against_measured:
             row["model ÷ measured"] = f"{est.seconds * 1e3 / measured[k]:.2f}"
         row["profile s"] = f"{took:.1f}"
         rows.append(row)
@@ -186,12 +257,18 @@ def main(argv=None):
     print(f"Published: {PUBLISHED_WHERE}:\n\n{PUBLISHED_TABLE}")
     if not measured:
         print("No GPU here: the measured column is left out (on a GPU this script times each kernel itself).\n")
+    elif not against_measured:
+        print(
+            f"WARNING: measured on {device}, "
+            + (f"which is the model's {row_measured}" if row_measured else "which kp.gpumodel.gpus has no row for")
+            + f", not the modelled {model_gpu}: the measured column is printed alone, set against no model.\n"
+        )
     print(Table(rows).markdown())
     against = {}
     if compare:
         against["published (A6000)"] = {k: 2 * SIZE**3 / (rates[k][1] * 1e9) for k in kernels}
-    if measured:
-        against[f"measured ({torch.cuda.get_device_name()})"] = {k: measured[k] / 1e3 for k in kernels}
+    if against_measured:
+        against[f"measured ({device})"] = {k: measured[k] / 1e3 for k in kernels}
     if not against:
         print("\n--quick, or a GPU other than the A6000 without one here: nothing to compare with.")
     for what, times in against.items():

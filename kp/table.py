@@ -27,11 +27,16 @@ CELL_PADDING, WIDTH = 2, 108
 # str.split() splits at it; BREAKS, where a browser may wrap a line, does not.
 NO_BREAK, BREAKS = "\u00a0", re.compile(r"[ \t\n\r\f\v]+")
 # In an HTML cell a number keeps its unit (a UNITS one, or a rate like "blocks/SM"): Lab split notebook 07's "130
-# GB/s" into "130" over "GB/s". And a code span's template arguments keep together, a break allowed only before them:
-# it wrapped `linear_v7<T, BM, BN, BK, TM, TN>` over 3 lines at its commas.
+# GB/s" into "130" over "GB/s". Outside code spans only: a no-break space copied out of code (`x = 2 s;`) would not
+# compile. And a code span's template arguments keep together, a break allowed only before them: it wrapped
+# `linear_v7<T, BM, BN, BK, TM, TN>` over 3 lines at its commas. Their spaces stay spaces, in a span that does not
+# wrap (NOWRAP), so that what is copied is the code. TEMPLATE (on escaped text) takes a name's arguments of words,
+# spaces, commas, `::` and `*`, nested two deep, and no `&` or `(`: `a<b && c>d` is a comparison, not a template.
 _UNIT_NAMES = "|".join(re.escape(unit) for unit in sorted(FAMILY, key=len, reverse=True))
 UNIT = re.compile(rf"(?<=\d) (?=(?:{_UNIT_NAMES}|[A-Za-zµ]+/[A-Za-z]+)(?![\w/]))")
-TEMPLATE = re.compile(r"(?<=\w)&lt;(?:[\w ,:*]|&lt;|&gt;|&amp;)*&gt;")  # escaped: a name's template arguments
+_ARGUMENTS = r"&lt;(?:[\w ,:*]|&lt;[\w ,:*]*&gt;)*&gt;"
+TEMPLATE = re.compile(rf"(?<=\w)&lt;(?:[\w ,:*]|{_ARGUMENTS})*&gt;")
+NOWRAP = '<span style="white-space:nowrap">'
 
 
 def number(value):
@@ -147,7 +152,9 @@ def html_chars(page):
         columns = {}
         for row in re.findall(r"<tr[^>]*>(.*?)</tr>", body, re.S):
             for i, (kind, cell) in enumerate(re.findall(r"<t([dh])[^>]*>(.*?)</t[dh]>", row, re.S)):
-                text = html.unescape(re.sub(r"<[^>]+>", "", cell.replace("<wbr>", " ")))  # <wbr>: it may break there
+                cell = cell.replace("<wbr>", " ")
+                cell = re.sub(f"{re.escape(NOWRAP)}(.*?)</span>", lambda m: m[1].replace(" ", NO_BREAK), cell)
+                text = html.unescape(re.sub(r"<[^>]+>", "", cell))  # <wbr>: it may break there; NOWRAP: not inside
                 pieces = text.split("\n") if kind == "d" and "kp-src" in attrs else BREAKS.split(text)
                 columns[i] = max(columns.get(i, 0), max((len(p) for p in pieces), default=0))
         widest = max(widest, sum(CELL_PADDING + w for w in columns.values()))
@@ -161,9 +168,14 @@ def _cell(value):
 
 
 def _html_cell(value):
-    text = UNIT.sub(NO_BREAK, html.escape(_cell(value)))
-    return re.sub(r"`([^`]*)`", lambda m: f"<code>{TEMPLATE.sub(_template, m[1])}</code>", text)
+    """The cell escaped; its code spans (the odd pieces between backticks) as <code>, a number and its unit joined
+    outside them."""
+    pieces = re.split(r"`([^`]*)`", html.escape(_cell(value)))
+    return "".join(
+        f"<code>{TEMPLATE.sub(_template, piece)}</code>" if i % 2 else UNIT.sub(NO_BREAK, piece)
+        for i, piece in enumerate(pieces)
+    )
 
 
 def _template(m):  # a break before the arguments where they hold a space (Lab would wrap there), none inside
-    return f"<wbr>{m[0].replace(' ', NO_BREAK)}" if " " in m[0] else m[0]
+    return f"<wbr>{NOWRAP}{m[0]}</span>" if " " in m[0] else m[0]

@@ -231,6 +231,50 @@ def test_each_case_runs_under_its_own_timeout_and_leaves_its_csvs_before_anythin
     assert ncu_lines.json.loads((out / "status.json").read_text()) == status
 
 
+def fake_ncu(tmp_path, extra=""):
+    ncu = tmp_path / "ncu"
+    ncu.write_text(
+        f"#!{ncu_lines.sys.executable}\n" + FAKE_NCU.replace("case = args[-1]\n", "case = args[-1]\n" + extra)
+    )
+    ncu.chmod(0o755)
+    (tmp_path / "ncu.source").write_text(SOURCE_CSV)
+    (tmp_path / "ncu.raw").write_text(RAW_CSV.format(unit="nsecond", value="1000"))
+    return str(ncu)
+
+
+# What ncu prints where only admins may read the counters (the line as NVIDIA's ERR_NVGPUCTRPERM page quotes it)
+DENIED = (
+    'if case == "{}":\n    print("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU '
+    'Performance Counters on the target device 0."); sys.exit(1)\n'
+)
+
+
+def test_no_permission_for_the_counters_stops_after_the_first_case_and_says_so(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(ncu_lines, "build_all", lambda kernels, out, env: {k: 0 for k in kernels})
+    ncu = fake_ncu(tmp_path, DENIED.format("mul"))  # denied before the fake's 30 s sleep for mul
+    todo = [c for c in ncu_lines.cases() if c.name in ("add2", "exp", "mul")]
+    assert [c.name for c in todo] == ["add2", "mul", "exp"]  # the order they run in
+    status = ncu_lines.profile_all(todo, tmp_path, ncu, timeout=20, budget=600)
+    assert status["add2"].startswith("0, source 0") and status["mul"].startswith("1 (")
+    assert status["exp"] == "skipped: ERR_NVGPUCTRPERM in mul.log"
+    assert "mul: ncu may not read this GPU's counters (ERR_NVGPUCTRPERM): the other cases are skipped" in (
+        capsys.readouterr().out
+    )
+    assert ncu_lines.json.loads((tmp_path / "status.json").read_text()) == status
+
+
+@pytest.mark.parametrize("denied, rc", [("add2", 1), ("nothing", 0)])
+def test_main_fails_when_no_case_left_a_report(denied, rc, tmp_path, monkeypatch, capsys):
+    """Every case failing (the first denied, the rest skipped) exits 1, so that gpu_session.sh's `|| return 1` fires;
+    one report written exits 0."""
+    monkeypatch.setattr(ncu_lines, "build_all", lambda kernels, out, env: {k: 0 for k in kernels})
+    monkeypatch.setattr(ncu_lines, "find_ncu", lambda: fake_ncu(tmp_path, DENIED.format(denied)))
+    monkeypatch.setattr("torch.cuda.is_available", lambda: True)
+    out = tmp_path / "out"
+    assert ncu_lines.main(["--ncu-only", "--out", str(out), "--only", "add2", "--timeout", "20"]) == rc
+    assert ("no case left a report" in capsys.readouterr().out) == (rc == 1)
+
+
 def test_no_case_starts_past_the_budget(tmp_path, monkeypatch):
     monkeypatch.setattr(ncu_lines, "build_all", lambda kernels, out, env: {k: 0 for k in kernels})
     todo = [c for c in ncu_lines.cases() if c.name in ("add2", "exp")]

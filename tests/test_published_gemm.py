@@ -3,6 +3,7 @@ they cannot compute, and bench/published_gemm.py reads the published table and r
 
 import hashlib
 import importlib.util
+import json
 
 import pytest
 import torch
@@ -163,20 +164,106 @@ def test_on_a_gpu_the_script_sets_the_model_against_its_own_measurement(capsys, 
         return result
 
     monkeypatch.setattr(published_gemm.torch.cuda, "is_available", lambda: True)
-    monkeypatch.setattr(published_gemm.torch.cuda, "get_device_name", lambda: "a GPU played by the test")
+    monkeypatch.setattr(published_gemm.torch.cuda, "get_device_name", lambda: H100)
     monkeypatch.setattr(published_gemm, "measured_ms", measured_ms)
     monkeypatch.setattr(published_gemm, "modelled", modelled_and_noted)
-    published_gemm.main(["--quick", "--kernels", "2,10", "--gpu", "H100"])
+    published_gemm.main(["--quick", "--kernels", "2,10"])  # no --gpu: the model's GPU is the one measured
     out = capsys.readouterr().out
     assert asked == [(256, [2, 10])]
-    assert "| measured ms (a GPU played by the test) | model ÷ measured |" in out
-    assert "Against measured (a GPU played by the test):" in out
+    assert "the GPU model (H100 SXM;" in out and "WARNING" not in out
+    assert f"| measured ms ({H100}) | model ÷ measured |" in out
+    assert f"Against measured ({H100}):" in out
     assert (
         "mean |model ÷ measured - 1|: 50.0%, missed" in out
         and "Kendall τ of the two rankings: 1.00, met (goal ≥ 0.9); 0 of 1 pairs" in out
     )
 
 
+H100, H200 = "NVIDIA H100 80GB HBM3", "NVIDIA H200"  # as torch.cuda.get_device_name() names them
+
+
+def test_device_model_finds_the_models_row_for_a_device_name():
+    device_model = published_gemm.device_model
+    assert device_model(H100) == "H100 SXM"
+    assert device_model("NVIDIA H100 PCIe") == "H100 PCIe"  # a qualifier the table has is kept
+    assert device_model("NVIDIA A100-SXM4-80GB") == "A100"
+    assert device_model("NVIDIA GeForce RTX 4090") == "RTX 4090"
+    assert device_model("NVIDIA RTX A6000") == "RTX A6000"
+    assert device_model(H200) is None
+
+
+def play_a_gpu(monkeypatch, name, ms=1.5):
+    monkeypatch.setattr(published_gemm.torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(published_gemm.torch.cuda, "get_device_name", lambda: name)
+    monkeypatch.setattr(published_gemm, "measured_ms", lambda n, kernels: {k: ms * k for k in kernels})
+
+
+def test_a_gpu_the_model_has_no_row_for_gets_its_measured_column_alone(capsys, monkeypatch):
+    """An H200 (no row in kp.gpumodel.gpus): a loud warning, the measured times, and no model ÷ measured anywhere;
+    an H100 measured but --gpu A6000 modelled: the same refusal, naming both."""
+    play_a_gpu(monkeypatch, H200)
+    published_gemm.main(["--quick", "--kernels", "2"])
+    out = capsys.readouterr().out
+    assert "WARNING: measured on NVIDIA H200, which kp.gpumodel.gpus has no row for, not the modelled RTX A6000" in out
+    assert f"| measured ms ({H200}) | profile s |" in out and "| 3 |" in out  # kernel 2: 2 x 1.5 ms
+    assert "model ÷ measured" not in out and "Against measured" not in out
+    play_a_gpu(monkeypatch, H100)
+    published_gemm.main(["--quick", "--kernels", "2", "--gpu", "A6000"])
+    out = capsys.readouterr().out
+    assert (
+        "WARNING: measured on NVIDIA H100 80GB HBM3, which is the model's H100 SXM, not the modelled RTX A6000" in out
+    )
+    assert "model ÷ measured" not in out
+
+
+def test_measure_only_writes_the_times_and_measured_joins_them_off_the_gpu(capsys, monkeypatch, tmp_path):
+    """--measure-only on a (played) H100 profiles nothing and writes its times; --measured joins them on a machine
+    without a GPU, the model on the H100 the file names."""
+    play_a_gpu(monkeypatch, H100)
+    monkeypatch.setattr(published_gemm, "modelled", lambda *a: pytest.fail("--measure-only profiled a kernel"))
+    path = tmp_path / "out" / "published.json"
+    published_gemm.main(["--quick", "--kernels", "2,10", "--measure-only", "--out", str(path)])
+    record = json.loads(path.read_text())
+    assert record["device"] == H100 and record["size"] == 256 and record["ms"] == {"2": 3.0, "10": 15.0}
+    assert f"--measured {path}" in capsys.readouterr().out
+    monkeypatch.undo()
+    monkeypatch.setattr(published_gemm.torch.cuda, "is_available", lambda: False)
+    published_gemm.main(["--quick", "--kernels", "2,10", "--measured", str(path)])
+    out = capsys.readouterr().out
+    assert "the GPU model (H100 SXM;" in out and f"| measured ms ({H100}) | model ÷ measured |" in out
+    assert f"Against measured ({H100}):" in out and "No GPU here" not in out
+    with pytest.raises(RuntimeError, match=r"--measured: .* was timed at 256³, the model runs at 4096³"):
+        published_gemm.main(["--kernels", "2", "--measured", str(path)])
+    with pytest.raises(RuntimeError, match=r"--measured: .* has no time for kernel\(s\) \[3\]"):
+        published_gemm.main(["--quick", "--kernels", "2,3", "--measured", str(path)])
+
+
+def test_measure_only_needs_a_gpu(monkeypatch, tmp_path):
+    monkeypatch.setattr(published_gemm.torch.cuda, "is_available", lambda: False)
+    with pytest.raises(RuntimeError, match="--measure-only: no GPU here"):
+        published_gemm.main(["--quick", "--measure-only", "--out", str(tmp_path / "m.json")])
+
+
 def test_the_script_rejects_an_unknown_kernel():
     with pytest.raises(RuntimeError, match="--kernels: each must be 1 to 10"):
         published_gemm.main(["--quick", "--kernels", "11"])
+
+
+def test_the_detail_gives_the_trace_s_global_load_sectors_over_the_sass_s():
+    """Kernel 6 reads A and B as float4 member by member: four 4-byte requests of the trace per LDG.E.128 of nvcc's,
+    so the trace requests several times the SASS's sectors (what kp.gpumodel.charges takes off); kernel 2's scalar
+    loads are the same in both (1.00). Without SASS the row says so rather than print a ratio of 1 by construction."""
+    checked = helpers.load_kernel(KERNEL, target="cpu", check=True, quiet=True)
+    row = "global load sectors, trace ÷ SASS"
+    figures = {}
+    for k in (2, 6):
+        est, p, _ = published_gemm.modelled(checked, 256, k, "RTX A6000", 2)
+        if not p.compiled("RTX A6000")[2].startswith("SASS"):
+            pytest.skip(f"no SASS here ({p.compiled('RTX A6000')[2]}): the ratio needs nvcc")
+        figures[k] = published_gemm.counters(p, est.gpu, 256)[row]
+    print(figures)
+    assert figures[2] == "1.00"
+    assert 2.0 <= float(figures[6]) <= 4.0
+    lines, instructions, _ = p.compiled("RTX A6000")
+    p.compiled = lambda gpu: (lines, instructions, "source (nvcc not found)")
+    assert published_gemm.counters(p, est.gpu, 256)[row] == "no SASS"

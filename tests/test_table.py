@@ -84,8 +84,9 @@ def test_html_chars_measures_the_widest_table_as_lab_wraps_it():
 def test_html_keeps_a_number_with_its_unit_and_a_kernels_template_arguments_on_one_line():
     """Lab wrapped notebook 07's estimate tables between a number and its unit ("130" over "GB/s") and a kernel's
     template arguments at their commas (3 lines): in HTML those spaces are no-break ones, and a kernel name may break
-    only before its arguments (<wbr>). A space between two numbers, or in a code span's source, still breaks."""
-    from kp.table import NO_BREAK, Quantity, html_chars
+    only before its arguments (<wbr>, the arguments in a span that does not wrap). A space between two numbers, or in
+    a code span's source, still breaks."""
+    from kp.table import NO_BREAK, NOWRAP, Quantity, html_chars
 
     row = {
         "kernel": "`linear_v7<T, BM, BN, BK, TM, TN>`",
@@ -96,8 +97,7 @@ def test_html_keeps_a_number_with_its_unit_and_a_kernels_template_arguments_on_o
         "plain": "`add2<float>`",
     }
     page = Table([row]).html()
-    args = NO_BREAK.join(["&lt;T,", "BM,", "BN,", "BK,", "TM,", "TN&gt;"])
-    assert f"<td><code>linear_v7<wbr>{args}</code></td>" in page
+    assert f"<td><code>linear_v7<wbr>{NOWRAP}&lt;T, BM, BN, BK, TM, TN&gt;</span></code></td>" in page
     assert f"<td>130{NO_BREAK}GB/s</td>" in page and f"<td>50%, 2{NO_BREAK}blocks/SM (registers)</td>" in page
     assert "<td>4096 x 256</td>" in page and "<td><code>if (i &lt; n) out[i] = x[i];</code></td>" in page
     assert "<td><code>add2&lt;float&gt;</code></td>" in page  # no space inside: nothing to join, no break added
@@ -112,3 +112,25 @@ def test_html_keeps_a_number_with_its_unit_and_a_kernels_template_arguments_on_o
         len("add2<float>"),
     ]
     assert Table([row]).width() == html_chars(page) == sum(2 + w for w in widths)
+
+
+def test_code_keeps_its_spaces_and_a_comparison_is_no_template():
+    """A code span is copied as code: a number and a unit in it (`x = 2 s;`) keep their space (a no-break one would
+    not compile), as do a template's arguments (a span that does not wrap holds them together); `a<b && c>d` and
+    `a<b) || (c>d` are comparisons, left as they are. Outside the backticks the number keeps its unit."""
+    from kp.table import NO_BREAK, NOWRAP, html_chars
+
+    cells = {
+        "unit": "took 2 s: `x = 2 s;`",
+        "and": "`if (a<b && c>d) f();`",
+        "or": "`(a<b) || (c>d)`",
+        "nested": "`tile<float, vec<4, int> , 8>`",
+    }
+    page = Table([cells]).html()
+    assert f"<td>took 2{NO_BREAK}s: <code>x = 2 s;</code></td>" in page
+    assert "<td><code>if (a&lt;b &amp;&amp; c&gt;d) f();</code></td>" in page
+    assert "<td><code>(a&lt;b) || (c&gt;d)</code></td>" in page
+    assert f"<td><code>tile<wbr>{NOWRAP}&lt;float, vec&lt;4, int&gt; , 8&gt;</span></code></td>" in page
+    assert page.count("<code>") == 4 and NO_BREAK not in "".join(page.split("<code>")[1:])  # none inside code
+    # the arguments one word as Lab lays them out; the comparisons' words each their own
+    assert html_chars(page) == sum(2 + len(w) for w in ("took", "(a<b", "(c>d)", "<float, vec<4, int> , 8>"))

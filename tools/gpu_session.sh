@@ -7,13 +7,16 @@
 #   bash tools/gpu_session.sh notebooks    # every notebook top to bottom, build/report/
 #   bash tools/gpu_session.sh bench        # the four ladders measured beside the model; the model's ops (bench/)
 #   bash tools/gpu_session.sh ncu          # ncu's per-line counters of one launch per kernel (tools/ncu_lines.py)
-#   bash tools/gpu_session.sh published    # siboehm's SGEMM kernels timed beside the model (bench/published_gemm.py)
+#   bash tools/gpu_session.sh published    # siboehm's SGEMM kernels timed, for the model (bench/published_gemm.py)
 #   bash tools/gpu_session.sh sanitizer    # check mode's bugs under compute-sanitizer (tools/sanitize_cases.py)
 #   bash tools/gpu_session.sh all          # the six, one after another
 #
 # What each stage prints also goes to $OUT/<stage>.txt (OUT defaults to build/gpu-session). The ncu stage leaves its
 # reports and CSVs in $OUT/ncu and only profiles (a few minutes of GPU); the model beside them needs no GPU:
-# `python tools/ncu_lines.py --join build/gpu-session/ncu` on any machine (NCU_JOIN=1 joins there too).
+# `python tools/ncu_lines.py --join build/gpu-session/ncu` on any machine (NCU_JOIN=1 joins there too). The published
+# stage likewise only times (a minute of GPU) into $OUT/published.json, with the device's name: the model beside it on
+# any machine is `python bench/published_gemm.py --measured build/gpu-session/published.json`, on that device's row of
+# kp.gpumodel.gpus (an H100's: "H100 SXM"), or the measured column alone, with a warning, where it has none (an H200).
 set -u
 cd "$(dirname "$0")/.." || exit 1
 OUT=${OUT:-build/gpu-session}
@@ -40,10 +43,17 @@ stage() {
     notebooks) "$PY" tools/run_notebooks.py && cp -r build/report "$OUT/report" ;;
     bench)
       # bench/gpu_model.py sets the model against the README's H100 figures and runs no kernel on the GPU: beside the
-      # ladders (one after another, so that no two time the GPU at once) on cores of its own.
-      "$PY" bench/gpu_model.py >"$OUT/bench-gpu_model.txt" 2>&1 &
+      # ladders (one after another, so that no two time the GPU at once), pinned to the last core (it runs one torch
+      # thread) and the ladders to the others, so that it takes no core from the ladders' launches; unpinned where
+      # taskset or a second core is missing.
+      local cores pin_model=() pin_ladders=()
+      cores=$(nproc 2>/dev/null || echo 1)
+      if command -v taskset >/dev/null && [ "$cores" -ge 2 ]; then
+        pin_model=(taskset -c $((cores - 1))) pin_ladders=(taskset -c 0-$((cores - 2)))
+      fi
+      "${pin_model[@]}" "$PY" bench/gpu_model.py >"$OUT/bench-gpu_model.txt" 2>&1 &
       local model=$! rc=0
-      for ladder in linear colsum softmax attention; do "$PY" "bench/ladder_$ladder.py" || rc=1; done
+      for ladder in linear colsum softmax attention; do "${pin_ladders[@]}" "$PY" "bench/ladder_$ladder.py" || rc=1; done
       wait $model || rc=1
       cat "$OUT/bench-gpu_model.txt"
       return $rc
@@ -52,7 +62,11 @@ stage() {
       "$PY" tools/ncu_lines.py --ncu-only --out "$OUT/ncu" || return 1
       [ "${NCU_JOIN:-0}" = 0 ] || "$PY" tools/ncu_lines.py --join "$OUT/ncu"
       ;;
-    published) "$PY" bench/published_gemm.py --gpu H100 ;;
+    published)
+      # Times only: which GPU the model times is read from the file's device name when it is joined (see above)
+      "$PY" bench/published_gemm.py --measure-only --out "$OUT/published.json" || return 1
+      nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | sed 's/^/nvidia-smi names the GPU: /'
+      ;;
     sanitizer) "$PY" tools/sanitize_cases.py ;;
     *) echo "unknown stage $1: tests, notebooks, bench, ncu, published, sanitizer or all"; return 2 ;;
   esac

@@ -197,14 +197,20 @@ def build_all(kernels, out, env):
         return dict(zip(kernels, pool.map(lambda k: run(cmds[k], out / f"build-{k}.log", 600, env), kernels)))
 
 
+# What ncu prints where the driver lets only admins read the GPU's counters (Nsight Compute's "Known Issues" and the
+# page https://developer.nvidia.com/ERR_NVGPUCTRPERM it links): no case can be profiled on that machine
+NO_PERMISSION = "ERR_NVGPUCTRPERM"
+
+
 def profile_all(todo, out, ncu, timeout, budget):
-    """ncu on each case, one after another; each report exported to CSV as soon as it is written."""
-    env, start, status = build_env(), time.monotonic(), {}
+    """ncu on each case, one after another; each report exported to CSV as soon as it is written. After a case whose
+    log says NO_PERMISSION, the rest are skipped (each would spend its device time to say the same)."""
+    env, start, status, denied = build_env(), time.monotonic(), {}, None
     built = build_all(sorted({c.kernel for c in todo}), out, env)
     print(f"builds with -lineinfo ({time.monotonic() - start:.0f} s): {built}", flush=True)
     for case in todo:
-        if time.monotonic() - start > budget:
-            status[case.name] = "skipped: over --budget"
+        if denied or time.monotonic() - start > budget:
+            status[case.name] = f"skipped: {NO_PERMISSION} in {denied}" if denied else "skipped: over --budget"
             continue
         profile, source, raw = ncu_commands(case, out, ncu)
         log, began = out / f"{case.slug}.log", time.monotonic()
@@ -219,7 +225,11 @@ def profile_all(todo, out, ncu, timeout, budget):
             rc = f"{rc}, raw {raw_rc}"
         status[case.name] = f"{rc} ({time.monotonic() - began:.0f} s)"
         print(f"{case.name}: {status[case.name]}", flush=True)
+        if log.exists() and NO_PERMISSION in log.read_text(errors="replace"):
+            denied = log.name
+            print(f"{case.name}: ncu may not read this GPU's counters ({NO_PERMISSION}): the other cases are skipped")
         (out / "status.json").write_text(json.dumps(status, indent=1))
+    (out / "status.json").write_text(json.dumps(status, indent=1))  # the skipped too
     return status
 
 
@@ -257,7 +267,10 @@ def main(argv=None):
         print(f"ncu_lines: no {' and no '.join(missing)} here: nothing to profile (--dry-run shows the commands)")
         return 0
     args.out.mkdir(parents=True, exist_ok=True)
-    profile_all(todo, args.out, ncu, args.timeout, args.budget)
+    status = profile_all(todo, args.out, ncu, args.timeout, args.budget)
+    if not any((args.out / f"{c.slug}.ncu-rep").exists() for c in todo):
+        print(f"ncu_lines: no case left a report ({len(status)} tried; {args.out / 'status.json'} says why)")
+        return 1
     if not args.ncu_only:
         join_all(todo, args.out)
     return 0
