@@ -178,7 +178,9 @@ def test_a_sector_every_block_of_a_1d_grid_reads_is_read_once_per_wave():
     assert one_d(8 * 110) == 480
 
 
-@pytest.mark.xfail(strict=True, reason="which blocks of a 1-D grid share a sector is not reported (issue 31)")
+@pytest.mark.xfail(
+    strict=True, raises=AssertionError, reason="which blocks of a 1-D grid share a sector is not reported (issue 31)"
+)
 def test_a_sector_two_blocks_of_one_wave_share_is_read_by_that_wave_alone():
     """The 100 shared sectors read by blocks 0 and 1 alone (one wave): the L2's rule gives 8 x 10 + 100 = 180; the
     classes say only "shared along x", so every wave is charged them (4 x 120 = 480), capped by the blocks' L1 misses

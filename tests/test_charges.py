@@ -5,7 +5,7 @@ member by member, and a kernel without SASS. The same on kernels nvcc compiles: 
 
 import dataclasses
 
-from kp.gpumodel.charges import compiled_shares, in_flight_sites
+from kp.gpumodel.charges import charged, compiled_shares, in_flight_sites
 from kp.gpumodel.counts import Launch, Line
 
 # One warp's float4 read member by member: 4 requests x 16 sectors (ideal 16 for its 512 bytes), 128 lanes
@@ -56,3 +56,13 @@ def test_loads_in_flight_stand_for_the_sources_requests_per_sass_request():
 def test_without_sass_the_traces_load_sites_are_in_flight_together():
     assert in_flight_sites(None, LAUNCH, [MEMBERS], [MEMBERS]) == (1, 1)
     assert in_flight_sites(None, dataclasses.replace(LAUNCH, load_sites=3), [MEMBERS], [MEMBERS]) == (3, 3)
+
+
+def test_a_launch_is_charged_no_fewer_sectors_than_it_touched():
+    """The share is pooled over a kernel's launches: a launch on a scalar path (64 sectors traced, 64 distinct) of a
+    kernel whose other launch nvcc merged 4 to 1 (a share of 0.25 pooled) is charged its 64 distinct sectors, not 16;
+    a launch whose requests repeat sectors keeps the share (128 traced, 32 distinct: 32)."""
+    assert charged(64, 0.25, 64) == 64
+    assert charged(128, 0.25, 32) == 32
+    assert charged(128, 0.25, 8) == 32
+    assert charged(10, 1.0, 0) == 10

@@ -43,6 +43,15 @@ def compiled_shares(source_lines, compiled_lines, kernel):
     return shares
 
 
+def charged(traced, share, distinct):
+    """A launch's requested sectors as the SASS requests them: `traced` x `share`, never fewer than the `distinct`
+    sectors the launch touched (a request touches each of its sectors at least once however the instructions group
+    them). The share is one per kernel, pooled over its launches: a launch whose accesses nvcc merges less than the
+    kernel's others (another shape taking a scalar path) would otherwise be charged below what it touched, and the
+    hierarchy caps the L2's and DRAM's reads by the requested sectors (kp.gpumodel.caches)."""
+    return max(distinct, round(traced * share))
+
+
 def in_flight_sites(in_flight, launch, source_lines, compiled_lines):
     """(the global loads one warp of `launch` has in flight per round trip as the SASS issues them, the source's load
     requests that stands for): `in_flight` (kp.gpumodel.compiled's loads_in_flight), and the source's load requests per

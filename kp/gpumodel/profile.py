@@ -24,7 +24,7 @@ import torch
 
 from kp.build import cpu_runtime
 from kp.gpumodel.caches import parse_sharing
-from kp.gpumodel.charges import compiled_shares, in_flight_sites
+from kp.gpumodel.charges import charged, compiled_shares, in_flight_sites
 from kp.gpumodel.compiled import CompiledCounts
 from kp.gpumodel.counts import WARP, Advice, collector_paused, parse
 from kp.gpumodel.depend import dependent_blocks
@@ -165,7 +165,7 @@ class Profile(CompiledCounts):
                 if sharing is None
                 else dict(
                     sharing=sharing,
-                    requested_read_sectors=round(la.sectors_read * share["read"]),
+                    requested_read_sectors=charged(la.sectors_read, share["read"], la.distinct_read),
                     load_sites=in_flight,
                     l1_wavefronts=round(sharing.l1_wavefronts * share["global"]),
                     barriers=sharing.barriers,
@@ -188,7 +188,7 @@ class Profile(CompiledCounts):
                     flops=flops * la.blocks / total_blocks,
                     issued=issued.get(la.kernel, 0.0) * la.blocks / kernel_blocks[la.kernel],
                     dependent_blocks=dependent_blocks(self, la.kernel, gpu, la.blocks / kernel_blocks[la.kernel]),
-                    written_sectors=round(la.sectors_written * share["written"]),
+                    written_sectors=charged(la.sectors_written, share["written"], la.distinct_written),
                     **(
                         {"dram_round_trips_per_warp": max(1.0, la.round_trips_per_warp * la.load_sites / sites)}
                         | hierarchy

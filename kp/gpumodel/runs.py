@@ -126,7 +126,8 @@ def hoisted_tests(graph, branch, latches, uniform, warps):
     one edge leads into none), nor a test before an unrolled loop and its remainder (the remainder is reached down
     both edges). The line's evaluations do not count it; it sent all its block ran one way (block_counts' one_way).
     Not a loop's own guard (a line in `latches`, {(file, line): blocks jumping back}); only a line the trace saw
-    evaluated more often than once per warp (in a loop: a branch outside every loop runs at most once per warp)."""
+    evaluated more often than once per warp (in a loop: a branch outside every loop runs at most once per warp).
+    A loop versioned inside an outer loop (its test then inside that loop) is not found: no kernel here has one."""
     component, looped = components(graph), cyclic(graph)
 
     def copies(start, test):  # the loops reached from block `start` that hold a uniform copy of `test`'s line
