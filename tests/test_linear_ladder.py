@@ -17,6 +17,7 @@ import helpers
 from kp.gpumodel.gpus import gpu
 from kp.gpumodel.profile import profile
 from kp.gpumodel.ptxas import kernel_resources
+from kp.gpumodel.sass import nvdisasm, sass
 from kp.toolchain import find_cuda_root
 
 # (M, K, N): no dimension a multiple of a tile; K = 36 and 128 take the 16-byte loads of v6 and v7, the others their
@@ -248,3 +249,26 @@ def test_ptxas_keeps_every_register_tiled_kernel_out_of_local_memory():
     assert len(rows) == 2 * len(TILES) + 2 * 3
     for row in rows:
         assert (row["stack (bytes)"], row["spill stores (bytes)"], row["spill loads (bytes)"]) == (0, 0, 0), row
+
+
+@pytest.mark.skipif(find_cuda_root() is None or nvdisasm() is None, reason="SASS: no nvcc or no nvdisasm here")
+def test_every_register_tiled_kernel_stores_each_pack_of_its_fragment_with_one_16_byte_stg():
+    """Version 7 in every configuration and linear.cu's linear_tiled_kernel, float and double, as nvcc compiles them
+    for the H100: each of the TM x TN / P Packs of a thread's fragment of Y is one 16-byte global store (STG.E.128),
+    as notebook 07 teaches. store_fragment (common/linear_tiles.cuh) indexes Y's row as Packs for it: addressed as
+    C + row * cols + col, nvcc 13.0 stored the Packs at g = 0 as P scalar STG.E (all of tiles 0's and 1's)."""
+    fast = re.search(r"FAST_TM = (\d+), FAST_TN = (\d+);", (helpers.KERNELS / "linear.cu").read_text())
+    fragments = {}  # kernel -> (Packs per fragment, 16-byte global stores in its SASS)
+    for name in ("linear_ladder", "linear"):
+        for i in sass(name):
+            if v7 := re.match(r"_Z9linear_v7I([fd])Li\d+ELi\d+ELi\d+ELi(\d+)ELi(\d+)E", i.function):
+                dtype, tm, tn = v7[1], int(v7[2]), int(v7[3])
+            elif tiled := re.match(r"_Z19linear_tiled_kernelI([fd])", i.function):
+                dtype, tm, tn = tiled[1], int(fast[1]), int(fast[2])
+            else:
+                continue
+            packs, stores = fragments.get(i.function, (tm * tn // (4 if dtype == "f" else 2), 0))
+            wide = (i.space, i.kind, i.width) == ("global", "store", 16)
+            fragments[i.function] = (packs, stores + wide)
+    assert len(fragments) == 2 * len(TILES) + 2 * 3
+    assert {kernel: counts for kernel, counts in fragments.items() if counts[0] != counts[1]} == {}

@@ -113,7 +113,10 @@ __device__ __forceinline__ void store_fragment(const T (&acc)[TM][TN], const T* 
       if (row < rows && packed && col + P <= cols) {
         Pack<T> v;
         for (int e = 0; e < P; ++e) v.v[e] = acc[i][g * P + e] + add[g * P + e];
-        store_pack(C + row * cols + col, v);
+        // C's row seen as Packs (16-byte aligned where `packed`), the Pack at col / P: one STG.E.128. Written as
+        // C + row * cols + col, the same address, nvcc 13.0 split this Pack into P scalar stores (STG.E; already in
+        // its PTX) wherever col had no constant part (g = 0), alignas(16) or not (a float4 split the same).
+        store_pack(reinterpret_cast<Pack<T>*>(C + row * cols)[col / P].v, v);
       } else if (row < rows) {
         for (int e = 0; e < P; ++e)
           if (col + e < cols) C[row * cols + col + e] = acc[i][g * P + e] + add[g * P + e];
