@@ -2,7 +2,8 @@
 and every tile configuration of version 7 against F.linear on ragged shapes (no dimension a multiple of any tile) in
 float32 and float64, on every target, within the bound of a K-term dot product's rounding; check mode finds nothing in
 any of them; the GPU model counts no bank conflict in version 7 and models each configuration faster than version 6;
-autotune picks the fastest; the tile table, the header and the code agree; the argument errors name what is wrong."""
+autotune picks the fastest; the tile table, the header and the code agree; the argument errors name what is wrong;
+nvcc keeps every register-tiled kernel out of local memory and stores each Pack of Y with one STG.E.128."""
 
 import importlib.util
 import re
