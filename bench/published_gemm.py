@@ -1,31 +1,34 @@
 """The GPU model against timings published for kernels no one here wrote: siboehm's ten fp32 SGEMM kernels
-(github.com/siboehm/SGEMM_CUDA, vendored with their bodies verbatim in bench/kernels/sgemm/sgemm.cu) at 4096³, against
-the GFLOP/s its README publishes for an RTX A6000. Prints markdown tables.
+(github.com/siboehm/SGEMM_CUDA, vendored with their bodies verbatim in bench/kernels/sgemm/sgemm.cu) at 4096³, on each
+GPU a source publishes them for (bench/kernels/sgemm/published.py: the tables quoted with their addresses). Prints
+markdown tables.
 
-    python bench/published_gemm.py          # the model at 4096³ (max_blocks=2; a few minutes), against the README
-    python bench/published_gemm.py --quick  # the model at 256³: shows that it runs, compares nothing
-    python bench/published_gemm.py --gpu H100  # the model on another GPU of kp.gpumodel.gpus
+    python bench/published_gemm.py          # the model at 4096³ on every published GPU (max_blocks=2; minutes)
+    python bench/published_gemm.py --quick  # the model at 256³ on the same GPUs: shows that it runs, compares nothing
+    python bench/published_gemm.py --gpu A100  # one GPU of kp.gpumodel.gpus (its published sources, if any)
     python bench/published_gemm.py --measure-only --out m.json  # on a GPU: time the kernels only, no model (seconds)
     python bench/published_gemm.py --measured m.json  # anywhere: the model beside that file's times
 
-Each kernel is profiled on the CPU stand-in in check mode (kp.gpumodel.profile, as bench/ladder_linear.py does: 2
+Each kernel is profiled once on the CPU stand-in in check mode (kp.gpumodel.profile, as bench/ladder_linear.py does: 2
 blocks of each launch traced, the counts scaled to the grid) with siboehm's arguments (C = 0.5·A·B + 3·C, A, B and C
-random) and timed by the model (kp.gpumodel.gputime) on the named GPU with 2·4096³ FLOPs. The published time is
-2·4096³ / the README's GFLOP/s (siboehm's sgemm.cu: 50 launches timed with CUDA events, FLOPs = 2·m·n·k). Then:
-model ÷ published, the model's bound, the mean and worst |model ÷ published - 1| and Kendall's τ between the two
-rankings (issue 31's goals: mean ≤ 15%, worst ≤ 35%, τ ≥ 0.9), and the model's terms for the worst kernels.
-Nothing here is fitted: the model's constants are kp.gpumodel.gpus' and kp.gpumodel.gpu_constants'.
+random); the trace does not depend on the GPU, so each GPU only re-reads it through its own ptxas arch, occupancy
+and constants (Profile.estimate_detail(gpu, flops=2·4096³)). A published time is 2·4096³ / the source's GFLOP/s
+(siboehm's sgemm.cu: 50 launches timed with CUDA events, FLOPs = 2·m·n·k). Per GPU: model ÷ published and the model's
+bound per kernel, the mean and worst |model ÷ published - 1| and Kendall's τ between the two rankings (issue 31's
+goals: mean ≤ 15%, worst ≤ 35%, τ ≥ 0.9), the model's terms for the worst kernels; then one summary table. Nothing
+here is fitted: the model's constants are kp.gpumodel.gpus' and kp.gpumodel.gpu_constants'.
 
 On a GPU the same script times each kernel with CUDA events (kp.bench.median_ms) at the size it models, less the
 op's copy of C (timed alone); --measure-only does only that and writes the times to a JSON file, which --measured
-joins to the model later on any machine (a lent GPU's minutes go to timing, not to the stand-in's profiling). Without
---gpu the model times the GPU measured (torch.cuda.get_device_name(), as device_model() finds its row of
-kp.gpumodel.gpus), or the A6000 where nothing was measured. The model is set against a measurement only where the two
-are the same GPU: a GPU the model has no row for (an H200) gets its measured column printed alone, with a warning.
+joins to the model later on any machine. Without --gpu the model times the GPU measured (device_model() finds its
+row of kp.gpumodel.gpus by its exact name), or every published GPU where nothing was measured. The model is set
+against a measurement only where the two are the same GPU: a GPU the model has no row for (an H200, an H100 NVL) gets
+a warning and its measured column printed alone.
 """
 
 import argparse
 import datetime
+import importlib.util
 import json
 import re
 import sys
@@ -45,77 +48,48 @@ from kp.gpumodel.profile import profile  # noqa: E402
 from kp.table import Table, number  # noqa: E402
 
 KERNEL = kp.files.ROOT / "bench" / "kernels" / "sgemm" / "sgemm.cu"
-SIZE, QUICK_SIZE, MAX_BLOCKS = 4096, 256, 2
+_spec = importlib.util.spec_from_file_location("sgemm_published", KERNEL.parent / "published.py")
+published = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(published)
+SIZE, QUICK_SIZE, MAX_BLOCKS = published.SIZE, 256, 2
 ALPHA, BETA = 0.5, 3.0  # siboehm's sgemm.cu: "float alpha = 0.5, beta = 3.0; // GEMM input parameters, C=α*AB+β*C"
-PUBLISHED_GPU = "RTX A6000"
-PUBLISHED_WHERE = (
-    "siboehm/SGEMM_CUDA README.md at commit 60cba6f9b20a198116c76f18de8047f44df8c8b8 (2023-12-27), "
-    '"Running the kernels on a NVIDIA A6000 (Ampere)", "GFLOPs at matrix size 4096x4096"; the figures came with '
-    '4820c60 (2023-03-04, "Update results"; its heading said A100, corrected to A6000 two minutes later in 06d2cf5, '
-    "and 4092x4092 corrected to 4096x4096 in b64882f). Kernels 1-10 and their launches at 4820c60 differ from "
-    "60cba6f's (vendored) only in kernel 10's const qualifiers and comments"
-)
-# The README's table as it stands at that commit, copied whole (kernels 11 and 0 are not modelled here: 11 is not one
-# of the ten, 0 is cuBLAS)
-PUBLISHED_TABLE = """\
-| Kernel                              |  GFLOPs/s | Performance relative to cuBLAS |
-|:------------------------------------|----------:|:-------------------------------|
-| 1: Naive                            |   `309.0` | 1.3%                           |
-| 2: GMEM Coalescing                  |  `1986.5` | 8.5%                           |
-| 3: SMEM Caching                     |  `2980.3` | 12.8%                          |
-| 4: 1D Blocktiling                   |  `8474.7` | 36.5%                          |
-| 5: 2D Blocktiling                   | `15971.7` | 68.7%                          |
-| 7: Avoid Bank Conflicts (Linearize) | `16213.4` | 69.7%                          |
-| 8: Avoid Bank Conflicts (Offset)    | `16459.2` | 70.8%                          |
-| 11: Double Buffering                | `17278.3` | 74.3%                          |
-| 6: Vectorized Mem Access            | `18237.3` | 78.4%                          |
-| 9: Autotuning                       | `19721.0` | 84.8%                          |
-| 10: Warptiling                      | `21779.3` | 93.7%                          |
-| 0: cuBLAS                           | `23249.6` | 100.0%                         |
-"""
 KERNELS = range(1, 11)
-GOALS = {"mean": 0.15, "worst": 0.35, "tau": 0.9}  # issue 31's, for the held-out set
 DETAILED = 3  # the worst kernels whose terms are printed
+# torch.cuda.get_device_name()'s names that are a row of kp.gpumodel.gpus but do not read as its name: the H100 SXM5
+# 80GB, and the A100 SXM4 80GB (the row's data sheet; the 40GB has another bandwidth, so it is not this row)
+KNOWN_DEVICES = {"NVIDIA H100 80GB HBM3": "H100 SXM", "NVIDIA A100-SXM4-80GB": "A100"}
+BRANDS = ("nvidia", "geforce", "tesla")
 
 
-def published():
-    """{kernel: (name, GFLOP/s)} read from PUBLISHED_TABLE, kernels 1 to 10."""
-    found = {}
-    for name, rate in re.findall(r"^\| (\d+: [^|]*?) +\| +`([\d.]+)` \|", PUBLISHED_TABLE, re.M):
-        found[int(name.split(":")[0])] = (name, float(rate))
-    return {k: found[k] for k in KERNELS}
-
-
-def kendall_tau(xs, ys):
-    """Kendall's τ-a of two equally long sequences: (concordant - discordant pairs) / all pairs (ties count 0)."""
-    pairs = [(i, j) for i in range(len(xs)) for j in range(i + 1, len(xs))]
-    sign = [(xs[i] - xs[j]) * (ys[i] - ys[j]) for i, j in pairs]
-    return (sum(s > 0 for s in sign) - sum(s < 0 for s in sign)) / len(pairs)
-
-
-def modelled(checked, n, kernel, gpu, max_blocks):
-    """(the Estimate of kernel `kernel` at n³ on `gpu`, its Profile, seconds profile() took)."""
+def profiled(checked, n, kernel, max_blocks):
+    """(the Profile of kernel `kernel` at n³, the seconds profile() took): what every GPU's estimate reads."""
     torch.manual_seed(0)
     a, b, c = torch.randn(n, n), torch.randn(n, n), torch.randn(n, n)
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="sampled: ")
         p = profile(checked.sgemm, a, b, c, ALPHA, BETA, kernel, max_blocks=max_blocks)
-    took = time.perf_counter() - start
+    return p, time.perf_counter() - start
+
+
+def modelled(checked, n, kernel, gpu, max_blocks):
+    """(the Estimate of kernel `kernel` at n³ on `gpu`, its Profile, seconds profile() took)."""
+    p, took = profiled(checked, n, kernel, max_blocks)
     return p.estimate_detail(gpu, flops=2 * n**3), p, took
 
 
 def device_model(device):
-    """The name of kp.gpumodel.gpus' row for the GPU torch.cuda.get_device_name() calls `device` ("NVIDIA H100 80GB
-    HBM3" -> "H100 SXM"), or None where the model has no row for it (an H200). Its words, less NVIDIA's brand words,
-    are tried longest first: a qualifier the table lacks (80GB HBM3) is dropped, one it has (PCIe) is kept."""
-    words = [w for w in re.split(r"[\s-]+", device) if w.lower() not in ("nvidia", "geforce", "tesla", "")]
-    for i in range(len(words), 0, -1):
-        try:
-            return named_gpu(" ".join(words[:i])).name
-        except ValueError:
-            continue
-    return None
+    """The name of kp.gpumodel.gpus' row for the GPU torch.cuda.get_device_name() calls `device`, or None (with a
+    warning) where no row is that GPU. A name is a row only as a whole (less NVIDIA's brand words: "NVIDIA GeForce RTX
+    4090" is the RTX 4090) or as one of KNOWN_DEVICES: "NVIDIA H100 NVL" is not taken for the H100 SXM."""
+    if device in KNOWN_DEVICES:
+        return KNOWN_DEVICES[device]
+    words = [w for w in re.split(r"\s+", device) if w.lower() not in BRANDS and w]
+    try:
+        return named_gpu(" ".join(words)).name
+    except ValueError:
+        warnings.warn(f"{device!r} is no GPU of kp.gpumodel.gpus: its measured column is printed alone", stacklevel=2)
+        return None
 
 
 def write_measured(path, n, kernels):
@@ -159,16 +133,13 @@ def measured_ms(n, kernels):
 
 
 def terms(e):
-    """A launch's terms as the model weighs them (seconds), and what it counted, for the detail table."""
+    """A launch's terms as the model weighs them (ms), and its occupancy and hit shares, for the detail table."""
+    ms = {"memory (DRAM bytes / bandwidth)": e.bandwidth_s, "latency (round trips)": e.latency_s, "L2": e.l2_s}
+    ms.update({"shared memory": e.shared_s, "L1 pipe (shared + global lines)": e.l1_s, "issue": e.issue_s})
     occ = e.occupancy
     return {
         "bound": e.bound,
-        "memory (DRAM bytes / bandwidth)": number(e.bandwidth_s * 1e3),
-        "latency (round trips)": number(e.latency_s * 1e3),
-        "L2": number(e.l2_s * 1e3),
-        "shared memory": number(e.shared_s * 1e3),
-        "L1 pipe (shared + global lines)": number(e.l1_s * 1e3),
-        "issue": number(e.issue_s * 1e3),
+        **{name: number(s * 1e3) for name, s in ms.items()},
         "slowest arithmetic pipe": f"{number(e.pipe_s * 1e3)} ({e.pipe_bound})",
         "FLOP": number(e.compute_s * 1e3),
         "phases add": "yes" if e.phases_add else "no",
@@ -201,6 +172,60 @@ def counters(p, gpu, n):
     }
 
 
+def summarise(what, results, times, n):
+    """The goals' figures of `results` ({kernel: (Estimate, Profile)}) against `times` ({kernel: s}, at n³), then the
+    terms of the worst kernels; returns the Agreement."""
+    agree = published.agreement({k: results[k][0].seconds for k in times}, times)
+    ratio, short = agree.ratio, what.split()[0]
+    pairs = len(times) * (len(times) - 1) // 2
+    print(f"\nAgainst {what}:")
+    print(f"- mean |model ÷ {short} - 1|: {agree.mean:.1%}, {agree.verdict('mean')}")
+    print(
+        f"- worst: kernel {agree.worst}, {agree.worst_error:.1%} ({ratio[agree.worst]:.2f}x), {agree.verdict('worst')}"
+    )
+    tau = "n/a (one kernel)" if agree.tau is None else f"{agree.tau:.2f}"
+    print(
+        f"- Kendall τ of the two rankings: {tau}, {agree.verdict('tau')}; {len(agree.swapped)} of {pairs} pairs "
+        f"modelled in the wrong order{' (the faster one first): ' if agree.swapped else ''}"
+        f"{', '.join(f'{i} vs {j}' for i, j in agree.swapped)}"
+    )
+    detail = sorted(times, key=lambda k: -abs(ratio[k] - 1))[:DETAILED]
+    columns = {}
+    for k in detail:
+        est, p = results[k]
+        columns[f"kernel {k}"] = {f"model ÷ {short}": f"{ratio[k]:.2f}", **terms(est.launches[0])}
+        columns[f"kernel {k}"].update(counters(p, est.gpu, n))
+    rows = [{"figure": f, **{kernel: c[f] for kernel, c in columns.items()}} for f in next(iter(columns.values()))]
+    print(f"\nThe model's terms (ms) and counts for the {len(detail)} worst:\n")
+    print(Table(rows).markdown())
+    return agree
+
+
+def gpu_section(gpu, results, sources, measured, device, n):
+    """One GPU's table (model, each source's published ms and ratio, bound, measured) and its summaries; returns
+    [(what, Agreement)] for the summary table."""
+    print(f"\n## {gpu}\n")
+    for s in sources:
+        left_out = f"; left out: {s.left_out}." if s.left_out else "."
+        print(f"Published ({s.label}, {s.device}): {s.where}:\n\n{s.text}")
+        print(f"Kernels compared: {', '.join(map(str, s.kernels))}{left_out}\n")
+    rows = []
+    for k, (est, _) in results.items():
+        row = {"kernel": k, f"model ms ({n}³)": number(est.seconds * 1e3), "bound (model)": est.launches[0].bound}
+        for s in sources:
+            pub = s.seconds().get(k)
+            row[f"published ms ({s.label})"] = number(pub * 1e3) if pub else "—"
+            row[f"model ÷ published ({s.label})"] = f"{est.seconds / pub:.2f}" if pub else "—"
+        if measured:
+            row[f"measured ms ({device})"] = number(measured[k])
+            row["model ÷ measured"] = f"{est.seconds * 1e3 / measured[k]:.2f}"
+        rows.append(row)
+    print(Table(rows).markdown())
+    found = [(f"published ({s.label})", {k: t for k, t in s.seconds().items() if k in results}) for s in sources]
+    found += [(f"measured ({device})", {k: ms / 1e3 for k, ms in measured.items()})] if measured else []
+    return [(what, summarise(what, {k: results[k] for k in times}, times, n)) for what, times in found]
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help=f"the model at {QUICK_SIZE}³ (shows that it runs)")
@@ -225,94 +250,49 @@ def main(argv=None):
     else:
         device, measured = None, {}
     row_measured = device_model(device) if device else None
+    published_gpus = list(dict.fromkeys(s.gpu for s in published.SOURCES))
     # an unknown --gpu: kp.gpumodel.gpus's error, before any trace
-    model_gpu = named_gpu(args.gpu or row_measured or PUBLISHED_GPU).name
-    compare = not args.quick and model_gpu == PUBLISHED_GPU
-    against_measured = device is not None and row_measured == model_gpu
+    gpus = [named_gpu(args.gpu).name] if args.gpu else [row_measured] if row_measured else published_gpus
     start = time.perf_counter()
     checked = helpers.load_kernel(KERNEL, target="cpu", check=True, quiet=True)
-    rates = published()
-    results = {k: modelled(checked, n, k, model_gpu, args.max_blocks) for k in kernels}
+    profiles = {k: profiled(checked, n, k, args.max_blocks) for k in kernels}
     if measured is None:
         measured = measured_ms(n, kernels)
-    rows = []
-    for k, (est, _, took) in results.items():
-        name, rate = rates[k]
-        row = {"kernel": name, f"model ms ({model_gpu}, {n}³)": number(est.seconds * 1e3)}
-        if compare:
-            pub = 2 * SIZE**3 / (rate * 1e9)
-            row["published ms (A6000)"] = number(pub * 1e3)
-            row["model ÷ published"] = f"{est.seconds / pub:.2f}"
-        row["bound (model)"] = est.launches[0].bound
-        if measured:
-            row[f"measured ms ({device})"] = number(measured[k])
-        if against_measured:
-            row["model ÷ measured"] = f"{est.seconds * 1e3 / measured[k]:.2f}"
-        row["profile s"] = f"{took:.1f}"
-        rows.append(row)
     print(
-        f"siboehm's SGEMM kernels (bench/kernels/sgemm), C = {ALPHA}·A·B + {BETA}·C at {n}³: the GPU model "
-        f"({model_gpu}; counted on the CPU stand-in, {args.max_blocks} blocks of each launch traced)"
+        f"siboehm's SGEMM kernels (bench/kernels/sgemm), C = {ALPHA}·A·B + {BETA}·C at {n}³: the GPU model on "
+        f"{', '.join(gpus)} (counted on the CPU stand-in, {args.max_blocks} blocks of each launch traced, once for "
+        "every GPU: " + ", ".join(f"kernel {k} {took:.1f} s" for k, (_, took) in profiles.items()) + ")"
     )
-    print(f"Published: {PUBLISHED_WHERE}:\n\n{PUBLISHED_TABLE}")
     if not measured:
-        print("No GPU here: the measured column is left out (on a GPU this script times each kernel itself).\n")
-    elif not against_measured:
+        print("No GPU here: no measured column (on a GPU this script times each kernel itself).")
+    elif row_measured not in gpus:
         print(
             f"WARNING: measured on {device}, "
             + (f"which is the model's {row_measured}" if row_measured else "which kp.gpumodel.gpus has no row for")
-            + f", not the modelled {model_gpu}: the measured column is printed alone, set against no model.\n"
+            + f", not a modelled GPU ({', '.join(gpus)}): the measured column is printed alone, set against no model."
         )
-    print(Table(rows).markdown())
-    against = {}
-    if compare:
-        against["published (A6000)"] = {k: 2 * SIZE**3 / (rates[k][1] * 1e9) for k in kernels}
-    if against_measured:
-        against[f"measured ({device})"] = {k: measured[k] / 1e3 for k in kernels}
-    if not against:
-        print("\n--quick, or a GPU other than the A6000 without one here: nothing to compare with.")
-    for what, times in against.items():
-        summarise(what, results, times, n)
+        print(Table([{"kernel": k, f"measured ms ({device})": number(ms)} for k, ms in measured.items()]).markdown())
+    if args.quick:
+        print(f"--quick: {n}³, where nothing was published: nothing compared.")
+    summary = []
+    for g in gpus:
+        sources = [] if args.quick else [s for s in published.SOURCES if s.gpu == g and set(s.kernels) & set(kernels)]
+        results = {k: (p.estimate_detail(g, flops=2 * n**3), p) for k, (p, _) in profiles.items()}
+        mine = measured if measured and row_measured == g else {}
+        summary += [(g, what, a) for what, a in gpu_section(g, results, sources, mine, device, n)]
+    if summary:
+        print_summary(summary)
+    print("\nPublished and left out (read while searching, nothing of theirs compared):")
+    print("".join(f"\n- {line}" for line in published.NOT_USED))
     print(f"\nThe script took {time.perf_counter() - start:.0f} s.")
 
 
-def summarise(what, results, times, n):
-    """The goals' figures against `times` ({kernel: seconds}, at n³), then the terms of the worst kernels."""
-    ratio = {k: results[k][0].seconds / times[k] for k in times}
-    error = {k: abs(r - 1) for k, r in ratio.items()}
-    mean, worst = sum(error.values()) / len(error), max(error, key=error.get)
-    tau = kendall_tau([results[k][0].seconds for k in times], [times[k] for k in times]) if len(times) > 1 else 1.0
-
-    def goal(value, key, below=True):
-        met = value <= GOALS[key] if below else value >= GOALS[key]
-        return f"{'met' if met else 'missed'} (goal {'≤' if below else '≥'} {GOALS[key]:g})"
-
-    print(f"\nAgainst {what}:")
-    print(f"- mean |model ÷ {what.split()[0]} - 1|: {mean:.1%}, {goal(mean, 'mean')}")
-    print(f"- worst: kernel {worst}, {error[worst]:.1%} ({ratio[worst]:.2f}x), {goal(error[worst], 'worst')}")
-    order = sorted(times, key=times.get)  # fastest first, as published or measured
-    swapped = [
-        (i, j) for x, i in enumerate(order) for j in order[x + 1 :] if results[i][0].seconds > results[j][0].seconds
-    ]
-    pairs = len(order) * (len(order) - 1) // 2
-    print(
-        f"- Kendall τ of the two rankings: {tau:.2f}, {goal(tau, 'tau', below=False)}; {len(swapped)} of {pairs} "
-        f"pairs modelled in the wrong order{' (the faster one first): ' if swapped else ''}"
-        f"{', '.join(f'{i} vs {j}' for i, j in swapped)}"
-    )
-    detail = sorted(times, key=lambda k: -error[k])[:DETAILED]
-    columns = {}
-    for k in detail:
-        est, p, _ = results[k]
-        columns[f"kernel {k}"] = {
-            f"model ÷ {what.split()[0]}": f"{ratio[k]:.2f}",
-            **terms(est.launches[0]),
-            **counters(p, est.gpu, n),
-        }
-    figures = list(next(iter(columns.values())))
-    rows = [{"figure": f, **{kernel: column[f] for kernel, column in columns.items()}} for f in figures]
-    print(f"\nThe model's terms (ms) and counts for the {len(detail)} worst:\n")
-    print(Table(rows).markdown())
+def print_summary(summary):
+    """One row per GPU and source: the goals' figures, and how many of the three goals were met."""
+    goals = published.GOALS
+    print(f"\n## Summary (issue 31's goals: mean ≤ {goals['mean']:.0%}, worst ≤ {goals['worst']:.0%}, ", end="")
+    print(f"τ ≥ {goals['tau']:g})\n")
+    print(Table([{"GPU": g, "against": what, **a.summary_row()} for g, what, a in summary]).markdown())
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """siboehm's SGEMM kernels (bench/kernels/sgemm) compute C = alpha·A·B + beta·C on the stand-in, their op rejects what
-they cannot compute, and bench/published_gemm.py reads the published table and runs (--quick)."""
+they cannot compute, and bench/published_gemm.py reads every published table (bench/kernels/sgemm/published.py), sets
+the model on each published GPU against it, and runs (--quick)."""
 
 import hashlib
 import importlib.util
@@ -95,41 +96,87 @@ def test_the_vendored_file_names_its_source_and_keeps_the_licence():
     assert "MIT License" in licence and "Copyright (c) 2023 Simon Boehm" in licence
 
 
-def test_the_published_figures_are_the_readmes_table():
-    """The numbers come from the quoted table, kernels 1 to 10, in GFLOP/s as the README has them."""
-    found = published_gemm.published()
-    assert list(found) == list(range(1, 11))
-    assert found[1] == ("1: Naive", 309.0)
-    assert found[6] == ("6: Vectorized Mem Access", 18237.3)
-    assert found[10] == ("10: Warptiling", 21779.3)
-    # published time = 2 * 4096^3 / GFLOP/s: the naive kernel 444.8 ms
-    assert 2 * 4096**3 / (found[1][1] * 1e9) == pytest.approx(0.44479, rel=1e-4)
+published = published_gemm.published  # bench/kernels/sgemm/published.py, as the script loads it
+
+
+def test_each_published_table_reads_to_the_time_it_quotes():
+    """One figure per source, to ms by hand (2·4096³ FLOP / GFLOP/s): the A6000's naive kernel at 309.0 GFLOP/s is
+    444.8 ms; the A100's kernel 8 row (15086.2, listed before 7) is 9.110 ms; the RTX 4090's kernel 10 at 47180.7 is
+    2.913 ms, the elapsed time its own output prints. Each source's kernels, and none it leaves out, are read."""
+    a6000, a100, rtx4090 = published.A6000, published.A100, published.RTX4090_ISSUE21
+    assert published.SOURCES == (a6000, a100, rtx4090)
+    assert a6000.gflops()[1] == 309.0 and a6000.gflops()[6] == 18237.3 and list(a6000.gflops()) == list(range(1, 11))
+    assert a6000.seconds()[1] * 1e3 == pytest.approx(444.79, abs=0.01)
+    assert list(a100.gflops()) == [1, 2, 3, 4, 5, 7, 8] and a100.gflops()[8] == 15086.2
+    assert a100.seconds()[8] * 1e3 == pytest.approx(9.110, abs=0.001)
+    assert rtx4090.gflops() == {10: 47180.7}  # the 4096 line only, not the 2048 one (44766.6)
+    assert rtx4090.seconds()[10] * 1e3 == pytest.approx(2.913, abs=0.0005)
+    assert [s.gpu for s in published.SOURCES] == ["RTX A6000", "A100", "RTX 4090"]  # rows of kp.gpumodel.gpus
+    for s in published.SOURCES:
+        assert published_gemm.named_gpu(s.gpu).name == s.gpu
+        assert "at commit " in s.where or s.where.startswith("https://github.com/siboehm/SGEMM_CUDA/issues/21 ")
+
+
+def test_a_source_missing_a_kernel_it_claims_is_an_error_naming_it():
+    broken = published.Source(label="mine", gpu="A100", device="A100", where="here", text="| 1: Naive | 2.0 |\n",
+                              kernels=(1, 2))  # fmt: skip
+    with pytest.raises(RuntimeError, match=r"published source 'mine': no figure for kernel\(s\) \[2\]"):
+        broken.gflops()
 
 
 def test_kendall_tau_by_hand():
-    tau = published_gemm.kendall_tau
+    tau = published.kendall_tau
     assert tau([1, 2, 3, 4], [10, 20, 30, 40]) == 1.0
     assert tau([1, 2, 3, 4], [40, 30, 20, 10]) == -1.0
     assert tau([1, 2, 3], [1, 3, 2]) == pytest.approx(1 / 3)  # pairs: (1,2) +, (1,3) +, (2,3) -
+    assert tau([5], [7]) is None  # no pair to order
 
 
-def test_the_script_runs_quick(capsys):
-    """--quick models a kernel at 256³ and says that it compares nothing and that no GPU measured it."""
+def test_the_agreement_arithmetic_by_hand():
+    """Four kernels, published 1, 2, 4, 8 s, modelled 1.13, 1.5, 5, 6 s: ratios 1.13, 0.75, 1.25, 0.75; errors 13%,
+    25%, 25%, 25%: mean 22% (goal missed), the worst the first of the 25% (kernel 2, 0.75x; met); the rankings
+    agree on all 6 pairs, τ 1 (met). Then kernel 4 modelled 4.5 s: the pair 3 vs 4 is discordant (3 published
+    faster, modelled slower), τ (5 - 1) / 6; kernel 4's error 43.75% is now the worst."""
+    agree = published.agreement({1: 1.13, 2: 1.5, 3: 5.0, 4: 6.0}, {1: 1.0, 2: 2.0, 3: 4.0, 4: 8.0})
+    assert agree.ratio == pytest.approx({1: 1.13, 2: 0.75, 3: 1.25, 4: 0.75})
+    assert agree.mean == pytest.approx(0.22) and agree.worst == 2 and agree.worst_error == pytest.approx(0.25)
+    assert agree.tau == 1.0 and agree.swapped == []
+    assert (agree.met("mean"), agree.met("worst"), agree.met("tau")) == (False, True, True)
+    assert agree.summary_row() == {"kernels": 4, "mean |error|": "22.0%", "worst": "25.0% (kernel 2, 0.75x)",
+                                   "Kendall τ": "1.00", "goals met": "2 of 3"}  # fmt: skip
+    agree = published.agreement({1: 1.13, 2: 1.5, 3: 5.0, 4: 4.5}, {1: 1.0, 2: 2.0, 3: 4.0, 4: 8.0})
+    assert agree.tau == pytest.approx(4 / 6) and agree.swapped == [(3, 4)]
+    assert agree.worst == 4 and agree.worst_error == pytest.approx(0.4375)
+    assert agree.verdict("tau") == "missed (goal ≥ 0.9)" and agree.verdict("worst") == "missed (goal ≤ 0.35)"
+    one = published.agreement({10: 3.0}, {10: 2.0})  # one kernel: a worst error, τ not judged
+    assert one.tau is None and one.met("tau") is None and one.verdict("tau") == "not judged (goal ≥ 0.9)"
+    assert one.summary_row()["goals met"] == "0 of 2" and one.summary_row()["Kendall τ"] == "n/a"
+
+
+def test_the_script_runs_quick_on_every_published_gpu(capsys, monkeypatch):
+    """--quick models the kernels at 256³ on each GPU a source publishes for, profiling each kernel once, and says
+    that it compares nothing and that no GPU measured it."""
     if torch.cuda.is_available():
         pytest.skip("a GPU is present: the quick run would time the kernels too; this checks the CPU path")
+    profiled, calls = published_gemm.profiled, []
+    monkeypatch.setattr(published_gemm, "profiled", lambda *a: calls.append(a[2]) or profiled(*a))
     published_gemm.main(["--quick", "--kernels", "2"])
     out = capsys.readouterr().out
-    assert "| 1: Naive                            |   `309.0` |" in out  # the published table, quoted whole
-    modelled = out.split("No GPU here: the measured column is left out")[1]
-    assert "| 2: GMEM Coalescing | " in modelled and "| 1: Naive | " not in modelled
-    assert "nothing to compare with" in out
+    assert calls == [2]  # one trace, read by three GPUs
+    assert "the GPU model on RTX A6000, A100, RTX 4090 (" in out and "No GPU here" in out
+    assert "--quick: 256³, where nothing was published: nothing compared." in out
+    for gpu in ("RTX A6000", "A100", "RTX 4090"):
+        section = out.split(f"\n## {gpu}\n")[1].split("\n## ")[0]
+        assert "| kernel | model ms (256³) | bound (model) |" in section and "\n| 2 | " in section
+    assert "published ms" not in out and "## Summary" not in out
+    assert "Published and left out" in out and "issues/6" in out
 
 
 def test_the_summary_gives_the_goals_figures_and_the_worst_kernels_terms(capsys):
     """Against times set by hand from the model's own (kernel 2 taken 10% slower than modelled, kernel 10 half as
     long): the errors, the worst and τ follow by hand."""
     checked = helpers.load_kernel(KERNEL, target="cpu", check=True, quiet=True)
-    results = {k: published_gemm.modelled(checked, 256, k, "RTX A6000", 2) for k in (2, 10)}
+    results = {k: published_gemm.modelled(checked, 256, k, "RTX A6000", 2)[:2] for k in (2, 10)}
     times = {2: results[2][0].seconds * 1.1, 10: results[10][0].seconds * 0.5}
     published_gemm.summarise("published (A6000)", results, times, 256)
     out = capsys.readouterr().out
@@ -147,39 +194,60 @@ def test_the_summary_gives_the_goals_figures_and_the_worst_kernels_terms(capsys)
     assert "(the faster one first): 10 vs 2\n" in out
 
 
+def test_a_gpu_section_compares_each_source_on_its_own_kernels(capsys):
+    """A source that publishes kernel 2 only, set beside kernels 2 and 10 modelled on the A100: its columns hold "—"
+    for kernel 10, and its agreement covers kernel 2 alone (model ÷ published by hand from its one figure)."""
+    checked = helpers.load_kernel(KERNEL, target="cpu", check=True, quiet=True)
+    results = {k: published_gemm.modelled(checked, 256, k, "A100", 2)[:2] for k in (2, 10)}
+    mine = published.Source(label="mine", gpu="A100", device="A100", where="here", text="| 2: Coalescing | 1000.0 |",
+                            kernels=(2,))  # fmt: skip
+    ((what, agree),) = published_gemm.gpu_section("A100", results, [mine], {}, None, 256)
+    out = capsys.readouterr().out
+    assert what == "published (mine)" and list(agree.ratio) == [2]
+    assert agree.ratio[2] == pytest.approx(results[2][0].seconds / (2 * 4096**3 / 1e12))
+    assert "| kernel | model ms (256³) | bound (model) | published ms (mine) | model ÷ published (mine) |" in out
+    assert "\n| 10 | " in out and out.split("\n| 10 | ")[1].split("\n")[0].endswith("| — | — |")
+    assert (
+        "Published (mine, A100): here:" in out and "Kernels compared: 2." in out and "Against published (mine):" in out
+    )
+
+
 def test_on_a_gpu_the_script_sets_the_model_against_its_own_measurement(capsys, monkeypatch):
     """A GPU is played (its timing a stub that notes the size and kernels it is asked for, each kernel at twice the
-    modelled time): the measured column and the summary against it come out; the quick size is the one timed."""
-    asked = []
+    time modelled on it): the measured column and the summary against it come out, on that GPU only; the quick size
+    is the one timed."""
+    asked, profiles = [], {}
 
     def measured_ms(n, kernels):
         asked.append((n, list(kernels)))
-        return {k: 2 * modelled[k] * 1e3 for k in kernels}
+        return {k: 2 * profiles[k].estimate_detail("H100 SXM", flops=2 * n**3).seconds * 1e3 for k in kernels}
 
-    real_modelled, modelled = published_gemm.modelled, {}
+    real_profiled = published_gemm.profiled
 
-    def modelled_and_noted(checked, n, kernel, gpu, max_blocks):
-        result = real_modelled(checked, n, kernel, gpu, max_blocks)
-        modelled[kernel] = result[0].seconds
+    def profiled_and_noted(checked, n, kernel, max_blocks):
+        result = real_profiled(checked, n, kernel, max_blocks)
+        profiles[kernel] = result[0]
         return result
 
     monkeypatch.setattr(published_gemm.torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(published_gemm.torch.cuda, "get_device_name", lambda: H100)
     monkeypatch.setattr(published_gemm, "measured_ms", measured_ms)
-    monkeypatch.setattr(published_gemm, "modelled", modelled_and_noted)
+    monkeypatch.setattr(published_gemm, "profiled", profiled_and_noted)
     published_gemm.main(["--quick", "--kernels", "2,10"])  # no --gpu: the model's GPU is the one measured
     out = capsys.readouterr().out
     assert asked == [(256, [2, 10])]
-    assert "the GPU model (H100 SXM;" in out and "WARNING" not in out
+    assert "the GPU model on H100 SXM (" in out and "WARNING" not in out and "## A100" not in out
     assert f"| measured ms ({H100}) | model ÷ measured |" in out
     assert f"Against measured ({H100}):" in out
     assert (
         "mean |model ÷ measured - 1|: 50.0%, missed" in out
         and "Kendall τ of the two rankings: 1.00, met (goal ≥ 0.9); 0 of 1 pairs" in out
     )
+    assert f"| H100 SXM | measured ({H100}) | 2 | 50.0% | " in out  # the summary table's row
 
 
-H100, H200 = "NVIDIA H100 80GB HBM3", "NVIDIA H200"  # as torch.cuda.get_device_name() names them
+# as torch.cuda.get_device_name() names them
+H100, H200, H100_NVL = "NVIDIA H100 80GB HBM3", "NVIDIA H200", "NVIDIA H100 NVL"
 
 
 def test_device_model_finds_the_models_row_for_a_device_name():
@@ -189,7 +257,17 @@ def test_device_model_finds_the_models_row_for_a_device_name():
     assert device_model("NVIDIA A100-SXM4-80GB") == "A100"
     assert device_model("NVIDIA GeForce RTX 4090") == "RTX 4090"
     assert device_model("NVIDIA RTX A6000") == "RTX A6000"
-    assert device_model(H200) is None
+    assert (
+        device_model("Tesla T4") == "T4" and device_model("NVIDIA L4") == "L4" and device_model("NVIDIA A10") == "A10"
+    )
+
+
+@pytest.mark.parametrize("device", [H200, H100_NVL, "NVIDIA A100-SXM4-40GB", "NVIDIA A100-PCIE-40GB"])
+def test_device_model_warns_and_gives_no_row_for_a_gpu_the_table_does_not_have(device):
+    """No word is dropped to find a row: an H100 NVL is not the H100 SXM, an A100 40GB (1.56 TB/s) not the row's
+    SXM4 80GB (2.04 TB/s)."""
+    with pytest.warns(UserWarning, match=f"{device!r} is no GPU of kp.gpumodel.gpus: its measured column is printed"):
+        assert published_gemm.device_model(device) is None
 
 
 def play_a_gpu(monkeypatch, name, ms=1.5):
@@ -198,29 +276,35 @@ def play_a_gpu(monkeypatch, name, ms=1.5):
     monkeypatch.setattr(published_gemm, "measured_ms", lambda n, kernels: {k: ms * k for k in kernels})
 
 
-def test_a_gpu_the_model_has_no_row_for_gets_its_measured_column_alone(capsys, monkeypatch):
-    """An H200 (no row in kp.gpumodel.gpus): a loud warning, the measured times, and no model ÷ measured anywhere;
-    an H100 measured but --gpu A6000 modelled: the same refusal, naming both."""
-    play_a_gpu(monkeypatch, H200)
-    published_gemm.main(["--quick", "--kernels", "2"])
+@pytest.mark.parametrize("device", [H200, H100_NVL])
+def test_a_gpu_the_model_has_no_row_for_gets_its_measured_column_alone(capsys, monkeypatch, device):
+    """An H200 or an H100 NVL (no row in kp.gpumodel.gpus): a loud warning, the measured times, and no model ÷
+    measured anywhere; the model runs on the published GPUs."""
+    play_a_gpu(monkeypatch, device)
+    with pytest.warns(UserWarning, match="is no GPU of kp.gpumodel.gpus"):
+        published_gemm.main(["--quick", "--kernels", "2"])
     out = capsys.readouterr().out
-    assert "WARNING: measured on NVIDIA H200, which kp.gpumodel.gpus has no row for, not the modelled RTX A6000" in out
-    assert f"| measured ms ({H200}) | profile s |" in out and "| 3 |" in out  # kernel 2: 2 x 1.5 ms
-    assert "model ÷ measured" not in out and "Against measured" not in out
+    assert (
+        f"WARNING: measured on {device}, which kp.gpumodel.gpus has no row for, not a modelled GPU (RTX A6000, A100, "
+        "RTX 4090): the measured column is printed alone" in out
+    )
+    assert f"| kernel | measured ms ({device}) |\n|---|---|\n| 2 | 3 |" in out  # kernel 2: 2 x 1.5 ms
+    assert "model ÷ measured" not in out and "Against measured" not in out and "## H100 SXM" not in out
+
+
+def test_a_gpu_measured_but_another_modelled_gets_its_measured_column_alone(capsys, monkeypatch):
     play_a_gpu(monkeypatch, H100)
     published_gemm.main(["--quick", "--kernels", "2", "--gpu", "A6000"])
     out = capsys.readouterr().out
-    assert (
-        "WARNING: measured on NVIDIA H100 80GB HBM3, which is the model's H100 SXM, not the modelled RTX A6000" in out
-    )
-    assert "model ÷ measured" not in out
+    assert f"WARNING: measured on {H100}, which is the model's H100 SXM, not a modelled GPU (RTX A6000)" in out
+    assert "model ÷ measured" not in out and "## RTX A6000" in out
 
 
 def test_measure_only_writes_the_times_and_measured_joins_them_off_the_gpu(capsys, monkeypatch, tmp_path):
     """--measure-only on a (played) H100 profiles nothing and writes its times; --measured joins them on a machine
     without a GPU, the model on the H100 the file names."""
     play_a_gpu(monkeypatch, H100)
-    monkeypatch.setattr(published_gemm, "modelled", lambda *a: pytest.fail("--measure-only profiled a kernel"))
+    monkeypatch.setattr(published_gemm, "profiled", lambda *a: pytest.fail("--measure-only profiled a kernel"))
     path = tmp_path / "out" / "published.json"
     published_gemm.main(["--quick", "--kernels", "2,10", "--measure-only", "--out", str(path)])
     record = json.loads(path.read_text())
@@ -230,7 +314,7 @@ def test_measure_only_writes_the_times_and_measured_joins_them_off_the_gpu(capsy
     monkeypatch.setattr(published_gemm.torch.cuda, "is_available", lambda: False)
     published_gemm.main(["--quick", "--kernels", "2,10", "--measured", str(path)])
     out = capsys.readouterr().out
-    assert "the GPU model (H100 SXM;" in out and f"| measured ms ({H100}) | model ÷ measured |" in out
+    assert "the GPU model on H100 SXM (" in out and f"| measured ms ({H100}) | model ÷ measured |" in out
     assert f"Against measured ({H100}):" in out and "No GPU here" not in out
     with pytest.raises(RuntimeError, match=r"--measured: .* was timed at 256³, the model runs at 4096³"):
         published_gemm.main(["--kernels", "2", "--measured", str(path)])
