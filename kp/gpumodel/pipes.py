@@ -51,24 +51,26 @@ above, and this: on 8.6 and 8.9 each sub-partition has one datapath of 16 FP32 l
 FP32 or INT32 (NVIDIA's Ampere GA102 and Ada AD102 architecture whitepapers), so FP32 and integer instructions (IMAD
 included) together get at most 128 lanes per clock per SM ("FP32 + integer pipe"). 7.5, 8.0 and 9.0 have separate
 INT32 lanes (the Turing, A100 and H100 whitepapers).
-The load/store pipe ("LSU"; Nsight Compute's Kernel Profiling Guide, its table of pipelines: "lsu - Load Store Unit.
-The LSU pipeline issues load, store, atomic, and reduction instructions to the L1TEX unit for global, local, and shared
+The load/store pipe ("LSU"; Nsight Compute's Kernel Profiling Guide, its table of pipelines: "lsu - Load Store Unit. The
+LSU pipeline issues load, store, atomic, and reduction instructions to the L1TEX unit for global, local, and shared
 memory. It also issues special register reads (S2R), shuffles, and CTA-level arrive/wait barrier instructions to the
 L1TEX unit"): LDG, STG, LD, ST (generic), LDL, STL, LDS, STS, LDSM, STSM, ATOM, ATOMG, ATOMS, RED, REDG, LDGSTS
 (cp.async: a global load into shared memory), S2R; SHFL (the shuffle pipe's own 32 results per clock per SM above) also
 passes it and is counted with it. Its rate is one warp instruction per clock per SM, the SM's, not a sub-partition's:
-NVIDIA's answers on its developer forum, "how-does-the-lsu-load-store-unit-execute-load-store-instructions-in-the-
-ampere-architecture" (Ampere): "Each cycle the MIO unit can issue 1 instruction to the LSU pipe. This limits the issue
-rate from 4 IPC per SM to 1 IPC per SM", "The LSU pipeline accepts 1 instruction per cycle"; and "understanding-
-instruction-dispatching-in-volta-architecture" (GV100): "In the logical SM model in the whitepaper the LDST boxes should
-be closer to the Tex boxes. LSU and TEX are shared execution units that are timesliced between sub-partitions", "LSU is
-an SM level shared execution unit". So the LD/ST units the architecture whitepapers draw in each sub-partition (their
-number differs between chips) set no rate of their own here. Read for Volta and Ampere (8.0 and 8.6: the answer names
-no chip); taken for 7.5, 8.9 and 9.0 too, an assumption. Not on it: constant-bank loads (LDC: the Guide's
-"adu - Address Divergence Unit ... It also provides support for constant loads and block-level barrier instructions"),
-so BAR neither; ULDC and S2UR (the uniform datapath); MEMBAR, DEPBAR, LDGDEPBAR, CCTL and Hopper's bulk copies (UBLKCP,
-UTMALDG, UTMASTG: the Guide's TMA pipe) and its SYNCS/ARRIVES (unread: the "CTA-level arrive/wait barrier" may be
-these) are left out. Memory instructions making more than one wavefront are held longer by the L1 data pipe, a term of
+NVIDIA's answers on its developer forum,
+"how-does-the-lsu-load-store-unit-execute-load-store-instructions-in-the-ampere-architecture" (Ampere): "Each cycle the
+MIO unit can issue 1 instruction to the LSU pipe. This limits the issue rate from 4 IPC per SM to 1 IPC per SM", "The
+LSU pipeline accepts 1 instruction per cycle"; and "understanding-instruction-dispatching-in-volta-architecture"
+(GV100): "In the logical SM model in the whitepaper the LDST boxes should be closer to the Tex boxes. LSU and TEX are
+shared execution units that are timesliced between sub-partitions", "LSU is an SM level shared execution unit". So the
+LD/ST units the architecture whitepapers draw in each sub-partition (their number differs between chips) set no rate of
+their own here. Read 2026-11-28 through the search tool's stored copies (the forum pages; the Guide in public
+repositories), not NVIDIA's live pages. The rate is read for Volta and Ampere (8.0 and 8.6: the answer names no chip);
+taken for 7.5, 8.9 and 9.0 too, an assumption. Not on it: constant-bank loads (LDC: the Guide's "adu - Address
+Divergence Unit ... It also provides support for constant loads and block-level barrier instructions"), so BAR neither;
+ULDC and S2UR (the uniform datapath); MEMBAR, DEPBAR, LDGDEPBAR, CCTL and Hopper's bulk copies (UBLKCP, UTMALDG,
+UTMASTG: the Guide's TMA pipe) and its SYNCS/ARRIVES (unread: the "CTA-level arrive/wait barrier" may be these) are left
+out. Memory instructions making more than one wavefront are held longer by the L1 data pipe, a term of
 kp.gpumodel.gputime; this pipe charges the instructions (one accepted per clock), which that term does not count.
 Left to the issue term alone (no row of the table, or a rate of 128 or more that never outpaces issue): MOV, SEL, FSEL,
 PRMT, P2R, R2P, PLOP3, SGXT, BMSK, BREV ("Multiple instructions" on 7.x), FRND, F2FP, IABS, the half-precision
@@ -155,7 +157,7 @@ def pipe_clocks(g, pipes, warps_resident):
 
 def busiest_pipe(g, pipes, warps_resident):
     """(name, seconds) of the pipe term of one SM of `g` (pipe_clocks' largest, at the boost clock): "FP32 pipe",
-    "integer pipe", "FMA pipe", "FP32 + integer pipe", ...; ("pipe", 0.0) without pipes."""
+    "integer pipe", "FMA pipe", "FP32 + integer pipe", "LSU pipe", ...; ("pipe", 0.0) without pipes."""
     clocks = pipe_clocks(g, pipes, warps_resident)
     if not clocks:
         return "pipe", 0.0
