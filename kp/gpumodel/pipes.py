@@ -1,13 +1,15 @@
-"""The SM's arithmetic pipes per compute capability (issue 31): which per-lane pipe each SASS opcode runs on, how many
-results per clock per SM each pipe gives, and the time a launch's warp instructions hold the busiest of them on its
-busiest SM. Owns that table and that time only: kp.gpumodel.compiled counts the warp instructions each pipe ran
-(pipe_of over the SASS at its runs), kp.gpumodel.gputime joins the pipe term to the SM side's terms. Imports nothing.
+"""The SM's pipes per compute capability (issue 31): which pipe each SASS opcode runs on (the per-lane arithmetic pipes
+and the SM's one load/store pipe), how many results per clock per SM each gives, and the time a launch's warp
+instructions hold the busiest of them on its busiest SM. Owns that table and that time only: kp.gpumodel.compiled
+counts the warp instructions each pipe ran (pipe_of over the SASS at its runs), kp.gpumodel.gputime joins the pipe term
+to the SM side's terms. Imports nothing.
 
 A warp instruction is 32 results; a pipe giving R results per clock per SM, R / 4 lanes in each of the 4 sub-partitions
 (one warp scheduler each), holds its sub-partition 32 / (R / 4) clocks per warp instruction: an FFMA on an A100 (64
 FP32 lanes per SM, 16 per sub-partition) 2 clocks, on an H100 (128) 1 clock. A pipe of 128 results per clock per SM
 keeps pace with issue (one warp instruction per clock per scheduler: kp.gpumodel.gpu_constants) and never bounds above
-it; the slower ones can. Only the sub-partitions holding a warp work: with W < 4 warps resident, W / 4 of the rate.
+it; the slower ones can. Only the sub-partitions holding a warp work: with W < 4 warps resident, W / 4 of the rate
+(not the LSU's: below).
 
 Sources. The CUDA C++ Programming Guide's table "Throughput of Native Arithmetic Instructions (Number of Results per
 Clock Cycle per Multiprocessor)" (in CUDA 13 in the Best Practices Guide, 12.1.1). Read this session (2026-11-27,
@@ -49,10 +51,31 @@ above, and this: on 8.6 and 8.9 each sub-partition has one datapath of 16 FP32 l
 FP32 or INT32 (NVIDIA's Ampere GA102 and Ada AD102 architecture whitepapers), so FP32 and integer instructions (IMAD
 included) together get at most 128 lanes per clock per SM ("FP32 + integer pipe"). 7.5, 8.0 and 9.0 have separate
 INT32 lanes (the Turing, A100 and H100 whitepapers).
+The load/store pipe ("LSU"; Nsight Compute's Kernel Profiling Guide, its table of pipelines: "lsu - Load Store Unit. The
+LSU pipeline issues load, store, atomic, and reduction instructions to the L1TEX unit for global, local, and shared
+memory. It also issues special register reads (S2R), shuffles, and CTA-level arrive/wait barrier instructions to the
+L1TEX unit"): LDG, STG, LD, ST (generic), LDL, STL, LDS, STS, LDSM, STSM, ATOM, ATOMG, ATOMS, RED, REDG, LDGSTS
+(cp.async: a global load into shared memory), S2R; SHFL (the shuffle pipe's own 32 results per clock per SM above) also
+passes it and is counted with it. Its rate is one warp instruction per clock per SM, the SM's, not a sub-partition's:
+NVIDIA's answers on its developer forum,
+"how-does-the-lsu-load-store-unit-execute-load-store-instructions-in-the-ampere-architecture" (Ampere): "Each cycle the
+MIO unit can issue 1 instruction to the LSU pipe. This limits the issue rate from 4 IPC per SM to 1 IPC per SM", "The
+LSU pipeline accepts 1 instruction per cycle"; and "understanding-instruction-dispatching-in-volta-architecture"
+(GV100): "In the logical SM model in the whitepaper the LDST boxes should be closer to the Tex boxes. LSU and TEX are
+shared execution units that are timesliced between sub-partitions", "LSU is an SM level shared execution unit". So the
+LD/ST units the architecture whitepapers draw in each sub-partition (their number differs between chips) set no rate of
+their own here. Read 2026-11-28 through the search tool's stored copies (the forum pages; the Guide in public
+repositories), not NVIDIA's live pages. The rate is read for Volta and Ampere (8.0 and 8.6: the answer names no chip);
+taken for 7.5, 8.9 and 9.0 too, an assumption. Not on it: constant-bank loads (LDC: the Guide's "adu - Address
+Divergence Unit ... It also provides support for constant loads and block-level barrier instructions"), so BAR neither;
+ULDC and S2UR (the uniform datapath); MEMBAR, DEPBAR, LDGDEPBAR, CCTL and Hopper's bulk copies (UBLKCP, UTMALDG,
+UTMASTG: the Guide's TMA pipe) and its SYNCS/ARRIVES (unread: the "CTA-level arrive/wait barrier" may be these) are left
+out. Memory instructions making more than one wavefront are held longer by the L1 data pipe, a term of
+kp.gpumodel.gputime; this pipe charges the instructions (one accepted per clock), which that term does not count.
 Left to the issue term alone (no row of the table, or a rate of 128 or more that never outpaces issue): MOV, SEL, FSEL,
 PRMT, P2R, R2P, PLOP3, SGXT, BMSK, BREV ("Multiple instructions" on 7.x), FRND, F2FP, IABS, the half-precision
 instructions (HADD2, HMUL2, HFMA2: 128 or 256 results per clock), tensor-core instructions
-(HMMA, IMMA: not modelled), memory, control and barrier instructions. Uniform-datapath instructions (U-prefixed: UIADD3,
+(HMMA, IMMA: not modelled), control and barrier instructions. Uniform-datapath instructions (U-prefixed: UIADD3,
 ULDC, UMOV, ...) run once per warp on the scheduler's uniform datapath, not on the lanes' pipes: no pipe.
 """
 
@@ -64,6 +87,9 @@ RATES = {cc: EACH for cc in ((7, 5), (8, 0), (8, 6), (8, 9), (9, 0))}  # the sam
 # FP32 and integer lanes shared on 8.6 / 8.9: the most results per clock per SM they give together (GA102 / AD102
 # whitepapers); FP32 and IMAD share the FMA datapath everywhere (at the FP32 row's rate: NVIDIA's forum answers above)
 SHARED_FP32_INTEGER = {(8, 6): 128, (8, 9): 128}
+# warp instructions per clock per SM of the load/store pipe, shared by the SM's sub-partitions (NVIDIA's forum answers
+# above: read for Volta and Ampere, assumed for 7.5, 8.9 and 9.0)
+LSU_PER_CLOCK = {cc: 1 for cc in RATES}
 
 PIPES = {
     "FP32": ("FADD", "FMUL", "FFMA", "FADD32I", "FMUL32I", "FFMA32I"),
@@ -75,6 +101,8 @@ PIPES = {
     "conversion": ("F2I", "I2F", "F2F", "I2I"),
     "bit-count": ("POPC", "FLO"),
     "FP64": ("DADD", "DMUL", "DFMA"),
+    "LSU": ("LDG", "STG", "LD", "ST", "LDL", "STL", "LDS", "STS", "LDSM", "STSM", "ATOM", "ATOMG", "ATOMS", "RED",
+            "REDG", "LDGSTS", "S2R"),
 }  # fmt: skip
 PIPE_OF = {opcode: pipe for pipe, opcodes in PIPES.items() for opcode in opcodes}
 
@@ -83,27 +111,30 @@ WIDE_TYPES = {"F64", "S64", "U64"}  # a conversion from or to one of these: the 
 
 
 def pipe_of(opcode):
-    """The pipe a SASS opcode ("FFMA", "IMAD.WIDE.U32", "@P0 MUFU.EX2" without its predicate) runs on, or None: no
-    row of the table (left to the issue term), or a uniform-datapath instruction (UIADD3: once per warp)."""
+    """The pipe a SASS opcode ("FFMA", "IMAD.WIDE.U32", "@P0 MUFU.EX2" without its predicate, "LDG.E.128") runs on,
+    or None: no row of the table (left to the issue term), or a uniform-datapath instruction (UIADD3: once per warp)."""
     base, *modifiers = opcode.split(".")
     pipe = PIPE_OF.get(base)
     return "64-bit conversion" if pipe == "conversion" and WIDE_TYPES.intersection(modifiers) else pipe
 
 
 def rates(g):
-    """{pipe: results per clock per SM} on GPU `g` (a kp.gpumodel.gpus.GPU): FP32 and FP64 from its SM_LIMITS row."""
+    """{pipe: results per clock per SM} on GPU `g` (a kp.gpumodel.gpus.GPU): FP32 and FP64 from its SM_LIMITS row; the
+    LSU's 32 results (one warp instruction) per clock are the whole SM's, not 4 sub-partitions' shares (pipe_clocks)."""
     cc = tuple(g.compute_capability)
     if cc not in RATES:
         raise RuntimeError(f"compute capability {cc}: the pipe table covers {sorted(RATES)}")
     fp64 = g.fp64_per_clock_per_sm
-    return {"FP32": g.fp32_per_clock_per_sm, "FP64": fp64, **RATES[cc], "64-bit conversion": min(CONVERSION, fp64)}
+    return {"FP32": g.fp32_per_clock_per_sm, "FP64": fp64, **RATES[cc], "64-bit conversion": min(CONVERSION, fp64),
+            "LSU": 32 * LSU_PER_CLOCK[cc]}  # fmt: skip
 
 
 def pipe_clocks(g, pipes, warps_resident):
     """{term: clocks} one SM of `g` needs for `pipes` (((pipe, warp instructions), ...), those of the blocks it runs),
     with `warps_resident` warps resident (min(4, W) of its sub-partitions work): each pipe's warp instructions x 32
     lanes / its results per clock; "FMA" (FP32 + IMAD, at the FP32 rate) where both ran; on 8.6 and 8.9 "FP32 +
-    integer" too (their shared lanes). {} without pipes."""
+    integer" too (their shared lanes); "LSU": its instructions and the shuffles together at its rate, however few
+    sub-partitions hold warps (one shared unit). {} without pipes."""
     counts = {}
     for pipe, n in pipes:
         counts[pipe] = counts.get(pipe, 0.0) + n
@@ -112,7 +143,9 @@ def pipe_clocks(g, pipes, warps_resident):
     per_clock, busy = rates(g), min(g.sub_partitions, warps_resident) / g.sub_partitions
     if busy <= 0:
         raise RuntimeError(f"warps_resident={warps_resident}: at least one warp holds the pipes")
-    out = {pipe: 32 * n / (per_clock[pipe] * busy) for pipe, n in counts.items() if n}
+    out = {pipe: 32 * n / (per_clock[pipe] * busy) for pipe, n in counts.items() if n and pipe != "LSU"}
+    if counts.get("LSU"):
+        out["LSU"] = 32 * (counts["LSU"] + counts.get("shuffle", 0.0)) / per_clock["LSU"]
     fp32, imad, integer = (counts.get(p, 0.0) for p in ("FP32", "IMAD", "integer"))
     if fp32 and imad:
         out["FMA"] = 32 * (fp32 + imad) / (per_clock["FP32"] * busy)
@@ -124,7 +157,7 @@ def pipe_clocks(g, pipes, warps_resident):
 
 def busiest_pipe(g, pipes, warps_resident):
     """(name, seconds) of the pipe term of one SM of `g` (pipe_clocks' largest, at the boost clock): "FP32 pipe",
-    "integer pipe", "FMA pipe", "FP32 + integer pipe", ...; ("pipe", 0.0) without pipes."""
+    "integer pipe", "FMA pipe", "FP32 + integer pipe", "LSU pipe", ...; ("pipe", 0.0) without pipes."""
     clocks = pipe_clocks(g, pipes, warps_resident)
     if not clocks:
         return "pipe", 0.0
