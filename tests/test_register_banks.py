@@ -1,8 +1,8 @@
-"""kp.gpumodel.banks: the issue clocks that register-bank conflicts cost, counted from SASS by the rule of Huerta et al.
-(MICRO 2025, section 5.3: two banks by register parity, one read per bank per clock, a fixed-latency instruction reads
-its sources within three clocks or waits; the `.reuse` cache, one entry per bank and operand slot), on listings whose
-bubbles follow by hand; and kp.gpumodel.gputime's issue term, which adds them. Needs no GPU; the last test compiles
-with nvcc."""
+"""kp.gpumodel.register_banks: the issue clocks that register-bank conflicts cost, counted from SASS by the rule of
+Huerta et al. (MICRO 2025, section 5.3: two banks by register parity, one read per bank per clock, a fixed-latency
+instruction reads its sources within three clocks or waits; the `.reuse` cache, one entry per bank and operand slot), on
+listings whose bubbles follow by hand; and kp.gpumodel.gputime's issue term, which adds them. Needs no GPU; the last
+test compiles with nvcc."""
 
 import pytest
 import torch
@@ -11,9 +11,9 @@ import helpers
 import kp.files
 import kp.gpumodel.sass
 import kp.toolchain
-from kp.gpumodel.banks import conflict_cycles, sources, stalls
-from kp.gpumodel.gputime import LaunchWork, estimate_launch
 from kp.gpumodel.gpus import gpu
+from kp.gpumodel.gputime import LaunchWork, estimate_launch
+from kp.gpumodel.register_banks import conflict_cycles, sources, stalls
 from kp.gpumodel.sass import Instruction, classify, parse_sass
 
 
@@ -56,11 +56,11 @@ def test_the_studys_listing_1_waits_zero_one_or_two_clocks_by_the_parity_of_two_
 
 
 def test_a_cached_operand_serves_only_its_own_slot_until_a_read_of_its_bank_and_slot_evicts_it():
-    """The study's listing 4 (IADD3 R1, R2.reuse, R3, R4 first), each third instruction FFMA R10, R2, R12, R14 (R2, R12,
-    R14 in bank 0: three reads, two bubbles, unless R2 hits): R2 hits after FFMA R5, R2.reuse, R7, R8 (example 2), misses
-    after FFMA R5, R2, R7, R8 (1: read without reuse, it is evicted), after FFMA R5, R4, R7, R8 (4: same bank and slot)
-    and hits after FFMA R5, R7, R2, R8 (3: R7 in bank 1 leaves bank 0's slot 0 alone). Three NOPs before the third
-    instruction free its window, so its own reads alone decide."""
+    """The study's listing 4: IADD3 R1, R2.reuse, R3, R4 first, then a second instruction, three NOPs, FFMA R10, R2,
+    R12, R14 (all bank 0) and FFMA R11, R16, R18, R20 (all bank 0), which waits 1 clock after the one before it read
+    two registers (R2 hit the cache) and 2 after it read three. R2 hits after FFMA R5, R2.reuse, R7, R8 (example 2);
+    misses after FFMA R5, R2, R7, R8 (1: read without reuse, it is evicted) and after FFMA R5, R4, R7, R8 (4: same
+    bank and slot); hits after FFMA R5, R7, R2, R8 (3: R7 in bank 1 leaves bank 0's slot 0 alone)."""
     for second, hit in {"FFMA R5, R2.reuse, R7, R8": True, "FFMA R5, R2, R7, R8": False,
                         "FFMA R5, R4, R7, R8": False, "FFMA R5, R7, R2, R8": True}.items():  # fmt: skip
         code = listing("IADD3 R1, R2.reuse, R3, R4", second, "NOP", "NOP", "NOP", "FFMA R10, R2, R12, R14",

@@ -31,8 +31,9 @@ The terms of one launch:
   basic block, max(W x its instructions, its critical path) clocks (kp.gpumodel.depend: what one warp alone needs,
   issuing in order and waiting for each register it reads; Volkov 2016, "Understanding Latency Hiding on GPUs"),
   summed over the blocks' runs that the trace fixes; and the clocks its instructions wait for the register file's
-  two banks (kp.gpumodel.banks: two or three sources in one bank, not served by `.reuse`; a microbenchmark study's
-  rule), each a clock its scheduler issues nothing. Named "issue (dependent)" where those waits are the larger part;
+  two banks (kp.gpumodel.register_banks: two or three sources in one bank, not served by `.reuse`; a microbenchmark
+  study's rule), each a clock its scheduler issues nothing. Named "issue (dependent)" where those waits are the
+  larger part;
 - arithmetic pipes: the per-lane pipes (FP32, integer, IMAD, special functions, shuffle, conversions, FP64) give
   fewer results per clock than issue asks of them on some GPUs (an FFMA holds an A100 sub-partition's 16 FP32 lanes 2
   clocks): each pipe's warp instructions on the busiest SM (kp.gpumodel.compiled) x 32 / its results per clock per SM,
@@ -97,7 +98,7 @@ class LaunchWork:
     barriers: int = 0
     written_sectors: int = 0  # the sectors the stores wrote, as requested (each passes through the L2)
     issued: float = 0  # warp instructions executed, every class (kp.gpumodel.compiled); 0: not counted
-    bank_stalls: float = 0  # issue clocks lost to register-bank conflicts, summed over the warps (kp.gpumodel.banks)
+    bank_stalls: float = 0  # issue clocks lost to register-bank conflicts, all warps (kp.gpumodel.register_banks)
     local_lines: float = 0  # 128-byte lines of the local loads and stores (kp.gpumodel.local: LDL, STL)
     local_bytes_per_thread: int = 0  # each thread's stack frame (ptxas): its local memory
     # (warp-level runs, instructions, critical path in clocks) per basic block whose runs are known (kp.gpumodel.depend)

@@ -1,5 +1,5 @@
-"""Register-bank conflicts, counted from SASS: the issue cycles a fixed-latency instruction waits because two or three of
-its source registers must be read from the same register-file bank in the same few clocks, and its `.reuse` flags
+"""Register-bank conflicts, counted from SASS: the issue cycles a fixed-latency instruction waits because two or three
+of its source registers must be read from the same register-file bank in the same few clocks, and its `.reuse` flags
 (nvdisasm prints them: `FFMA R4, R2.reuse, R6, R8`) did not serve them from the register file cache. Owns the rule and
 its sources; kp.gpumodel.profile multiplies each instruction's stall by its runs and kp.gpumodel.gputime adds the sum
 to the issue term. Never reads a trace and never models a time.
