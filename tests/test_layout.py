@@ -19,6 +19,7 @@ FLOORS = {
     "gpumodel.cfg": 1,
     "gpumodel.pipes": 1,
     "gpumodel.charges": 1,
+    "gpumodel.register_banks": 1,
     "goals": 1,
     "toolchain": 2,
     "diagnostics": 2,

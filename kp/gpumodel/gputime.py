@@ -30,7 +30,10 @@ The terms of one launch:
   and no faster than its warps' dependent instructions allow: W warps sharing a scheduler take, for one run each of a
   basic block, max(W x its instructions, its critical path) clocks (kp.gpumodel.depend: what one warp alone needs,
   issuing in order and waiting for each register it reads; Volkov 2016, "Understanding Latency Hiding on GPUs"),
-  summed over the blocks' runs that the trace fixes. Named "issue (dependent)" where those waits are the larger part;
+  summed over the blocks' runs that the trace fixes; and the clocks its instructions wait for the register file's
+  two banks (kp.gpumodel.register_banks: two or three sources in one bank, not served by `.reuse`; a microbenchmark
+  study's rule), each a clock its scheduler issues nothing. Named "issue (dependent)" where those waits are the
+  larger part;
 - arithmetic pipes: the per-lane pipes (FP32, integer, IMAD, special functions, shuffle, conversions, FP64) give
   fewer results per clock than issue asks of them on some GPUs (an FFMA holds an A100 sub-partition's 16 FP32 lanes 2
   clocks): each pipe's warp instructions on the busiest SM (kp.gpumodel.compiled) x 32 / its results per clock per SM,
@@ -95,6 +98,7 @@ class LaunchWork:
     barriers: int = 0
     written_sectors: int = 0  # the sectors the stores wrote, as requested (each passes through the L2)
     issued: float = 0  # warp instructions executed, every class (kp.gpumodel.compiled); 0: not counted
+    bank_stalls: float = 0  # issue clocks lost to register-bank conflicts, all warps (kp.gpumodel.register_banks)
     local_lines: float = 0  # 128-byte lines of the local loads and stores (kp.gpumodel.local: LDL, STL)
     local_bytes_per_thread: int = 0  # each thread's stack frame (ptxas): its local memory
     # (warp-level runs, instructions, critical path in clocks) per basic block whose runs are known (kp.gpumodel.depend)
@@ -194,7 +198,7 @@ def estimate_launch(gpu_or_name, work):
     issue_rate = min(g.sub_partitions, resident_warps) * g.issue_per_scheduler_per_clock * g.clock_hz
     waits = _dependent_waits(g, work, resident_warps)  # clocks a scheduler waits on its warps' operands
     stall_s = waits * busiest / (min(g.sub_partitions, resident_warps) * g.clock_hz)
-    issue_s = work.issued * busiest / issue_rate + stall_s
+    issue_s = (work.issued + work.bank_stalls) * busiest / issue_rate + stall_s
     issue_name = "issue (dependent)" if stall_s > issue_s / 2 else "issue"
     # The busiest SM's blocks' warp instructions on the slowest arithmetic pipe, its resident warps' sub-partitions busy
     arithmetic_name, pipe_s = busiest_pipe(g, ((p, n * busiest) for p, n in work.pipes), resident_warps)
@@ -211,7 +215,7 @@ def estimate_launch(gpu_or_name, work):
     block_issue = min(g.sub_partitions, warps_per_block) * g.issue_per_scheduler_per_clock * g.clock_hz
     chain_sm = {k: v * slot for k, v in on_sm.items()}
     block_waits = _dependent_waits(g, work, warps_per_block) / min(g.sub_partitions, warps_per_block) / g.clock_hz
-    chain_sm[issue_name] = (work.issued / block_issue + block_waits) / work.grid_blocks * waves
+    chain_sm[issue_name] = ((work.issued + work.bank_stalls) / block_issue + block_waits) / work.grid_blocks * waves
     # and its pipes at the rate of one block's warps' sub-partitions
     chain_sm[arithmetic_name] = busiest_pipe(g, ((p, n * waves / work.grid_blocks) for p, n in work.pipes),
                                              warps_per_block)[1]  # fmt: skip

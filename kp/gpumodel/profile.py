@@ -31,6 +31,7 @@ from kp.gpumodel.depend import dependent_blocks
 from kp.gpumodel.gputime import LaunchWork, estimate
 from kp.gpumodel.local import local_work
 from kp.gpumodel.ptxas import launch_resources
+from kp.gpumodel.register_banks import conflict_cycles
 from kp.gpumodel.sass import arch_of
 from kp.pictures import banks, branch_lanes, picture
 from kp.sourceview import instruction_advice, profile_html
@@ -144,15 +145,17 @@ class Profile(CompiledCounts):
         and stores requested, its global requests' 128-byte lines and its shared wavefronts as `gpu`'s SASS requests
         them (kp.gpumodel.charges: the launch's totals x its kernel's compiled lines over its source lines), the warp
         instructions it executed (its blocks' share of its kernel's SASS as executed; each basic block's runs and
-        critical path, kp.gpumodel.depend),
+        critical path, kp.gpumodel.depend), the issue clocks its register-bank conflicts cost
+        (kp.gpumodel.register_banks),
         the round trips its slowest warp waits (its loads over those in flight together), registers and static shared
         memory from ptxas for `gpu`'s arch and the instantiation launched (32 registers where nvcc is missing), `flops`
         shared out by the launches' blocks."""
         total_blocks = sum(la.blocks for la in self.launches) or 1
         compiled_lines, issued, pipes = self.compiled(gpu)[0], self.issue_instructions(gpu), self.pipe_instructions(gpu)
-        kernel_blocks = {}
+        kernel_blocks, runs = {}, self._instruction_runs(gpu)
         for la in self.launches:
             kernel_blocks[la.kernel] = kernel_blocks.get(la.kernel, 0) + la.blocks
+        banked = {k: conflict_cycles(self.kernel_sass(k, gpu), found) for k, found in runs.items()}
         work = []
         for la, sharing in zip(self.launches, self.sharing):
             registers, static = launch_resources(la.file, la.kernel, self.ctype, arch_of(gpu))
@@ -187,6 +190,7 @@ class Profile(CompiledCounts):
                     shared_wavefronts=round(la.wavefronts * share["shared"]),
                     flops=flops * la.blocks / total_blocks,
                     issued=issued.get(la.kernel, 0.0) * la.blocks / kernel_blocks[la.kernel],
+                    bank_stalls=banked.get(la.kernel, 0.0) * la.blocks / kernel_blocks[la.kernel],
                     dependent_blocks=dependent_blocks(self, la.kernel, gpu, la.blocks / kernel_blocks[la.kernel]),
                     written_sectors=charged(la.sectors_written, share["written"], la.distinct_written),
                     **(

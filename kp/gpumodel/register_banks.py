@@ -1,0 +1,110 @@
+"""Register-bank conflicts, counted from SASS: the issue cycles a fixed-latency instruction waits because two or three
+of its source registers must be read from the same register-file bank in the same few clocks, and its `.reuse` flags
+(nvdisasm prints them: `FFMA R4, R2.reuse, R6, R8`) did not serve them from the register file cache. Owns the rule and
+its sources; kp.gpumodel.profile multiplies each instruction's stall by its runs and kp.gpumodel.gputime adds the sum
+to the issue term. Never reads a trace and never models a time.
+
+The rule, as the sources state it:
+- Jia et al., "Dissecting the NVIDIA Volta GPU Architecture via Microbenchmarking" (arXiv:1804.06826, 2018) and
+  "Dissecting the NVidia Turing T4 GPU via Microbenchmarking" (2019): on Volta and Turing two register banks of 64-bit
+  width. Not read here: known through Huerta et al., who cite both for the two banks, and a published summary.
+- Huerta, Abaie Shoushtary, Cruz, Gonzalez, "Dissecting and Modeling the Architecture of Modern GPU Cores" (MICRO
+  2025, doi:10.1145/3725843.3756041; measured on Turing, Ampere including the RTX A6000, and Blackwell), section 5.3:
+  "the registers in each sub-core are organized in two banks"; "Each bank of the register file has one read port of
+  1024 bits" (one warp register per bank per clock); "FMUL instructions with both source operands in the same bank
+  create a 1-cycle bubble ... FFMA instructions with all three source operands in the same bank generate a 2-cycle
+  bubble"; their best approximation: "all the fixed-latency instructions spend three cycles for reading source
+  operands ... If the instruction in the Allocate stage realizes that it cannot read all its operands in the next
+  three cycles, it is held in this stage ... and generates bubbles until it can reserve all ports needed to read the
+  source operands in the next three cycles". Their listing 1 puts the bank at the register number's parity (R19 and
+  R21 one bank, R18 and R20 the other). The register file cache (5.3.1): one entry per bank, three operand slots each;
+  an operand whose reuse bit is set is kept; a later instruction of the same warp hits where "the register ID matches
+  the one stored in the RFC, and the operand position in the instruction is the same"; "A cached value is unavailable
+  after a read request arrives to the same bank and operand position, regardless of whether it hits". Their table 6
+  (RTX A6000): MaxFlops (FFMAs without reuse) 1.45x faster with two read ports per bank, CUTLASS's SGEMM 1.02-1.10x
+  with unbounded ports: what the rule costs such kernels.
+
+What is assumed here (no source measured it): the rule on cc 8.0, 8.9 and 9.0 (the A100, Ada and Hopper lie between
+the generations measured; the GPU table has cc 7.5 to 9.0, all taken to have it); a warp issuing a basic block back to
+back (its bubbles are then what the scheduler loses; other warps on the sub-core read the same ports, so their bubbles
+add rather than hide); each basic block starting with an empty cache and free ports; only FP32 and integer ALU
+instructions (MUFU, memory, control and 64-bit instructions are fixed-latency or not in ways the sources do not give,
+and neither reserve ports nor touch the cache here); an instruction's register sources at operand slots 0, 1, 2 in the
+order nvdisasm prints them (predicates, constants and immediates hold a slot without a read: `c[0x0][0x160]`); RZ read
+from no bank; a 64-bit pair (`R2.64`, IMAD.WIDE's addend) one read in each bank.
+"""
+
+import re
+
+WINDOW = 3  # clocks in which a fixed-latency instruction reads its sources (Huerta et al. 2025, 5.3)
+BANKS = 2  # per sub-core, a register's bank its number's parity (Jia et al. 2018, 2019; Huerta et al. 2025)
+FIXED_LATENCY = ("fp32", "integer")  # the instruction classes (kp.gpumodel.sass.CLASSES) the rule is applied to
+NOT_FIXED = {"MUFU"}  # the special-function unit's results come back at a variable latency
+OPERAND = re.compile(r"^[-|!~]*R(\d+|Z)((?:\.\w+)*)\|?$")
+
+
+def _split(text):
+    """An instruction's opcode and operand texts: `@!P0 FFMA R4, -R2.reuse, R6, |R8|` -> ("FFMA", [...])."""
+    body = re.sub(r"^@!?U?P\w+\s+", "", text.strip()).rstrip(";").strip()
+    opcode, _, rest = body.partition(" ")
+    return opcode, [o.strip() for o in rest.split(",")] if rest.strip() else []
+
+
+def sources(text):
+    """[(slot, register, reuse)] of a fixed-latency instruction's register sources: the operands after its destination
+    (and after any predicate it writes), at their slot among the sources; a 64-bit pair as its two registers."""
+    opcode, operands = _split(text)
+    rest = operands[1:]
+    while rest and re.fullmatch(r"!?U?P(T|\d)", rest[0]):  # a predicate the instruction writes (IADD3 R2, P0, ...)
+        rest = rest[1:]
+    out = []
+    for slot, operand in enumerate(rest[:3]):
+        m = OPERAND.match(operand)
+        if not m or m[1] == "Z":
+            continue
+        suffixes = m[2].split(".")
+        pair = "64" in suffixes or (opcode.startswith("IMAD.WIDE") and slot == 2)
+        out += [(slot, int(m[1]) + k, "reuse" in suffixes) for k in range(2 if pair else 1)]
+    return out
+
+
+def _applies(instruction):
+    return instruction.cls in FIXED_LATENCY and instruction.opcode.split(".")[0] not in NOT_FIXED
+
+
+def stalls(instructions):
+    """{offset: clocks} of one function's SASS (address order, kp.gpumodel.sass.Instructions): the bubbles each
+    instruction's bank conflicts cost before it issues, by the sources' rule (the module's docstring); instructions
+    without any left out. A basic block starts at a branch target (Instruction.labels) or after a control
+    instruction."""
+    out, cached, reserved, clock = {}, {}, set(), 0
+    previous = None
+    for i in instructions:
+        if i.labels or previous is None or previous.cls == "control" or previous.function != i.function:
+            cached, reserved, clock = {}, set(), 0  # a new basic block: empty cache, free ports
+        previous, clock = i, clock + 1
+        if not _applies(i):
+            continue
+        reads = [0] * BANKS
+        for slot, register, reuse in sources(i.text):
+            bank = register % BANKS
+            reads[bank] += cached.get((bank, slot)) != register
+            cached[(bank, slot)] = register if reuse else None
+        start = clock
+        while not all(sum((b, start + k) not in reserved for k in range(WINDOW)) >= n for b, n in enumerate(reads)):
+            start += 1
+        for bank, n in enumerate(reads):
+            free = [start + k for k in range(WINDOW) if (bank, start + k) not in reserved]
+            reserved |= {(bank, c) for c in free[:n]}
+        if start > clock:
+            out[i.offset] = start - clock
+        clock = start
+    return out
+
+
+def conflict_cycles(instructions, runs):
+    """The issue clocks a kernel's warps lose to bank conflicts: each instruction's stalls (of `instructions`, the
+    kernel's SASS in address order) x its warp-level runs (`runs`: [(Instruction, runs)], kp.gpumodel.compiled's
+    instruction runs)."""
+    bubbles = stalls(instructions)
+    return sum(r * bubbles.get(i.offset, 0) for i, r in runs)

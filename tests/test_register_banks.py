@@ -1,0 +1,144 @@
+"""kp.gpumodel.register_banks: the issue clocks that register-bank conflicts cost, counted from SASS by the rule of
+Huerta et al. (MICRO 2025, section 5.3: two banks by register parity, one read per bank per clock, a fixed-latency
+instruction reads its sources within three clocks or waits; the `.reuse` cache, one entry per bank and operand slot), on
+listings whose bubbles follow by hand; and kp.gpumodel.gputime's issue term, which adds them. Needs no GPU; the last
+test compiles with nvcc."""
+
+import pytest
+import torch
+
+import helpers
+import kp.files
+import kp.gpumodel.sass
+import kp.toolchain
+from kp.gpumodel.gpus import gpu
+from kp.gpumodel.gputime import LaunchWork, estimate_launch
+from kp.gpumodel.register_banks import conflict_cycles, sources, stalls
+from kp.gpumodel.sass import Instruction, classify, parse_sass
+
+
+def listing(*texts, labels=()):
+    """Instructions of one function at offsets 0, 0x10, ...; `labels`: the indices that are branch targets."""
+    out = []
+    for n, text in enumerate(texts):
+        opcode = text.split()[1] if text.startswith("@") else text.split()[0]
+        out.append(Instruction("f", 16 * n, "k.cu", 1, text, opcode, *classify(opcode), 1, "",
+                               ".L_x_1" if n in labels else ""))  # fmt: skip
+    return out
+
+
+def test_an_ffma_with_all_three_sources_in_one_bank_waits_two_clocks_and_reuse_removes_it():
+    """FFMA R4, R2, R6, R8, eight times: R2, R6, R8 all even (bank 0). The first reads them at clocks 1-3 (its
+    window); the second, ready at 2, finds bank 0 free only at 4 and waits until 4-6 are free: 2 bubbles; every later
+    one likewise. 2 x 7 = 14. With R2 and R6 `.reuse`d, only the first reads all three; the others read R8 alone, one
+    read a clock: none."""
+    plain = listing(*["FFMA R4, R2, R6, R8"] * 8)
+    assert stalls(plain) == {16 * n: 2 for n in range(1, 8)}
+    assert sum(stalls(plain).values()) == 14
+    assert stalls(listing(*["FFMA R4, R2.reuse, R6.reuse, R8"] * 8)) == {}
+
+
+def test_sources_in_two_banks_read_in_parallel_and_two_in_one_bank_cost_a_clock_an_instruction():
+    """FFMA R4, R3, R6, R9: bank 1 (R3, R9) twice, bank 0 once: the first reserves bank 1 at 1, 2; the second (2-4)
+    finds 3, 4; the third (3-5) only 5, waits to 4 (5, 6): 1 bubble, and so on: 1 for each but the first two. FMUL
+    R4, R2, R6 (both bank 0) likewise: the study's "1-cycle bubble"; FMUL R4, R2, R5 (one in each bank): none."""
+    assert sum(stalls(listing(*["FFMA R4, R3, R6, R9"] * 8)).values()) == 6
+    assert sum(stalls(listing(*["FMUL R4, R2, R6"] * 8)).values()) == 6
+    assert stalls(listing(*["FMUL R4, R2, R5"] * 8)) == {}
+
+
+def test_ffmas_reading_three_registers_each_issue_two_in_three_clocks_as_the_studys_maxflops():
+    """64 FFMAs, each three uncached sources, alternately two in bank 0 and one in bank 1 and the other way round:
+    3 reads a bank per pair of instructions, 2 ports: 3 clocks a pair once the first two pairs have used the windows'
+    slack (the fifth waits for bank 0 at 7): 30 bubbles, 94 clocks for 64 instructions. Two ports per bank would take
+    64: 1.47x faster, where Huerta et al. (table 6) simulate MaxFlops on the RTX A6000 1.45x faster (its FFMAs' reuse
+    bits: 1.3% of its instructions)."""
+    found = stalls(listing(*["FFMA R4, R2, R6, R9", "FFMA R5, R3, R7, R8"] * 32))
+    assert found == {16 * n: 1 for n in range(4, 64, 2)}
+    assert (64 + sum(found.values())) / 64 == pytest.approx(1.47, abs=0.005)
+
+
+def test_the_studys_listing_1_waits_zero_one_or_two_clocks_by_the_parity_of_two_registers():
+    """Huerta et al.'s listing 1: CLOCK, NOP, FFMA R11, R10, R12, R14, FFMA R13, R16, R_X, R_Y, NOP, CLOCK; they
+    measured 5, 6 and 7 clocks for (R19, R21), (R18, R21), (R18, R20): 0, 1, 2 bubbles at the second FFMA."""
+    for (x, y), bubbles in {("R19", "R21"): 0, ("R18", "R21"): 1, ("R18", "R20"): 2}.items():
+        code = listing("CS2R R2, SR_CLOCKLO", "NOP", "FFMA R11, R10, R12, R14", f"FFMA R13, R16, {x}, {y}", "NOP")
+        assert stalls(code) == ({0x30: bubbles} if bubbles else {})
+
+
+def test_a_cached_operand_serves_only_its_own_slot_until_a_read_of_its_bank_and_slot_evicts_it():
+    """The study's listing 4: IADD3 R1, R2.reuse, R3, R4 first, then a second instruction, three NOPs, FFMA R10, R2,
+    R12, R14 (all bank 0) and FFMA R11, R16, R18, R20 (all bank 0), which waits 1 clock after the one before it read
+    two registers (R2 hit the cache) and 2 after it read three. R2 hits after FFMA R5, R2.reuse, R7, R8 (example 2);
+    misses after FFMA R5, R2, R7, R8 (1: read without reuse, it is evicted) and after FFMA R5, R4, R7, R8 (4: same
+    bank and slot); hits after FFMA R5, R7, R2, R8 (3: R7 in bank 1 leaves bank 0's slot 0 alone)."""
+    for second, hit in {"FFMA R5, R2.reuse, R7, R8": True, "FFMA R5, R2, R7, R8": False,
+                        "FFMA R5, R4, R7, R8": False, "FFMA R5, R7, R2, R8": True}.items():  # fmt: skip
+        code = listing("IADD3 R1, R2.reuse, R3, R4", second, "NOP", "NOP", "NOP", "FFMA R10, R2, R12, R14",
+                       "FFMA R11, R16, R18, R20")  # fmt: skip
+        # the last reads three bank-0 registers at once after it: 1 bubble after two reads (a hit), 2 after three
+        waited = stalls(code).get(0x60, 0)
+        assert waited == (1 if hit else 2), second
+
+
+def test_what_the_rule_reads_and_leaves_out():
+    """Sources after the destination and any predicate written; RZ, constants and uniform registers read no bank; a
+    64-bit pair one register in each; memory, MUFU and control instructions neither wait nor touch the cache; a
+    branch target starts a block with free ports."""
+    assert sources("@!P0 IADD3 R2, P0, R3.reuse, -R4, RZ") == [(0, 3, True), (1, 4, False)]
+    assert sources("FFMA R4, R2, c[0x0][0x160], UR4") == [(0, 2, False)]
+    assert sources("IMAD.WIDE R2, R3, 0x4, R6") == [(0, 3, False), (2, 6, False), (2, 7, False)]
+    assert stalls(listing(*["LDS R4, [R2+0x10]"] * 4, *["MUFU.EX2 R4, R2"] * 4)) == {}
+    assert stalls(listing("FFMA R4, R2, R6, R8", "FFMA R4, R2, R6, R8", labels=(1,))) == {}
+
+
+LISTING = """\
+\t.section\t.text._Z1kPf,"ax",@progbits
+_Z1kPf:
+\t//## File "/p/k.cu", line 5
+        /*0000*/                   FFMA R4, R2, R6, R8 ;
+        /*0010*/                   FFMA R5, R2, R6, R10 ;
+        /*0020*/                   FFMA R7, R2.reuse, R6.reuse, R12 ;
+        /*0030*/                   FFMA R9, R2, R6, R14 ;
+        /*0040*/                   EXIT ;
+"""
+
+
+def test_a_listings_stalls_times_the_runs_of_its_instructions_are_the_kernels_lost_clocks():
+    """nvdisasm's text, all sources in bank 0: the first FFMA reads at 1-3; the second, ready at 2, waits to 4 (2
+    bubbles); the third, ready at 5, to 7 (2 more: its R2, R6 were read without reuse before) and caches R2, R6; the
+    fourth, ready at 8, hits both and reads R14 alone, at 10: none. Run 1000 times by a warp: 4000 clocks."""
+    found = parse_sass(LISTING)
+    assert [i.text for i in found][2] == "FFMA R7, R2.reuse, R6.reuse, R12"
+    assert stalls(found) == {0x10: 2, 0x20: 2}
+    assert conflict_cycles(found, [(i, 1000.0) for i in found]) == 4000
+
+
+def test_the_issue_term_adds_the_clocks_lost_to_bank_conflicts():
+    """One block of 4 warps on the H100 (4 schedulers at 1.98 GHz): 4e6 warp instructions issue in 1e6 clocks; 2e6
+    clocks of bank stalls, spread over the 4 schedulers, add 0.5e6: 1.5e6 / 1.98e9 s."""
+    work = LaunchWork(kernel="k", grid_blocks=1, threads_per_block=128, issued=4e6)
+    plain, banked = estimate_launch("H100", work), estimate_launch("H100", LaunchWork(**{**vars(work),
+                                                                                     "bank_stalls": 2e6}))  # fmt: skip
+    clock = gpu("H100").clock_hz
+    assert plain.issue_s == pytest.approx(1e6 / clock)
+    assert banked.issue_s == pytest.approx(1.5e6 / clock)
+
+
+needs_sass = pytest.mark.skipif(
+    kp.toolchain.find_cuda_root() is None or kp.gpumodel.sass.nvdisasm() is None, reason="no nvcc or no nvdisasm here"
+)
+
+
+@needs_sass
+def test_a_profiles_launch_carries_its_kernels_bank_stalls_into_the_issue_term():
+    """tests/cuda_cpu/compiled.cu's fma_loop, as profiled: its launch's bank_stalls are its SASS's stalls x their runs,
+    and the estimate's issue term is (instructions + those stalls) per scheduler."""
+    from kp.gpumodel.profile import profile
+
+    k = helpers.load_kernel(kp.files.ROOT / "tests" / "cuda_cpu" / "compiled.cu", target="cpu", check=True, quiet=True)
+    n = 256
+    p = profile(k.run, 4, torch.zeros(4 * n), torch.zeros(n), max_blocks=4)  # 4: fma_loop (tests/test_sass.py)
+    (work,) = p.work(gpu="H100")
+    runs = p._instruction_runs("H100")["fma_loop"]
+    assert work.bank_stalls == pytest.approx(conflict_cycles(p.kernel_sass("fma_loop", "H100"), runs))
