@@ -97,7 +97,7 @@ def test_the_guard_diverges_only_in_a_ragged_last_warp_and_is_no_advice(k, n, di
     assert "branch" in [row["access"] for row in p.table().rows]
 
 
-RAGGED_CU = """// ragged_loops: thread t runs trips[t] turns of a loop whose `if` takes pattern[t][i] (tests/test_profile.py)
+RAGGED_CU = """// ragged_loops: thread t runs trips[t] turns of a loop whose `if` takes pattern[t][i] (test_profile.py)
 #include "kp.cuh"
 __global__ void ragged_loops(const float* trips, const float* pattern, float* out, int turns) {
   int t = threadIdx.x;
@@ -141,9 +141,10 @@ def branch_totals(evaluated, took):
             if taken and other:
                 divergent += 1
                 split += max(taken) < min(other) or max(other) < min(taken)
+        lanes_of = [first + lane for lane in range(32)]
         per_lane[first // 32] = (
-            tuple(evaluated[first + l] if first + l < len(evaluated) else 0 for l in range(32)),
-            tuple(sum(took[first + l][: evaluated[first + l]]) if first + l < len(evaluated) else 0 for l in range(32)),
+            tuple(evaluated[t] if t < len(evaluated) else 0 for t in lanes_of),
+            tuple(sum(took[t][: evaluated[t]]) if t < len(evaluated) else 0 for t in lanes_of),
         )
     return (executions, lanes, divergent, split, none), per_lane
 
