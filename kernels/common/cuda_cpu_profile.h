@@ -192,7 +192,7 @@ struct Profile {
   // (pc, thread) -> times it executed pc so far: each pc (an access site or a branch) has a row of kMaxBlockThreads
   // counters. One small map of the block's few hundred sites at most, not one entry per (site, thread): that map's
   // lookups were an eighth of a profile's time (perf, the linear ladder's v7 at 4096³, 2026-11-27).
-  std::unordered_map<uintptr_t, uint32_t> sites_run;  // pc -> its row in `executions`, `requests` and `branches`
+  std::unordered_map<uintptr_t, uint32_t> sites_run;  // pc -> its row in `executions`, `requests`, `taken_bits`, ...
   std::vector<uint32_t> executions;
   uintptr_t last_pc = 0;  // the row of the pc looked up last (a thread's loop runs one site many times in a row)
   uint32_t last_row = 0;
@@ -200,7 +200,7 @@ struct Profile {
   // last_pc alone missed most lookups, and the map's were a tenth of a profile (perf, linear_ladder v7 at 4096³).
   std::array<std::pair<uintptr_t, uint32_t>, 64> recent{};
   std::vector<uint32_t> accesses;                      // per thread: its accesses so far (their program order)
-  // Its warp requests and branch executions: the n-th of warp w at a pc is [n] of the row (pc's row in `executions`)
+  // Its warp requests: the n-th of warp w at a pc is [n] of the row (pc's row in `executions`)
   // x kWarps + w. Vectors, not hash maps of (pc, warp, n): a block of the linear ladder makes 10^5 of them, and the
   // maps' lookups were a fifth of a profile's time (perf, 2026-11-27).
   std::vector<std::vector<Request>> requests;
@@ -624,7 +624,7 @@ constexpr unsigned kWarps = kMaxBlockThreads / 32;
 constexpr size_t kMaxTrips = 64;               // distinct trip counts kept per condition (TripStats)
 constexpr uint32_t kLostTrips = 0xffffffffu;  // the entries past them
 
-// The running block's requests (or branch executions) that some lane made, each with its (pc, warp, n).
+// The running block's requests that some lane made, each with its (pc, warp, n).
 template <typename T>
 std::vector<std::pair<RequestKey, const T*>> made(const Profile& p, const std::vector<std::vector<T>>& rows) {
   std::vector<std::pair<RequestKey, const T*>> out;
@@ -882,7 +882,7 @@ uint32_t executed_before(Profile& p, uintptr_t pc, unsigned tid) {
   return p.executions[size_t(row_of(p, pc)) * kMaxBlockThreads + tid]++;
 }
 
-// Room for the n-th execution in a row of requests or branch executions (out of line, as row_looked_up).
+// Room for the n-th request in a row of requests (out of line, as row_looked_up).
 template <typename T>
 __attribute__((noinline)) void grow(std::vector<T>& row, uint32_t n) {
   row.resize(n + 1);
