@@ -97,6 +97,87 @@ def test_the_guard_diverges_only_in_a_ragged_last_warp_and_is_no_advice(k, n, di
     assert "branch" in [row["access"] for row in p.table().rows]
 
 
+RAGGED_CU = """// ragged_loops: thread t runs trips[t] turns of a loop whose `if` takes pattern[t][i] (test_profile.py)
+#include "kp.cuh"
+__global__ void ragged_loops(const float* trips, const float* pattern, float* out, int turns) {
+  int t = threadIdx.x;
+  float acc = 0;
+  int n = (int)trips[t];
+  for (int i = 0; i < n; ++i) {  // (loop)
+    if (pattern[t * turns + i] > 0.5f) acc += 1;  // (if)
+  }
+  out[t] = acc;
+}
+void ragged_loops_fwd(const float* trips, const float* pattern, float* out, int threads, int turns) {
+  ragged_loops<<<1, threads>>>(trips, pattern, out, turns);
+  KP_CHECK_LAUNCH();
+}
+"""
+RAGGED_BINDING = """#include "binding.h"
+void ragged_loops_fwd(const float* trips, const float* pattern, float* out, int threads, int turns);
+kp::Tensor ragged_loops(kp::Tensor trips, kp::Tensor pattern) {
+  kp::Tensor out = torch::stable::new_zeros(trips, {trips.numel()});
+  ragged_loops_fwd(kp::data<const float>(trips, "trips"), kp::data<const float>(pattern, "pattern"),
+                   kp::data<float>(out, "out"), trips.numel(), pattern.numel() / trips.numel());
+  return out;
+}
+KP_OPS(m) { m.def("ragged_loops(Tensor trips, Tensor pattern) -> Tensor", TORCH_BOX(&ragged_loops)); }
+"""
+
+
+def branch_totals(evaluated, took):
+    """A branch's (executions, lanes, divergent, split, none) and its per-lane (evaluated, taken), warp by warp, from
+    each thread's evaluations (`evaluated[t]`) and the ones that held (`took[t][n]`: its n-th held), by
+    cuda_cpu_profile.h's rules: the n-th evaluation of the lanes that evaluated it n times or more is one execution."""
+    executions = lanes = divergent = split = none = 0
+    per_lane = {}
+    for first in range(0, len(evaluated), 32):
+        warp = range(first, min(first + 32, len(evaluated)))
+        for n in range(max(evaluated[t] for t in warp)):
+            active = {t % 32 for t in warp if evaluated[t] > n}
+            taken = {t % 32 for t in warp if evaluated[t] > n and took[t][n]}
+            other = active - taken
+            executions, lanes, none = executions + 1, lanes + len(active), none + (not taken)
+            if taken and other:
+                divergent += 1
+                split += max(taken) < min(other) or max(other) < min(taken)
+        lanes_of = [first + lane for lane in range(32)]
+        per_lane[first // 32] = (
+            tuple(evaluated[t] if t < len(evaluated) else 0 for t in lanes_of),
+            tuple(sum(took[t][: evaluated[t]]) if t < len(evaluated) else 0 for t in lanes_of),
+        )
+    return (executions, lanes, divergent, split, none), per_lane
+
+
+def test_a_branchs_executions_are_its_lanes_nth_evaluations_however_many_each_lane_made(tmp_path):
+    """Each thread's evaluations are recorded as bits, 64 to a word, and a block's end puts the lanes' n-th ones
+    together: lanes that ran the loop 0 to 200 times (words full, partial and empty), a ragged last warp (80
+    threads), random `if`s: the totals and the picture of one block's lanes are the rule's, worked out here."""
+    (tmp_path / "ragged.cu").write_text(RAGGED_CU)
+    (tmp_path / "ragged_binding.cpp").write_text(RAGGED_BINDING)
+    (tmp_path / "ragged_ops.py").write_text("def register(ops):\n    pass  # a test op: no fake, no formula\n")
+    ragged = helpers.load_kernel(tmp_path / "ragged.cu", target="cpu", check=True, quiet=True)
+    gen = torch.Generator().manual_seed(31)
+    threads, turns = 80, 200
+    trips = torch.randint(0, turns + 1, (threads,), generator=gen)
+    trips[:3] = torch.tensor([0, 63, 64])  # no word; a word all but full; a full one and nothing after it
+    trips[3:6] = torch.tensor([65, 128, turns])
+    pattern = (torch.rand(threads, turns, generator=gen) > 0.3).float()
+    p = profile(ragged.ragged_loops, trips.float(), pattern)
+    lines = RAGGED_CU.splitlines()
+    at = {what: next(i for i, ln in enumerate(lines, 1) if f"// ({what})" in ln) for what in ("loop", "if")}
+    t = trips.tolist()
+    expected = {
+        "loop": branch_totals([n + 1 for n in t], [[i < n for i in range(n + 1)] for n in t]),
+        "if": branch_totals(t, [[bool(v) for v in row] for row in pattern.tolist()]),
+    }
+    for what, (totals, per_lane) in expected.items():
+        (branch,) = [b for b in p.branches if b.line == at[what]]
+        assert (branch.executions, branch.lanes, branch.divergent, branch.split, branch.none) == totals, what
+        pictured = {b.warp: (b.evaluated, b.taken) for b in p.branch_lanes if b.line == at[what]}
+        assert pictured == per_lane, what
+
+
 def test_a_ragged_last_warp_has_fewer_active_lanes(k):
     load = one(run(k, "strided", 1, n=1000), "global", "load")
     assert (load.requests, load.lanes, load.sectors) == (32, 1000, 31 * 4 + 1)  # the last warp: 8 floats, 1 sector

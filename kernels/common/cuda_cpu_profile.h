@@ -116,6 +116,15 @@ struct Branch {
   uint32_t lanes = 0, taken = 0;  // lanes that evaluated the condition; those for which it held
 };
 
+// What the branch hook's common case reads of a branch's row (see profile_branch_fast): the KP_BRANCH site its pc is
+// a copy of, and per warp the thread counted for that site's trips (TripSite::lane; -1: not known to this row yet,
+// the hook's full path then looks it up). A copy of the TripSite's, kept beside the row so that the common case reads
+// it without going through the TripSite's pointer. Zero site: not a branch's row, or not evaluated in this block.
+struct BranchRow {
+  uintptr_t site = 0;
+  int32_t counted[kMaxBlockThreads / 32];
+};
+
 struct BranchStats {
   uint64_t executions = 0, lanes = 0, divergent = 0;  // warp-level executions, their active lanes, the divergent ones
   // Divergent executions split at one lane (lanes below it one way, the rest the other): the bounds guard of a ragged
@@ -183,7 +192,7 @@ struct Profile {
   // (pc, thread) -> times it executed pc so far: each pc (an access site or a branch) has a row of kMaxBlockThreads
   // counters. One small map of the block's few hundred sites at most, not one entry per (site, thread): that map's
   // lookups were an eighth of a profile's time (perf, the linear ladder's v7 at 4096³, 2026-11-27).
-  std::unordered_map<uintptr_t, uint32_t> sites_run;  // pc -> its row in `executions`, `requests` and `branches`
+  std::unordered_map<uintptr_t, uint32_t> sites_run;  // pc -> its row in `executions`, `requests`, `taken_bits`, ...
   std::vector<uint32_t> executions;
   uintptr_t last_pc = 0;  // the row of the pc looked up last (a thread's loop runs one site many times in a row)
   uint32_t last_row = 0;
@@ -191,11 +200,18 @@ struct Profile {
   // last_pc alone missed most lookups, and the map's were a tenth of a profile (perf, linear_ladder v7 at 4096³).
   std::array<std::pair<uintptr_t, uint32_t>, 64> recent{};
   std::vector<uint32_t> accesses;                      // per thread: its accesses so far (their program order)
-  // Its warp requests and branch executions: the n-th of warp w at a pc is [n] of the row (pc's row in `executions`)
+  // Its warp requests: the n-th of warp w at a pc is [n] of the row (pc's row in `executions`)
   // x kWarps + w. Vectors, not hash maps of (pc, warp, n): a block of the linear ladder makes 10^5 of them, and the
   // maps' lookups were a fifth of a profile's time (perf, 2026-11-27).
   std::vector<std::vector<Request>> requests;
-  std::vector<std::vector<Branch>> branches;
+  // Branch evaluations, as bits: thread t's n-th evaluation of the condition at a pc held when bit n % 64 of its word
+  // n / 64 is set. The word being filled is [row x kMaxBlockThreads + t] of `taken_bits`; the full ones are in the
+  // row's warp's `taken_words` (row x kWarps + warp), word k of lane l at [k x 32 + l]. A block's end turns them back
+  // into warp-level executions (lanes: those that evaluated it n times or more; taken: their bits n). A bit, not a
+  // Branch of 8 bytes read and written by every lane of a warp: that was a fifth of the branch hook (perf, 2026-11-28).
+  std::vector<uint64_t> taken_bits;
+  std::vector<std::vector<uint64_t>> taken_words;
+  std::vector<BranchRow> branch_rows;  // per row
   std::unordered_map<uintptr_t, TripSite> trip_block;  // KP_BRANCH's site -> its trips in the running block
   // Per row: the trips of the condition whose copy its pc is (null: not a branch's row, or not looked up yet). A pc
   // is one call of check_branch, with one site: so a branch finds its row and its site in one lookup, not two (the
@@ -356,6 +372,10 @@ void count_group(Profile& p, unsigned wi, const Group& g) {
 void regroup(Profile& p, unsigned wi,
              const std::vector<std::tuple<uintptr_t, const Request*, const Counted*>>& reqs) {
   const unsigned width = kWidths[wi];
+  // A chunk's first byte and a byte's place in it by masks, not divisions (kWidths are powers of two): the divisions
+  // by a width not known at compile time were two fifths of linear_ladder v4's block ends (perf, 2026-11-28).
+  static_assert(kWidths[0] == 4 && kWidths[1] == 8 && kWidths[2] == 16, "widths are powers of two");
+  const uintptr_t low = width - 1;
   std::vector<Group> open;
   for (uint32_t at = 0; at < reqs.size(); ++at) {
     const auto& [pc, r, counted] = reqs[at];
@@ -367,7 +387,7 @@ void regroup(Profile& p, unsigned wi,
     bool fits = r->size <= width;
     for (uint32_t m = r->lanes; m && fits; m &= m - 1) {
       const uintptr_t a = r->addr[__builtin_ctz(m)];
-      fits = a / width == (a + r->size - 1) / width;
+      fits = (a & ~low) == ((a + r->size - 1) & ~low);
     }
     if (!fits) {
       for (unsigned off = 0; off < r->size; off += width) {
@@ -385,11 +405,11 @@ void regroup(Profile& p, unsigned wi,
     Group* into = nullptr;
     for (Group& g : open) {
       if (g.space != r->space || g.kind != r->kind || g.lanes != r->lanes) continue;
-      bool joins = g.base[first] == r->addr[first] / width * width;
+      bool joins = g.base[first] == (r->addr[first] & ~low);
       for (uint32_t m = r->lanes; m && joins; m &= m - 1) {
         const unsigned l = __builtin_ctz(m);
         const uintptr_t a = r->addr[l];
-        joins = g.base[l] == a / width * width && !(g.covered[l] & bits << (a % width));
+        joins = g.base[l] == (a & ~low) && !(g.covered[l] & bits << (a & low));
       }
       if (joins) {
         into = &g;
@@ -401,11 +421,11 @@ void regroup(Profile& p, unsigned wi,
       if (open.size() >= kOpenGroups) count_group(p, wi, open.front()), open.erase(open.begin());
       open.push_back(Group{pc, r->space, r->kind, r->lanes, at, {}, {}, counted->site, r, counted});
       into = &open.back();
-      for (uint32_t m = r->lanes; m; m &= m - 1) into->base[__builtin_ctz(m)] = r->addr[__builtin_ctz(m)] / width * width;
+      for (uint32_t m = r->lanes; m; m &= m - 1) into->base[__builtin_ctz(m)] = r->addr[__builtin_ctz(m)] & ~low;
     }
     for (uint32_t m = r->lanes; m; m &= m - 1) {
       const unsigned l = __builtin_ctz(m);
-      into->covered[l] |= bits << (r->addr[l] % width);
+      into->covered[l] |= bits << (r->addr[l] & low);
     }
   }
   for (const Group& g : open) count_group(p, wi, g);
@@ -604,7 +624,7 @@ constexpr unsigned kWarps = kMaxBlockThreads / 32;
 constexpr size_t kMaxTrips = 64;               // distinct trip counts kept per condition (TripStats)
 constexpr uint32_t kLostTrips = 0xffffffffu;  // the entries past them
 
-// The running block's requests (or branch executions) that some lane made, each with its (pc, warp, n).
+// The running block's requests that some lane made, each with its (pc, warp, n).
 template <typename T>
 std::vector<std::pair<RequestKey, const T*>> made(const Profile& p, const std::vector<std::vector<T>>& rows) {
   std::vector<std::pair<RequestKey, const T*>> out;
@@ -615,6 +635,19 @@ std::vector<std::pair<RequestKey, const T*>> made(const Profile& p, const std::v
         if (v[n].lanes) out.push_back({RequestKey{pc, warp, n}, &v[n]});
     }
   return out;
+}
+
+// A 32 x 32 matrix of bits transposed in place: bit j of a[i] goes to bit i of a[j] (lanes' words of taken bits in,
+// one mask of lanes per execution out). Halves swapped, then quarters, ..., Hacker's Delight's transpose32 (7-3).
+void transpose32(uint32_t a[32]) {
+  constexpr uint32_t kKeep[5] = {0x0000ffff, 0x00ff00ff, 0x0f0f0f0f, 0x33333333, 0x55555555};
+  for (unsigned s = 16, level = 0; s; s >>= 1, ++level)
+    for (unsigned i = 0; i < 32; ++i)
+      if (!(i & s)) {
+        const uint32_t t = ((a[i] >> s) ^ a[i + s]) & kKeep[level];
+        a[i + s] ^= t;
+        a[i] ^= t << s;
+      }
 }
 
 // One warp's branch executions at a pc, for BranchStats::by_lane: each distinct (lanes, taken) with the times it came
@@ -704,31 +737,53 @@ void profile_block_end(const char* kernel) {
   }
   const bool first_block = launch.ended++ == 0;
   // Branch executions, row by row (a block of linear_ladder v7 at 4096³ makes 3.6 million: one list of them all, as
-  // for the requests, and a map lookup for each were a twentieth of a profile, 2026-11-27). Summed per row, then
-  // multiplied by the block's weight: the same totals.
+  // for the requests, and a map lookup for each were a twentieth of a profile, 2026-11-27), each warp's decoded from
+  // its lanes' bits 64 executions at a time. Summed per row, then multiplied by the block's weight: the same totals.
   for (const auto& [pc, row] : p.sites_run) {
+    if (!p.branch_rows[row].site) continue;  // an access site's row
     BranchStats* s = nullptr;
     bool by_lane = false;  // this row's executions go into the picture of who took it (see BranchStats)
     uint64_t executions = 0, lanes = 0, divergent = 0, split = 0, none = 0;
     for (uint32_t warp = 0; warp < kWarps; ++warp) {
+      const size_t first = size_t(row) * kMaxBlockThreads + warp * 32;
+      const uint32_t* evaluated = &p.executions[first];  // per lane: its evaluations
+      std::array<std::pair<uint32_t, uint32_t>, 32> ends;  // (evaluations, lane), fewest first: where lanes drop out
+      for (uint32_t l = 0; l < 32; ++l) ends[l] = {evaluated[l], l};
+      std::sort(ends.begin(), ends.end());
+      const uint32_t most = ends[31].first;
+      if (!most) continue;
       LaneTally tally;
-      for (const Branch& b : p.branches[size_t(row) * kWarps + warp]) {
-        if (!b.lanes) continue;
-        if (!s) {
-          s = &p.branch_sites[{kernel, pc}];
-          by_lane = first_block && (!s->lanes_launch || s->lanes_launch == p.launches.size());
-          if (by_lane) s->lanes_launch = p.launches.size();
+      const std::vector<uint64_t>& full = p.taken_words[size_t(row) * kWarps + warp];
+      uint32_t active = ~0u;  // the lanes that evaluated it more than n times
+      unsigned gone = 0;      // ends[0, gone) have dropped out
+      for (uint32_t k = 0; k * 64 < most; ++k) {
+        uint32_t lo[32], hi[32];  // bits [0, 32) and [32, 64) of the lanes' words k, then transposed: per execution
+        for (uint32_t l = 0; l < 32; ++l) {
+          const uint32_t words = evaluated[l] / 64;
+          const uint64_t word = k < words ? full[size_t(k) * 32 + l] : k == words ? p.taken_bits[first + l] : 0;
+          lo[l] = uint32_t(word), hi[l] = uint32_t(word >> 32);
         }
-        if (by_lane) tally.add(b);
-        ++executions;
-        lanes += __builtin_popcount(b.lanes);
-        if (b.taken && b.taken != b.lanes) {
-          ++divergent;
-          const uint32_t other = b.lanes & ~b.taken;
-          const auto highest = [](uint32_t m) { return 31 - __builtin_clz(m); };
-          split += highest(b.taken) < __builtin_ctz(other) || highest(other) < __builtin_ctz(b.taken);
+        transpose32(lo), transpose32(hi);
+        for (uint32_t j = 0; j < 64 && k * 64 + j < most; ++j) {
+          const uint32_t n = k * 64 + j;
+          while (gone < 32 && ends[gone].first <= n) active &= ~(1u << ends[gone++].second);
+          const Branch b{active, j < 32 ? lo[j] : hi[j - 32]};
+          if (!s) {
+            s = &p.branch_sites[{kernel, pc}];
+            by_lane = first_block && (!s->lanes_launch || s->lanes_launch == p.launches.size());
+            if (by_lane) s->lanes_launch = p.launches.size();
+          }
+          if (by_lane) tally.add(b);
+          ++executions;
+          lanes += __builtin_popcount(b.lanes);
+          if (b.taken && b.taken != b.lanes) {
+            ++divergent;
+            const uint32_t other = b.lanes & ~b.taken;
+            const auto highest = [](uint32_t m) { return 31 - __builtin_clz(m); };
+            split += highest(b.taken) < __builtin_ctz(other) || highest(other) < __builtin_ctz(b.taken);
+          }
+          none += !b.taken;
         }
-        none += !b.taken;
       }
       if (by_lane && tally.n) tally.flush(s->by_lane.try_emplace(warp).first->second);
     }
@@ -757,9 +812,11 @@ void profile_block_end(const char* kernel) {
   // Emptied, not freed: the next block's rows reuse their memory (the branch rows of a block of linear_ladder v7 at
   // 4096³ are 29 MB, and faulting their pages in again for every block was a thirtieth of a profile, 2026-11-27).
   for (std::vector<Request>& row : p.requests) row.clear();
-  for (std::vector<Branch>& row : p.branches) row.clear();
+  for (std::vector<uint64_t>& row : p.taken_words) row.clear();
   p.sites_run.clear();
   p.executions.clear();
+  p.taken_bits.clear();
+  p.branch_rows.clear();
   p.last_pc = 0;
   p.recent.fill({0, 0});
   p.accesses.clear();
@@ -800,9 +857,11 @@ __attribute__((noinline)) uint32_t row_looked_up(Profile& p, uintptr_t pc) {
   auto [it, fresh] = p.sites_run.try_emplace(pc, uint32_t(p.sites_run.size()));
   if (fresh) {
     p.executions.resize(p.executions.size() + kMaxBlockThreads);
-    const size_t rows = p.sites_run.size() * kWarps;  // p.requests and p.branches keep an earlier block's rows
-    if (p.requests.size() < rows) p.requests.resize(rows), p.branches.resize(rows);
+    p.taken_bits.resize(p.executions.size());
+    const size_t rows = p.sites_run.size() * kWarps;  // p.requests and p.taken_words keep an earlier block's rows
+    if (p.requests.size() < rows) p.requests.resize(rows), p.taken_words.resize(rows);
     p.row_trips.push_back(nullptr);
+    p.branch_rows.emplace_back();
   }
   recent = {pc, it->second};
   return it->second;
@@ -823,7 +882,7 @@ uint32_t executed_before(Profile& p, uintptr_t pc, unsigned tid) {
   return p.executions[size_t(row_of(p, pc)) * kMaxBlockThreads + tid]++;
 }
 
-// Room for the n-th execution in a row of requests or branch executions (out of line, as row_looked_up).
+// Room for the n-th request in a row of requests (out of line, as row_looked_up).
 template <typename T>
 __attribute__((noinline)) void grow(std::vector<T>& row, uint32_t n) {
   row.resize(n + 1);
@@ -885,9 +944,25 @@ __attribute__((noinline)) TripSite* trips_of(Profile& p, uint32_t at, uintptr_t 
   return p.row_trips[at] = &trips;
 }
 
+// Thread `tid` of the running block evaluated the branch condition of row `at`: its bit is set, and its word, once
+// full, joins the row's full words (see Profile::taken_bits).
+void record_taken(Profile& p, uint32_t at, unsigned tid, bool taken) {
+  const size_t slot = size_t(at) * kMaxBlockThreads + tid;
+  const uint32_t n = p.executions[slot]++;
+  uint64_t& bits = p.taken_bits[slot];
+  bits |= uint64_t(taken) << (n % 64);
+  if (n % 64 == 63) {
+    std::vector<uint64_t>& full = p.taken_words[size_t(at) * kWarps + tid / 32];
+    const size_t index = size_t(n / 64) * 32 + tid % 32;
+    if (full.size() <= index) full.resize(index - tid % 32 + 32);
+    full[index] = bits;
+    bits = 0;
+  }
+}
+
 // Lane `tid % 32` of the running block evaluated the branch condition at `pc`, a copy of KP_BRANCH's `site`.
-// Every evaluation of every condition comes here (460 million in linear_ladder v7's 128 x 128 tiles at 4096³, 2 x 2
-// blocks): the common case is a row found in `recent` and a lane not counted for trips, with nothing out of line.
+// Every evaluation of every condition comes here or to profile_branch_fast (460 million in linear_ladder v7's
+// 128 x 128 tiles at 4096³, 2 x 2 blocks).
 inline void profile_branch(Worker& w, Profile& p, bool taken, uintptr_t pc, uintptr_t site) {
   const unsigned tid = running_tid(w), warp = tid / 32;
   const uint32_t at = row_of(p, pc);
@@ -896,12 +971,10 @@ inline void profile_branch(Worker& w, Profile& p, bool taken, uintptr_t pc, uint
   int32_t& lane = trips->lane[warp];
   if (lane < 0) lane = int32_t(tid);
   if (lane == int32_t(tid)) trip_step(*trips, warp, pc, taken);
-  const uint32_t nth = p.executions[size_t(at) * kMaxBlockThreads + tid]++;
-  std::vector<Branch>& row = p.branches[size_t(at) * kWarps + warp];
-  if (row.size() <= nth) grow(row, nth);
-  Branch& b = row[nth];
-  b.lanes |= 1u << (tid % 32);
-  b.taken |= uint32_t(taken) << (tid % 32);
+  BranchRow& row = p.branch_rows[at];
+  if (row.site != site) row.site = site, std::fill_n(row.counted, kWarps, -1);  // the counted lanes of another site
+  row.counted[warp] = lane;
+  record_taken(p, at, tid, taken);
 }
 
 // profile_branch out of line: for what profile_branch_fast leaves to it.
@@ -911,8 +984,8 @@ __attribute__((noinline)) bool profile_branch_slow(Worker& w, Profile& p, bool t
 }
 
 // profile_branch's common case with no call in it (a row in `recent`, its site known, a lane not counted for trips,
-// room in the row), so that check_branch saves no registers for it (its pushes and pops were a tenth of the hook,
-// perf, 2026-11-27); anything else goes to profile_branch_slow (a tail call), before anything is changed.
+// a word not filled by this bit), so that check_branch saves no registers for it (its pushes and pops were a tenth of
+// the hook, perf, 2026-11-27); anything else goes to profile_branch_slow (a tail call), before anything is changed.
 // Returns `taken`.
 inline bool profile_branch_fast(Worker& w, Profile& p, bool taken, uintptr_t pc, uintptr_t site) {
   unsigned tid = running_tid(w);
@@ -924,17 +997,15 @@ inline bool profile_branch_fast(Worker& w, Profile& p, bool taken, uintptr_t pc,
     if (recent.first != pc || !pc) return profile_branch_slow(w, p, taken, pc, site);
     at = recent.second;
   }
-  const TripSite* trips = p.row_trips[at];
-  if (!trips || trips->site != site) return profile_branch_slow(w, p, taken, pc, site);
-  const int32_t lane = trips->lane[warp];
+  const BranchRow& row = p.branch_rows[at];
+  if (row.site != site) return profile_branch_slow(w, p, taken, pc, site);
+  const int32_t lane = row.counted[warp];
   if (lane < 0 || lane == int32_t(tid)) return profile_branch_slow(w, p, taken, pc, site);
-  uint32_t& nth = p.executions[size_t(at) * kMaxBlockThreads + tid];
-  std::vector<Branch>& row = p.branches[size_t(at) * kWarps + warp];
-  if (row.size() <= nth) return profile_branch_slow(w, p, taken, pc, site);
+  const size_t slot = size_t(at) * kMaxBlockThreads + tid;
+  uint32_t& n = p.executions[slot];
+  if (n % 64 == 63) return profile_branch_slow(w, p, taken, pc, site);  // its word is full after this bit
   p.last_pc = pc, p.last_row = at;
-  Branch& b = row[nth++];
-  b.lanes |= 1u << (tid % 32);
-  b.taken |= uint32_t(taken) << (tid % 32);
+  p.taken_bits[slot] |= uint64_t(taken) << (n++ % 64);
   return taken;
 }
 
