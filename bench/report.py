@@ -39,8 +39,8 @@ SCRIPTS = {  # name -> section title, in the report's order
     "ladder_softmax": "The softmax ladder (notebook 09): the row softmax, modelled on an H100 and measured on a GPU",
     "ladder_attention": "Attention (notebook 10): naive against fused as the sequence grows, modelled on an H100 and "
     "measured on a GPU",
-    "published_gemm": "The GPU model against published timings of kernels no one here wrote: siboehm's SGEMM kernels on "
-    "the RTX A6000",
+    "published_gemm": "The GPU model against published timings of kernels no one here wrote: siboehm's SGEMM kernels "
+    "on each GPU a source publishes them for",
     "ops": "Every op against torch",
     "op_overhead": "What one call of a custom op costs: add2 against torch.add on a tiny tensor",
     "kernel_resources": "What nvcc made of each kernel (ptxas, compile-only CUDA build)",

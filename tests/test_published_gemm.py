@@ -142,7 +142,7 @@ def test_the_agreement_arithmetic_by_hand():
     assert agree.mean == pytest.approx(0.22) and agree.worst == 2 and agree.worst_error == pytest.approx(0.25)
     assert agree.tau == 1.0 and agree.swapped == []
     assert (agree.met("mean"), agree.met("worst"), agree.met("tau")) == (False, True, True)
-    assert agree.summary_row() == {"kernels": 4, "mean |error|": "22.0%", "worst": "25.0% (kernel 2, 0.75x)",
+    assert agree.summary_row() == {"kernels": 4, "mean error": "22.0%", "worst": "25.0% (kernel 2, 0.75x)",
                                    "Kendall τ": "1.00", "goals met": "2 of 3"}  # fmt: skip
     agree = published.agreement({1: 1.13, 2: 1.5, 3: 5.0, 4: 4.5}, {1: 1.0, 2: 2.0, 3: 4.0, 4: 8.0})
     assert agree.tau == pytest.approx(4 / 6) and agree.swapped == [(3, 4)]

@@ -197,7 +197,7 @@ class Agreement:
         met = [self.met(key) for key in GOALS]
         return {
             "kernels": len(self.ratio),
-            "mean |error|": f"{self.mean:.1%}",
+            "mean error": f"{self.mean:.1%}",
             "worst": f"{self.worst_error:.1%} (kernel {self.worst}, {self.ratio[self.worst]:.2f}x)",
             "Kendall τ": "n/a" if self.tau is None else f"{self.tau:.2f}",
             "goals met": f"{sum(m is True for m in met)} of {sum(m is not None for m in met)}",
