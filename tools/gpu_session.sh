@@ -36,6 +36,26 @@ install() {
   export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0}
 }
 
+# The SM clock the GPU holds under each stage's load (the model takes the data sheet's boost clock; NVIDIA documents
+# only that a board runs between its base clock and that, as its power target allows): sampled every 200 ms into
+# $OUT/clocks-<stage>.csv, and summarised over the samples with the GPU at least 90% busy.
+clocks_start() {
+  command -v nvidia-smi >/dev/null || return 0
+  nvidia-smi --query-gpu=timestamp,utilization.gpu,clocks.sm,clocks.max.sm,power.draw,power.limit \
+    --format=csv,noheader,nounits -lms 200 >"$OUT/clocks-$1.csv" 2>/dev/null &
+  CLOCKS_PID=$!
+}
+
+clocks_stop() {
+  [ -n "${CLOCKS_PID:-}" ] || return 0
+  kill "$CLOCKS_PID" 2>/dev/null
+  wait "$CLOCKS_PID" 2>/dev/null
+  CLOCKS_PID=
+  awk -F', *' '$2 >= 90 { n++; s += $3; if (!lo || $3 < lo) lo = $3; if ($3 > hi) hi = $3; max = $4; w += $5 }
+    END { if (n) printf "SM clock at >= 90%% busy: %d samples, mean %.0f MHz (%d-%d), max clock %s MHz, mean power %.0f W\n",
+      n, s / n, lo, hi, max, w / n; else print "SM clock: no sample with the GPU >= 90% busy" }' "$OUT/clocks-$1.csv"
+}
+
 stage() {
   echo "== $1: $(date -u +%FT%TZ)"
   case $1 in
@@ -78,7 +98,9 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader >"
 cat "$OUT/gpu.txt"
 status=0
 for s in $([ "${1:-all}" = all ] && echo tests notebooks bench ncu published sanitizer || echo "$@"); do
+  clocks_start "$s"
   stage "$s" 2>&1 | tee "$OUT/$s.txt"
   [ "${PIPESTATUS[0]}" = 0 ] || status=1
+  clocks_stop "$s" 2>&1 | tee -a "$OUT/$s.txt"
 done
 exit $status
