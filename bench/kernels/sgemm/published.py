@@ -119,7 +119,8 @@ RTX4090_ISSUE21 = Source(
     where='https://github.com/siboehm/SGEMM_CUDA/issues/21 (bssrdf, 2025-10-08, "Question about double '
     'buffering"): "On my RTX 4090 (WSL2/WIN11, cuda 12.4), kernel 12 (double buffering) is slower than kernel 10 '
     '(warp tiling)"; the repository as published then (60cba6f, its last commit, 2023-12-27): kernel 10 with the '
-    "A6000 settings the vendored launcher has. One kernel: a worst error, no ranking",
+    "A6000 settings the vendored launcher has. Its CMakeLists.txt builds for compute capability 86, so the 4090 most "
+    "likely ran sm_86 code; the model reads nvcc's sm_89 SASS. One kernel: a worst error, no ranking",
     text="""\
 $ ./sgemm 10
 Running kernel 10 on device 0.
