@@ -11,6 +11,7 @@ import helpers
 import kp.files
 import kp.gpumodel.sass
 import kp.toolchain
+from kp.gpumodel.depend import dependent_blocks
 from kp.gpumodel.gpus import gpu
 from kp.gpumodel.gputime import LaunchWork, estimate_launch
 from kp.gpumodel.register_banks import conflict_cycles, sources, stalls
@@ -123,6 +124,44 @@ def test_the_issue_term_adds_the_clocks_lost_to_bank_conflicts():
     clock = gpu("H100").clock_hz
     assert plain.issue_s == pytest.approx(1e6 / clock)
     assert banked.issue_s == pytest.approx(1.5e6 / clock)
+
+
+class OneBlockLoop:
+    """What kp.gpumodel.depend.dependent_blocks reads of a profile: one kernel's SASS, one basic block run `runs` times
+    by the trace's count."""
+
+    def __init__(self, code, runs):
+        self.code, self.runs = code, runs
+
+    def kernel_sass(self, kernel, gpu):
+        return self.code
+
+    def block_runs(self, kernel, gpu):
+        return {0: (self.runs, self.runs)}
+
+
+def one_warp_issue_clocks(code, runs=1000):
+    """The issue term, in clocks per run, of one warp running `code` (one basic block) `runs` times: the block's runs,
+    instructions, critical path and bubbles from dependent_blocks, its bank stalls from conflict_cycles."""
+    work = LaunchWork(kernel="k", grid_blocks=1, threads_per_block=32, issued=len(code) * runs,
+                      bank_stalls=conflict_cycles(code, [(i, runs) for i in code]),
+                      dependent_blocks=dependent_blocks(OneBlockLoop(code, runs), "k"))  # fmt: skip
+    return work.dependent_blocks, estimate_launch("H100", work).issue_s * gpu("H100").clock_hz / runs
+
+
+def test_bank_bubbles_hide_under_a_dependent_chain_and_add_to_a_stream_of_independent_instructions():
+    """The reviewer's chain: FFMA R4, R2, R6, R4 eight times (all sources in bank 0: 2 bubbles at each but the first,
+    14; each FFMA waits 4 clocks for the R4 before: path 32). Issued 4 clocks apart, the ports are free again: one
+    warp takes max(8 + 14, 32) = 32 clocks a run, not 32 + 14 = 46. FFMAs into R10, R12, ... (independent: path 8)
+    issue back to back and wait for the banks: 8 + 14 = 22."""
+    chain = listing(*["FFMA R4, R2, R6, R4"] * 8)
+    blocks, clocks = one_warp_issue_clocks(chain)
+    assert blocks == ((1000, 8, 32, 14),)
+    assert clocks == pytest.approx(32)
+    stream = listing(*[f"FFMA R{10 + 2 * k}, R2, R6, R8" for k in range(8)])
+    blocks, clocks = one_warp_issue_clocks(stream)
+    assert blocks == ((1000, 8, 8, 14),)
+    assert clocks == pytest.approx(22)
 
 
 needs_sass = pytest.mark.skipif(
