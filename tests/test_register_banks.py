@@ -93,6 +93,26 @@ def test_what_the_rule_reads_and_leaves_out():
     assert stalls(listing("FFMA R4, R2, R6, R8", "FFMA R4, R2, R6, R8", labels=(1,))) == {}
 
 
+def test_an_absolute_values_bars_before_its_flags_keep_the_operand_and_its_reuse():
+    """nvdisasm prints |R2|.reuse and -|R2|.reuse (the bars before the flags): still a read of R2 at its slot, cached.
+    FMULs alternating -|R2|.reuse, R6 and |R8|.reuse, R10 read two bank-0 registers each (each evicts the other's
+    cached slot 0): 1 bubble at each but the first two, 6, as FMUL R4, R2, R6 (dropped, R2 and R8 would leave one read
+    each: none)."""
+    assert sources("FADD.FTZ R4, |R2|.reuse, -RZ") == [(0, 2, True)]
+    assert sources("FSETP.GT.AND P2, PT, |R23|.reuse, R28.reuse, PT") == [(0, 23, True), (1, 28, True)]
+    assert sources("FFMA R4, -|R2|.reuse, R6, |R8|") == [(0, 2, True), (1, 6, False), (2, 8, False)]
+    assert sum(stalls(listing(*["FMUL R4, -|R2|.reuse, R6", "FMUL R5, |R8|.reuse, R10"] * 4)).values()) == 6
+
+
+def test_a_predicate_written_before_a_register_destination_leaves_the_sources_at_their_slots():
+    """LOP3.LUT P0, RZ, R2, ...: P0 and RZ are its destinations, R2 its slot 0 (not slot 1); a register destination
+    too (R6). FCHK P0, R0, R3 writes the predicate alone: R0 and R3 are its sources."""
+    assert sources("LOP3.LUT P0, RZ, R2, 0x3, RZ, 0xc0, !PT") == [(0, 2, False)]
+    assert sources("LOP3.LUT P0, R6, R3.reuse, R5, RZ, 0xc0, !PT") == [(0, 3, True), (1, 5, False)]
+    assert sources("LOP3.LUT R6, R3, R5, RZ, 0xc0, !PT") == [(0, 3, False), (1, 5, False)]
+    assert sources("FCHK P0, R0, R3") == [(0, 0, False), (1, 3, False)]
+
+
 LISTING = """\
 \t.section\t.text._Z1kPf,"ax",@progbits
 _Z1kPf:
