@@ -49,6 +49,8 @@ def regs(prefix, first, count):
         ("LEA R2, P0, R3, c[0x0][0x168], 0x2", {"R2", "P0"}, {"R3"}),
         ("ISETP.GE.AND P0, PT, R0, 0x1, PT", {"P0"}, {"R0"}),
         ("PLOP3.LUT P0, PT, P1, P2, PT, 0x80, 0x8", {"P0"}, {"P1", "P2"}),
+        ("LOP3.LUT P0, R6, R2, 0x3, RZ, 0xc0, !PT", {"P0", "R6"}, {"R2"}),  # a predicate and a register out
+        ("LOP3.LUT R6, R2, 0x3, RZ, 0xc0, !PT", {"R6"}, {"R2"}),
         ("FSEL R0, R1, R2, P0", {"R0"}, {"R1", "R2", "P0"}),
         ("VOTE.ANY R0, PT, P0", {"R0"}, {"P0"}),
         ("STG.E.128 desc[UR4][R2.64], R4", set(), {"UR4", "R2", "R3"} | regs("R", 4, 4)),

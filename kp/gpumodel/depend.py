@@ -102,6 +102,8 @@ def operands(instruction):
     count = 2 if SETP.match(base) or base in ("VOTE", "UVOTE") else 1  # VOTE.ANY R0, PT, P0: P0 is read
     if base == "SHFL":  # SHFL.BFLY PT, R6, R15, 0x10, 0x1f: a predicate out (the lane was in range), then the value
         count = 2
+    if base == "LOP3" and re.fullmatch(r"U?P(\d+|T)", ops[0]):  # LOP3.LUT P0, R6, R2, 0x3, RZ, 0xc0, !PT: both out
+        count = 2
     if base.lstrip("U") in CARRIES:  # IADD3 R6, P0, P1, R2, ...; LEA R2, P0, ...: the carries out follow
         while count < len(ops) and re.fullmatch(r"U?P(\d+|T)", ops[count]):
             count += 1
