@@ -191,13 +191,24 @@ needs_sass = pytest.mark.skipif(
 
 @needs_sass
 def test_a_profiles_launch_carries_its_kernels_bank_stalls_into_the_issue_term():
-    """tests/cuda_cpu/compiled.cu's fma_loop, as profiled: its launch's bank_stalls are its SASS's stalls x their runs,
-    and the estimate's issue term is (instructions + those stalls) per scheduler."""
+    """tests/cuda_cpu/compiled.cu's halves, as profiled on 8 blocks of one warp: nvcc 13.0 compiles its even warps'
+    side to 16 FFMA R4, R4, R4, 1 for sm_90, two reads of bank 0 each: 14 bubbles a run by the rule. The launch's
+    bank_stalls are its SASS's stalls x their runs and its basic blocks' bubbles x their runs (every block's runs
+    fixed). That side is a dependent chain (path 61 clocks) longer than its 16 instructions and 14 bubbles: one warp
+    per scheduler issues them 4 clocks apart, the bubbles hidden under the path. The issue term by hand: instructions +
+    bubbles + each block's runs x max(0, path - instructions - bubbles), the busiest SM's 1/8 of it (one block)."""
     from kp.gpumodel.profile import profile
 
     k = helpers.load_kernel(kp.files.ROOT / "tests" / "cuda_cpu" / "compiled.cu", target="cpu", check=True, quiet=True)
-    n = 256
-    p = profile(k.run, 4, torch.zeros(4 * n), torch.zeros(n), max_blocks=4)  # 4: fma_loop (tests/test_sass.py)
+    floats = 256
+    p = profile(k.run, 7, torch.zeros(4 * floats), torch.zeros(floats), max_blocks=4)  # 7: halves (tests/test_sass.py)
     (work,) = p.work(gpu="H100")
-    runs = p._instruction_runs("H100")["fma_loop"]
-    assert work.bank_stalls == pytest.approx(conflict_cycles(p.kernel_sass("fma_loop", "H100"), runs))
+    runs = p._instruction_runs("H100")["halves"]
+    assert work.bank_stalls > 0
+    assert work.bank_stalls == pytest.approx(conflict_cycles(p.kernel_sass("halves", "H100"), runs))
+    assert sum(r * b for r, _, _, b in work.dependent_blocks) == pytest.approx(work.bank_stalls)
+    assert any(b and path > n + b for _, n, path, b in work.dependent_blocks), "no block's bubbles under its path"
+    waits = sum(r * max(0.0, path - n - b) for r, n, path, b in work.dependent_blocks)
+    assert (work.grid_blocks, work.threads_per_block) == (8, 32)
+    clocks = (work.issued + work.bank_stalls + waits) / work.grid_blocks
+    assert estimate_launch("H100", work).issue_s == pytest.approx(clocks / gpu("H100").clock_hz)
