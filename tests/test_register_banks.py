@@ -11,6 +11,7 @@ import helpers
 import kp.files
 import kp.gpumodel.sass
 import kp.toolchain
+from kp.gpumodel.depend import dependent_blocks
 from kp.gpumodel.gpus import gpu
 from kp.gpumodel.gputime import LaunchWork, estimate_launch
 from kp.gpumodel.register_banks import conflict_cycles, sources, stalls
@@ -92,6 +93,26 @@ def test_what_the_rule_reads_and_leaves_out():
     assert stalls(listing("FFMA R4, R2, R6, R8", "FFMA R4, R2, R6, R8", labels=(1,))) == {}
 
 
+def test_an_absolute_values_bars_before_its_flags_keep_the_operand_and_its_reuse():
+    """nvdisasm prints |R2|.reuse and -|R2|.reuse (the bars before the flags): still a read of R2 at its slot, cached.
+    FMULs alternating -|R2|.reuse, R6 and |R8|.reuse, R10 read two bank-0 registers each (each evicts the other's
+    cached slot 0): 1 bubble at each but the first two, 6, as FMUL R4, R2, R6 (dropped, R2 and R8 would leave one read
+    each: none)."""
+    assert sources("FADD.FTZ R4, |R2|.reuse, -RZ") == [(0, 2, True)]
+    assert sources("FSETP.GT.AND P2, PT, |R23|.reuse, R28.reuse, PT") == [(0, 23, True), (1, 28, True)]
+    assert sources("FFMA R4, -|R2|.reuse, R6, |R8|") == [(0, 2, True), (1, 6, False), (2, 8, False)]
+    assert sum(stalls(listing(*["FMUL R4, -|R2|.reuse, R6", "FMUL R5, |R8|.reuse, R10"] * 4)).values()) == 6
+
+
+def test_a_predicate_written_before_a_register_destination_leaves_the_sources_at_their_slots():
+    """LOP3.LUT P0, RZ, R2, ...: P0 and RZ are its destinations, R2 its slot 0 (not slot 1); a register destination
+    too (R6). FCHK P0, R0, R3 writes the predicate alone: R0 and R3 are its sources."""
+    assert sources("LOP3.LUT P0, RZ, R2, 0x3, RZ, 0xc0, !PT") == [(0, 2, False)]
+    assert sources("LOP3.LUT P0, R6, R3.reuse, R5, RZ, 0xc0, !PT") == [(0, 3, True), (1, 5, False)]
+    assert sources("LOP3.LUT R6, R3, R5, RZ, 0xc0, !PT") == [(0, 3, False), (1, 5, False)]
+    assert sources("FCHK P0, R0, R3") == [(0, 0, False), (1, 3, False)]
+
+
 LISTING = """\
 \t.section\t.text._Z1kPf,"ax",@progbits
 _Z1kPf:
@@ -125,6 +146,44 @@ def test_the_issue_term_adds_the_clocks_lost_to_bank_conflicts():
     assert banked.issue_s == pytest.approx(1.5e6 / clock)
 
 
+class OneBlockLoop:
+    """What kp.gpumodel.depend.dependent_blocks reads of a profile: one kernel's SASS, one basic block run `runs` times
+    by the trace's count."""
+
+    def __init__(self, code, runs):
+        self.code, self.runs = code, runs
+
+    def kernel_sass(self, kernel, gpu):
+        return self.code
+
+    def block_runs(self, kernel, gpu):
+        return {0: (self.runs, self.runs)}
+
+
+def one_warp_issue_clocks(code, runs=1000):
+    """The issue term, in clocks per run, of one warp running `code` (one basic block) `runs` times: the block's runs,
+    instructions, critical path and bubbles from dependent_blocks, its bank stalls from conflict_cycles."""
+    work = LaunchWork(kernel="k", grid_blocks=1, threads_per_block=32, issued=len(code) * runs,
+                      bank_stalls=conflict_cycles(code, [(i, runs) for i in code]),
+                      dependent_blocks=dependent_blocks(OneBlockLoop(code, runs), "k"))  # fmt: skip
+    return work.dependent_blocks, estimate_launch("H100", work).issue_s * gpu("H100").clock_hz / runs
+
+
+def test_bank_bubbles_hide_under_a_dependent_chain_and_add_to_a_stream_of_independent_instructions():
+    """The reviewer's chain: FFMA R4, R2, R6, R4 eight times (all sources in bank 0: 2 bubbles at each but the first,
+    14; each FFMA waits 4 clocks for the R4 before: path 32). Issued 4 clocks apart, the ports are free again: one
+    warp takes max(8 + 14, 32) = 32 clocks a run, not 32 + 14 = 46. FFMAs into R10, R12, ... (independent: path 8)
+    issue back to back and wait for the banks: 8 + 14 = 22."""
+    chain = listing(*["FFMA R4, R2, R6, R4"] * 8)
+    blocks, clocks = one_warp_issue_clocks(chain)
+    assert blocks == ((1000, 8, 32, 14),)
+    assert clocks == pytest.approx(32)
+    stream = listing(*[f"FFMA R{10 + 2 * k}, R2, R6, R8" for k in range(8)])
+    blocks, clocks = one_warp_issue_clocks(stream)
+    assert blocks == ((1000, 8, 8, 14),)
+    assert clocks == pytest.approx(22)
+
+
 needs_sass = pytest.mark.skipif(
     kp.toolchain.find_cuda_root() is None or kp.gpumodel.sass.nvdisasm() is None, reason="no nvcc or no nvdisasm here"
 )
@@ -132,13 +191,24 @@ needs_sass = pytest.mark.skipif(
 
 @needs_sass
 def test_a_profiles_launch_carries_its_kernels_bank_stalls_into_the_issue_term():
-    """tests/cuda_cpu/compiled.cu's fma_loop, as profiled: its launch's bank_stalls are its SASS's stalls x their runs,
-    and the estimate's issue term is (instructions + those stalls) per scheduler."""
+    """tests/cuda_cpu/compiled.cu's halves, as profiled on 8 blocks of one warp: nvcc 13.0 compiles its even warps'
+    side to 16 FFMA R4, R4, R4, 1 for sm_90, two reads of bank 0 each: 14 bubbles a run by the rule. The launch's
+    bank_stalls are its SASS's stalls x their runs and its basic blocks' bubbles x their runs (every block's runs
+    fixed). That side is a dependent chain (path 61 clocks) longer than its 16 instructions and 14 bubbles: one warp
+    per scheduler issues them 4 clocks apart, the bubbles hidden under the path. The issue term by hand: instructions +
+    bubbles + each block's runs x max(0, path - instructions - bubbles), the busiest SM's 1/8 of it (one block)."""
     from kp.gpumodel.profile import profile
 
     k = helpers.load_kernel(kp.files.ROOT / "tests" / "cuda_cpu" / "compiled.cu", target="cpu", check=True, quiet=True)
-    n = 256
-    p = profile(k.run, 4, torch.zeros(4 * n), torch.zeros(n), max_blocks=4)  # 4: fma_loop (tests/test_sass.py)
+    floats = 256
+    p = profile(k.run, 7, torch.zeros(4 * floats), torch.zeros(floats), max_blocks=4)  # 7: halves (tests/test_sass.py)
     (work,) = p.work(gpu="H100")
-    runs = p._instruction_runs("H100")["fma_loop"]
-    assert work.bank_stalls == pytest.approx(conflict_cycles(p.kernel_sass("fma_loop", "H100"), runs))
+    runs = p._instruction_runs("H100")["halves"]
+    assert work.bank_stalls > 0
+    assert work.bank_stalls == pytest.approx(conflict_cycles(p.kernel_sass("halves", "H100"), runs))
+    assert sum(r * b for r, _, _, b in work.dependent_blocks) == pytest.approx(work.bank_stalls)
+    assert any(b and path > n + b for _, n, path, b in work.dependent_blocks), "no block's bubbles under its path"
+    waits = sum(r * max(0.0, path - n - b) for r, n, path, b in work.dependent_blocks)
+    assert (work.grid_blocks, work.threads_per_block) == (8, 32)
+    clocks = (work.issued + work.bank_stalls + waits) / work.grid_blocks
+    assert estimate_launch("H100", work).issue_s == pytest.approx(clocks / gpu("H100").clock_hz)

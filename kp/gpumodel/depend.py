@@ -20,7 +20,11 @@ carried chains count, and at a block's first run every register is taken as read
 flight is not carried over). The rule it feeds (kp.gpumodel.gputime): W warps sharing a scheduler take max(W x a
 block's instructions, its critical path) clocks for a run of it each (Volkov 2016, "Understanding Latency Hiding on
 GPUs", PhD thesis, UC Berkeley: latency is hidden where the warps' independent instructions cover it; one warp's
-in-order chain is a bound no number of warps shortens, the scheduler's one issue per clock the other).
+in-order chain is a bound no number of warps shortens, the scheduler's one issue per clock the other). The issue
+side of that max holds the block's register-bank bubbles too (kp.gpumodel.register_banks, counted for instructions
+issued one a clock): max(W x (instructions + bubbles), critical path). Where the path is the longer, the warp issues
+its instructions clocks apart and the banks' ports are free again by then, so the bubbles hide under the path rather
+than add to it (the rule's "one a clock" is what makes them bubbles at all).
 """
 
 import re
@@ -28,6 +32,7 @@ import re
 from kp.gpumodel.cfg import blocks
 from kp.gpumodel.gpu_constants import ALU_LATENCY_CLOCKS, CONSTANT_LOAD_CLOCKS, SHARED_LOAD_CLOCKS
 from kp.gpumodel.gpus import gpu as named_gpu
+from kp.gpumodel.register_banks import stalls
 
 # A register operand: R12, R12.64 (a pair), UR4, P0, UP1; RZ, URZ, PT and UPT (zero, true) name no register.
 # Not part of a longer name: SR_TID.X, PR, B0, c[0x0][0x160] and labels hold none.
@@ -97,6 +102,8 @@ def operands(instruction):
     count = 2 if SETP.match(base) or base in ("VOTE", "UVOTE") else 1  # VOTE.ANY R0, PT, P0: P0 is read
     if base == "SHFL":  # SHFL.BFLY PT, R6, R15, 0x10, 0x1f: a predicate out (the lane was in range), then the value
         count = 2
+    if base == "LOP3" and re.fullmatch(r"U?P(\d+|T)", ops[0]):  # LOP3.LUT P0, R6, R2, 0x3, RZ, 0xc0, !PT: both out
+        count = 2
     if base.lstrip("U") in CARRIES:  # IADD3 R6, P0, P1, R2, ...; LEA R2, P0, ...: the carries out follow
         while count < len(ops) and re.fullmatch(r"U?P(\d+|T)", ops[count]):
             count += 1
@@ -146,24 +153,29 @@ def critical_path(instructions, compute_capability):
 
 
 def dependent_blocks(counts, kernel, gpu="H100", share=1.0):
-    """(warp-level runs, instructions, critical path in clocks) of each basic block of `kernel`'s SASS for `gpu` whose
-    runs the trace fixes (counts: a kp.gpumodel.profile.Profile; its block_runs), the runs x `share` (one launch's
-    share of its kernel's blocks): what kp.gpumodel.gputime's issue term needs. Blocks the trace leaves open are left
-    out (their instructions are issued all the same: kp.gpumodel.compiled's issue_instructions); () without SASS."""
+    """(warp-level runs, instructions, critical path in clocks, register-bank bubbles per run) of each basic block of
+    `kernel`'s SASS for `gpu` whose runs the trace fixes (counts: a kp.gpumodel.profile.Profile; its block_runs), the
+    runs x `share` (one launch's share of its kernel's blocks): what kp.gpumodel.gputime's issue term needs. The
+    bubbles are kp.gpumodel.register_banks.stalls of the block's instructions, the part of the launch's bank_stalls
+    that the term weighs against the path. Blocks the trace leaves open are left out (their instructions and bubbles
+    are issued all the same: kp.gpumodel.compiled's issue_instructions); () without SASS."""
     found = counts.kernel_sass(kernel, gpu)
     graph = None if isinstance(found, str) else blocks(found)
     if not graph:
         return ()
     at, capability = counts.block_runs(kernel, gpu), named_gpu(gpu).compute_capability
+    bubbles = stalls(found)
     out = []
     for b in graph:
         runs = at.get(b.instructions[0].offset, (None, 0))[0]
         if runs:
-            out.append((runs * share, len(b.instructions), critical_path(b.instructions, capability)))
+            waited = sum(bubbles.get(i.offset, 0) for i in b.instructions)
+            out.append((runs * share, len(b.instructions), critical_path(b.instructions, capability), waited))
     return tuple(out)
 
 
-def stall_per_run(instructions, path, warps_per_scheduler):
-    """The clocks a scheduler waits per warp run of a block beyond issuing its instructions: W warps take max(W x
-    instructions, critical path) for one run each, so each run adds max(0, path / W - instructions)."""
-    return max(0.0, path / max(warps_per_scheduler, 1e-9) - instructions)
+def stall_per_run(instructions, path, warps_per_scheduler, bubbles=0):
+    """The clocks a scheduler waits per warp run of a block beyond issuing its instructions and their bank bubbles: W
+    warps take max(W x (instructions + bubbles), critical path) for one run each, so each run adds max(0, path / W -
+    instructions - bubbles)."""
+    return max(0.0, path / max(warps_per_scheduler, 1e-9) - instructions - bubbles)

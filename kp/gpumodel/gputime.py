@@ -28,12 +28,12 @@ The terms of one launch:
   rate of the SMs holding blocks: each of an SM's schedulers issues one warp instruction per clock, and only while
   it holds a warp, so the busiest SM issues min(schedulers, its resident warps) per clock (kp.gpumodel.gpu_constants);
   and no faster than its warps' dependent instructions allow: W warps sharing a scheduler take, for one run each of a
-  basic block, max(W x its instructions, its critical path) clocks (kp.gpumodel.depend: what one warp alone needs,
-  issuing in order and waiting for each register it reads; Volkov 2016, "Understanding Latency Hiding on GPUs"),
-  summed over the blocks' runs that the trace fixes; and the clocks its instructions wait for the register file's
-  two banks (kp.gpumodel.register_banks: two or three sources in one bank, not served by `.reuse`; a microbenchmark
-  study's rule), each a clock its scheduler issues nothing. Named "issue (dependent)" where those waits are the
-  larger part;
+  basic block, max(W x (its instructions + its bank bubbles), its critical path) clocks (kp.gpumodel.depend: what
+  one warp alone needs, issuing in order and waiting for each register it reads; Volkov 2016, "Understanding Latency
+  Hiding on GPUs"), summed over the blocks' runs that the trace fixes; the bubbles are the clocks its instructions
+  wait for the register file's two banks (kp.gpumodel.register_banks: two or three sources in one bank, not served by
+  `.reuse`; a microbenchmark study's rule), each a clock its scheduler issues nothing, hidden under a longer path.
+  Named "issue (dependent)" where the waits on the path are the larger part;
 - arithmetic pipes: the per-lane pipes (FP32, integer, IMAD, special functions, shuffle, conversions, FP64) give
   fewer results per clock than issue asks of them on some GPUs (an FFMA holds an A100 sub-partition's 16 FP32 lanes 2
   clocks): each pipe's warp instructions on the busiest SM (kp.gpumodel.compiled) x 32 / its results per clock per SM,
@@ -102,7 +102,8 @@ class LaunchWork:
     bank_stalls: float = 0  # issue clocks lost to register-bank conflicts, all warps (kp.gpumodel.register_banks)
     local_lines: float = 0  # 128-byte lines of the local loads and stores (kp.gpumodel.local: LDL, STL)
     local_bytes_per_thread: int = 0  # each thread's stack frame (ptxas): its local memory
-    # (warp-level runs, instructions, critical path in clocks) per basic block whose runs are known (kp.gpumodel.depend)
+    # (warp-level runs, instructions, critical path in clocks, bank bubbles per run) per basic block whose runs are
+    # known (kp.gpumodel.depend)
     dependent_blocks: tuple = ()
     pipes: tuple = ()  # ((pipe, warp instructions), ...) on the arithmetic pipes (kp.gpumodel.pipes); (): not counted
 
@@ -153,11 +154,13 @@ def _round_trip_latency(g, work, l2_sectors, dram_sectors):
 
 def _dependent_waits(g, work, warps):
     """The clocks, summed over the launch's block runs, that a scheduler holding its share of `warps` waits beyond
-    issuing their instructions (kp.gpumodel.depend): W warps per scheduler take max(W x n / issue rate, path) clocks
-    for a run each of a block of n instructions, so each run adds max(0, path / W - n / issue rate)."""
+    issuing their instructions and their bank bubbles (kp.gpumodel.depend): W warps per scheduler take max(W x (n + b)
+    / issue rate, path) clocks for a run each of a block of n instructions and b bubbles, so each run adds max(0, path
+    / W - (n + b) / issue rate). The bubbles are in work.bank_stalls already: where the path is the longer they hide
+    under it (the ports are free again between instructions issued clocks apart), not add to it."""
     per_scheduler = warps / min(g.sub_partitions, warps)
     ipc = g.issue_per_scheduler_per_clock
-    return sum(runs * max(0.0, path / per_scheduler - n / ipc) for runs, n, path in work.dependent_blocks)
+    return sum(runs * max(0.0, path / per_scheduler - (n + b) / ipc) for runs, n, path, b in work.dependent_blocks)
 
 
 def estimate_launch(gpu_or_name, work):

@@ -40,7 +40,13 @@ WINDOW = 3  # clocks in which a fixed-latency instruction reads its sources (Hue
 BANKS = 2  # per sub-core, a register's bank its number's parity (Jia et al. 2018, 2019; Huerta et al. 2025)
 FIXED_LATENCY = ("fp32", "integer")  # the instruction classes (kp.gpumodel.sass.CLASSES) the rule is applied to
 NOT_FIXED = {"MUFU"}  # the special-function unit's results come back at a variable latency
-OPERAND = re.compile(r"^[-|!~]*R(\d+|Z)((?:\.\w+)*)\|?$")
+# A register operand with its flags: R2.reuse, -R2, |R8|; nvdisasm prints the absolute value's bars before the flags,
+# |R2|.reuse and -|R2|.reuse (FSETP.GT.AND P2, PT, |R23|.reuse, R28.reuse, PT)
+OPERAND = re.compile(r"^[-!~]*\|?R(\d+|Z)((?:\.\w+)*)\|?((?:\.\w+)*)$")
+PREDICATE = re.compile(r"!?U?P(T|\d+)")
+# Opcodes whose predicate destination comes first and is followed by a register destination (RZ where unused):
+# LOP3.LUT P0, RZ, R2, 0x3, RZ, 0xc0, !PT. Not FCHK P0, R0, R3 (a predicate alone, then two sources) nor the SETPs.
+PREDICATE_THEN_REGISTER = {"LOP3"}
 
 
 def _split(text):
@@ -52,17 +58,21 @@ def _split(text):
 
 def sources(text):
     """[(slot, register, reuse)] of a fixed-latency instruction's register sources: the operands after its destination
-    (and after any predicate it writes), at their slot among the sources; a 64-bit pair as its two registers."""
+    (and after any predicate it writes: IADD3 R2, P0, ...; ISETP P0, PT, ...; LOP3.LUT P0, RZ, ... writes a predicate
+    and a register), at their slot among the sources; a 64-bit pair as its two registers."""
     opcode, operands = _split(text)
+    leading = bool(operands) and PREDICATE.fullmatch(operands[0]) and opcode.split(".")[0] in PREDICATE_THEN_REGISTER
     rest = operands[1:]
-    while rest and re.fullmatch(r"!?U?P(T|\d)", rest[0]):  # a predicate the instruction writes (IADD3 R2, P0, ...)
+    while rest and PREDICATE.fullmatch(rest[0]):  # a predicate the instruction writes (IADD3 R2, P0, ...)
         rest = rest[1:]
+    if leading:
+        rest = rest[1:]  # the register destination after the predicates
     out = []
     for slot, operand in enumerate(rest[:3]):
         m = OPERAND.match(operand)
         if not m or m[1] == "Z":
             continue
-        suffixes = m[2].split(".")
+        suffixes = (m[2] + m[3]).split(".")
         pair = "64" in suffixes or (opcode.startswith("IMAD.WIDE") and slot == 2)
         out += [(slot, int(m[1]) + k, "reuse" in suffixes) for k in range(2 if pair else 1)]
     return out
