@@ -15,7 +15,16 @@ per `.cu` line, so they take the share of the global sectors, loads and stores t
 request's sectors per 128-byte line, as it does for the lanes' consecutive bytes nvcc merges (four 4-byte reads at a
 16-byte stride touch the 16 sectors and 4 lines of the warp's 512 bytes, each of them; one LDG.E.128 does once).
 DRAM's distinct sectors are not scaled: the same sectors are touched however the instructions group them.
+
+Reloads (reloaded): a line's lines as compiled count its accesses at the width of its widest instruction, each access
+once; nvcc may also re-read some of them with a narrower instruction (siboehm's kernel 5 at sm_80/86: its As row loads
+are 16 LDS.128 per tile and 8 scalar LDS re-reading each row's first float, scheduled early for the first FFMAs). The
+hardware serves those LDS too: where the line's instructions ran more often (their runs from the SASS's basic blocks)
+than its compiled requests, the excess are requests the trace never saw, charged the narrower width's wavefronts (or
+sectors) per request as the trace's regrouping at that width counts them.
 """
+
+import dataclasses
 
 GLOBAL_LOAD = ("global", "load")
 # (space, kinds) of each share: the trace's `sectors_read` are the global loads', `sectors_written` the global stores'
@@ -65,3 +74,32 @@ def in_flight_sites(in_flight, launch, source_lines, compiled_lines):
 
     compiled, source = requests(compiled_lines), requests(source_lines)
     return in_flight, in_flight * (source / compiled if compiled else 1.0)
+
+
+def reloaded(lines, instruction_runs):
+    """`lines` (kp.gpumodel.compiled.as_compiled's) with the requests and units of the narrower instructions that
+    re-read what a line's widest instruction already requested (the module's "Reloads"): per line, the runs of its
+    SASS instructions of its space and kind beyond its compiled requests, at most the narrower ones' runs, each charged
+    the line's mean units per request at that width (Line.widths). A scalar fallback path beside a packed one adds
+    nothing: its runs are requests the compiled line counts already (accesses the widest width could not merge).
+    `instruction_runs`: {kernel: [(Instruction, warp-level runs)]}, kp.gpumodel.compiled's _instruction_runs."""
+    found = {}
+    for kernel, pairs in instruction_runs.items():
+        for i, runs in pairs:
+            if i.space in ("global", "shared") and i.width:
+                found.setdefault((kernel, i.file, i.line, i.space, i.kind), []).append((i.width, runs))
+    out = []
+    for ln in lines:
+        ran = found.get((ln.kernel, ln.file, ln.line, ln.space, ln.kind), [])
+        widest = max((w for w, _ in ran), default=0)
+        narrow = [(w, n) for w, n in ran if w < widest and n > 0]
+        excess = min(sum(n for _, n in ran) - ln.requests, sum(n for _, n in narrow))
+        regrouped = dict(ln.widths)
+        if excess <= 0 or not all(w in regrouped and regrouped[w][0] for w, _ in narrow):
+            out.append(ln)
+            continue
+        per_request = sum(n * regrouped[w][1] / regrouped[w][0] for w, n in narrow) / sum(n for _, n in narrow)
+        ideal = sum(n * regrouped[w][2] / regrouped[w][0] for w, n in narrow) / sum(n for _, n in narrow)
+        out.append(dataclasses.replace(ln, requests=ln.requests + round(excess), units=ln.units + round(excess *
+                                       per_request), ideal=ln.ideal + round(excess * ideal)))  # fmt: skip
+    return out
