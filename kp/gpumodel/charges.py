@@ -16,12 +16,14 @@ request's sectors per 128-byte line, as it does for the lanes' consecutive bytes
 16-byte stride touch the 16 sectors and 4 lines of the warp's 512 bytes, each of them; one LDG.E.128 does once).
 DRAM's distinct sectors are not scaled: the same sectors are touched however the instructions group them.
 
-Reloads (reloaded): a line's lines as compiled count its accesses at the width of its widest instruction, each access
+Reloads (reloaded): a line as compiled counts its accesses at the width of its widest instruction, each access
 once; nvcc may also re-read some of them with a narrower instruction (siboehm's kernel 5 at sm_80/86: its As row loads
 are 16 LDS.128 per tile and 8 scalar LDS re-reading each row's first float, scheduled early for the first FFMAs). The
-hardware serves those LDS too: where the line's instructions ran more often (their runs from the SASS's basic blocks)
-than its compiled requests, the excess are requests the trace never saw, charged the narrower width's wavefronts (or
-sectors) per request as the trace's regrouping at that width counts them.
+hardware serves those LDS too: where a shared line's instructions ran more often (their runs from the SASS's basic
+blocks) than its compiled requests, the excess are requests the trace never saw, charged the narrower width's
+wavefronts per request as the trace's regrouping at that width counts them. Shared lines only: a global line's paths
+(the linear ladder's v7: a packed one and a scalar one) take their runs from its requests (kp.gpumodel.runs), so none
+of its instructions can have run more than its requests.
 """
 
 import dataclasses
@@ -77,16 +79,17 @@ def in_flight_sites(in_flight, launch, source_lines, compiled_lines):
 
 
 def reloaded(lines, instruction_runs):
-    """`lines` (kp.gpumodel.compiled.as_compiled's) with the requests and units of the narrower instructions that
-    re-read what a line's widest instruction already requested (the module's "Reloads"): per line, the runs of its
-    SASS instructions of its space and kind beyond its compiled requests, at most the narrower ones' runs, each charged
-    the line's mean units per request at that width (Line.widths). A scalar fallback path beside a packed one adds
-    nothing: its runs are requests the compiled line counts already (accesses the widest width could not merge).
+    """`lines` (kp.gpumodel.compiled.as_compiled's) with the requests and wavefronts of the narrower shared
+    instructions that re-read what a line's widest instruction already requested (the module's "Reloads"): per line,
+    the runs of its SASS instructions of its space and kind beyond its compiled requests, at most the narrower ones'
+    runs, each charged the line's mean units per request at that width (Line.widths). A scalar fallback path beside
+    a packed one adds nothing: its runs are requests the compiled line counts already (accesses the widest width
+    could not merge).
     `instruction_runs`: {kernel: [(Instruction, warp-level runs)]}, kp.gpumodel.compiled's _instruction_runs."""
     found = {}
     for kernel, pairs in instruction_runs.items():
         for i, runs in pairs:
-            if i.space in ("global", "shared") and i.width:
+            if i.space == "shared" and i.width:
                 found.setdefault((kernel, i.file, i.line, i.space, i.kind), []).append((i.width, runs))
     out = []
     for ln in lines:
