@@ -75,7 +75,7 @@ def test_a_launch_is_charged_no_fewer_sectors_than_it_touched():
 # each row's first float (cuda_cpu_profile.h's regroupings: width 4 as traced, width 16 as the LDS.128 serve them)
 AS_ROWS = Line("k", "k.cu", 7, "shared", "load", 16, 64, 64, 1024, 512, sass=("LDS",) * 8 + ("LDS.128",) * 16,
                widths=((4, (64, 128, 64, 2, 0, 32)), (16, (16, 64, 64, 1, 0, 8))), basis="SASS sm_86")  # fmt: skip
-Ins = collections.namedtuple("Ins", "file line space kind width")
+Ins = collections.namedtuple("Ins", "file line space kind width text", defaults=("LDS",))
 
 
 def test_what_nvcc_re_reads_with_narrower_instructions_is_charged_at_their_width():
@@ -92,6 +92,14 @@ def test_a_scalar_path_beside_a_packed_one_adds_nothing():
     runs = {"k": [(Ins("k.cu", 7, "shared", "load", 16), 1.0)] * 12 + [(Ins("k.cu", 7, "shared", "load", 4), 1.0)] * 4}
     runs["other"] = [(Ins("k.cu", 7, "shared", "load", 4), 9.0)]
     runs["k"] += [(Ins("k.cu", 8, "shared", "load", 4), 9.0), (Ins("k.cu", 7, "shared", "store", 4), 9.0)]
+    assert reloaded([AS_ROWS], runs) == [AS_ROWS]
+
+
+def test_a_line_with_a_predicated_instruction_re_reads_nothing():
+    """reduce_v2's `@!P0 LDS.64` and `@!P1 LDS`: each issues for every warp of the unrolled loop, the warps with no
+    lane on making no request; runs above the line's requests are those warps, not re-reads."""
+    runs = {"k": [(Ins("k.cu", 7, "shared", "load", 16), 1.0)] * 16 + [(Ins("k.cu", 7, "shared", "load", 4, "@!P0 LDS"),
+                                                                      1.0)] * 8}  # fmt: skip
     assert reloaded([AS_ROWS], runs) == [AS_ROWS]
 
 

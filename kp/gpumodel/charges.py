@@ -84,16 +84,19 @@ def reloaded(lines, instruction_runs):
     the runs of its SASS instructions of its space and kind beyond its compiled requests, at most the narrower ones'
     runs, each charged the line's mean units per request at that width (Line.widths). A scalar fallback path beside
     a packed one adds nothing: its runs are requests the compiled line counts already (accesses the widest width
-    could not merge).
+    could not merge); nor does a line with a predicated instruction (its runs count warps that requested nothing).
     `instruction_runs`: {kernel: [(Instruction, warp-level runs)]}, kp.gpumodel.compiled's _instruction_runs."""
-    found = {}
+    found, predicated = {}, set()
     for kernel, pairs in instruction_runs.items():
         for i, runs in pairs:
             if i.space == "shared" and i.width:
                 found.setdefault((kernel, i.file, i.line, i.space, i.kind), []).append((i.width, runs))
+                if i.text.startswith("@"):  # `@P0 LDS` issues for warps with no lane on, which make no request
+                    predicated.add((kernel, i.file, i.line, i.space, i.kind))
     out = []
     for ln in lines:
-        ran = found.get((ln.kernel, ln.file, ln.line, ln.space, ln.kind), [])
+        key = (ln.kernel, ln.file, ln.line, ln.space, ln.kind)
+        ran = found.get(key, []) if key not in predicated else []
         widest = max((w for w, _ in ran), default=0)
         narrow = [(w, n) for w, n in ran if w < widest and n > 0]
         excess = min(sum(n for _, n in ran) - ln.requests, sum(n for _, n in narrow))
