@@ -75,14 +75,19 @@ def test_a_launch_is_charged_no_fewer_sectors_than_it_touched():
 # each row's first float (cuda_cpu_profile.h's regroupings: width 4 as traced, width 16 as the LDS.128 serve them)
 AS_ROWS = Line("k", "k.cu", 7, "shared", "load", 16, 64, 64, 1024, 512, sass=("LDS",) * 8 + ("LDS.128",) * 16,
                widths=((4, (64, 128, 64, 2, 0, 32)), (16, (16, 64, 64, 1, 0, 8))), basis="SASS sm_86")  # fmt: skip
-Ins = collections.namedtuple("Ins", "file line space kind width text", defaults=("LDS",))
+Ins = collections.namedtuple("Ins", "file line space kind width text offset cls", defaults=("LDS", 0, "memory"))
+
+
+def at_offsets(runs):
+    """{kernel: [(instruction, runs)]} with the instructions at successive offsets, in the order given."""
+    return {k: [(i._replace(offset=16 * n), r) for n, (i, r) in enumerate(pairs)] for k, pairs in runs.items()}
 
 
 def test_what_nvcc_re_reads_with_narrower_instructions_is_charged_at_their_width():
     """16 LDS.128 and 8 LDS each ran once: 24 requests, 16 x 4 + 8 x 2 = 80 wavefronts (the trace's 64 accesses
     regrouped at 16 bytes count 16 requests and 64 wavefronts: the 8 LDS are missing)."""
     runs = {"k": [(Ins("k.cu", 7, "shared", "load", 16), 1.0)] * 16 + [(Ins("k.cu", 7, "shared", "load", 4), 1.0)] * 8}
-    (got,) = reloaded([AS_ROWS], runs)
+    (got,) = reloaded([AS_ROWS], at_offsets(runs))
     assert (got.requests, got.units, got.ideal) == (24, 80, 64 + 8)
 
 
@@ -92,7 +97,7 @@ def test_a_scalar_path_beside_a_packed_one_adds_nothing():
     runs = {"k": [(Ins("k.cu", 7, "shared", "load", 16), 1.0)] * 12 + [(Ins("k.cu", 7, "shared", "load", 4), 1.0)] * 4}
     runs["other"] = [(Ins("k.cu", 7, "shared", "load", 4), 9.0)]
     runs["k"] += [(Ins("k.cu", 8, "shared", "load", 4), 9.0), (Ins("k.cu", 7, "shared", "store", 4), 9.0)]
-    assert reloaded([AS_ROWS], runs) == [AS_ROWS]
+    assert reloaded([AS_ROWS], at_offsets(runs)) == [AS_ROWS]
 
 
 def test_a_line_with_a_predicated_instruction_re_reads_nothing():
@@ -100,7 +105,18 @@ def test_a_line_with_a_predicated_instruction_re_reads_nothing():
     lane on making no request; runs above the line's requests are those warps, not re-reads."""
     runs = {"k": [(Ins("k.cu", 7, "shared", "load", 16), 1.0)] * 16 + [(Ins("k.cu", 7, "shared", "load", 4, "@!P0 LDS"),
                                                                       1.0)] * 8}  # fmt: skip
-    assert reloaded([AS_ROWS], runs) == [AS_ROWS]
+    assert reloaded([AS_ROWS], at_offsets(runs)) == [AS_ROWS]
+
+
+def test_a_line_over_two_branch_free_stretches_re_reads_nothing():
+    """attention's backward: a packed loop of LDS.128 and its copy of LDS.64 behind a branch, the cfg's runs of the two
+    not the requests' split: the same runs as the first test, with a BRA between the widths, charge nothing."""
+    wide, bra = (
+        [(Ins("k.cu", 7, "shared", "load", 16), 1.0)] * 16,
+        [(Ins("k.cu", 7, "", "", 0, "BRA", cls="control"), 1.0)],
+    )
+    runs = {"k": wide + bra + [(Ins("k.cu", 7, "shared", "load", 4), 1.0)] * 8}
+    assert reloaded([AS_ROWS], at_offsets(runs)) == [AS_ROWS]
 
 
 def test_without_sass_nothing_is_re_read():

@@ -78,25 +78,41 @@ def in_flight_sites(in_flight, launch, source_lines, compiled_lines):
     return in_flight, in_flight * (source / compiled if compiled else 1.0)
 
 
+def stretches(instructions):
+    """{offset: the branch-free stretch it is in}: one kernel's SASS instructions (kp.gpumodel.sass.Instruction) in
+    address order, a new stretch after each control instruction (BRA, BSSY, EXIT, ...). A line's instructions in one
+    stretch ran equally often: the narrower of them re-read (siboehm's kernel 5), where in two they may be two paths
+    (a packed loop and its scalar copy: attention's backward)."""
+    out, at = {}, 0
+    for i in sorted(instructions, key=lambda i: i.offset):
+        out[i.offset] = at
+        at += i.cls == "control"
+    return out
+
+
 def reloaded(lines, instruction_runs):
     """`lines` (kp.gpumodel.compiled.as_compiled's) with the requests and wavefronts of the narrower shared
     instructions that re-read what a line's widest instruction already requested (the module's "Reloads"): per line,
     the runs of its SASS instructions of its space and kind beyond its compiled requests, at most the narrower ones'
     runs, each charged the line's mean units per request at that width (Line.widths). A scalar fallback path beside
     a packed one adds nothing: its runs are requests the compiled line counts already (accesses the widest width
-    could not merge); nor does a line with a predicated instruction (its runs count warps that requested nothing).
+    could not merge); nor does a line with a predicated instruction (its runs count warps that requested nothing), nor
+    one whose instructions lie in several branch-free stretches (stretches: they may be two paths, one never run).
     `instruction_runs`: {kernel: [(Instruction, warp-level runs)]}, kp.gpumodel.compiled's _instruction_runs."""
-    found, predicated = {}, set()
+    found, predicated, apart = {}, set(), {}
     for kernel, pairs in instruction_runs.items():
+        stretch = stretches([i for i, _ in pairs])
         for i, runs in pairs:
             if i.space == "shared" and i.width:
-                found.setdefault((kernel, i.file, i.line, i.space, i.kind), []).append((i.width, runs))
+                key = (kernel, i.file, i.line, i.space, i.kind)
+                found.setdefault(key, []).append((i.width, runs))
+                apart.setdefault(key, set()).add(stretch[i.offset])
                 if i.text.startswith("@"):  # `@P0 LDS` issues for warps with no lane on, which make no request
-                    predicated.add((kernel, i.file, i.line, i.space, i.kind))
+                    predicated.add(key)
     out = []
     for ln in lines:
         key = (ln.kernel, ln.file, ln.line, ln.space, ln.kind)
-        ran = found.get(key, []) if key not in predicated else []
+        ran = found.get(key, []) if key not in predicated and len(apart.get(key, ())) == 1 else []
         widest = max((w for w, _ in ran), default=0)
         narrow = [(w, n) for w, n in ran if w < widest and n > 0]
         excess = min(sum(n for _, n in ran) - ln.requests, sum(n for _, n in narrow))

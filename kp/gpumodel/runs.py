@@ -12,6 +12,7 @@ import re
 from collections import Counter
 
 from kp.gpumodel.cfg import block_counts, blocks, components, conditional
+from kp.gpumodel.charges import stretches
 from kp.gpumodel.counts import LOST_TRIPS
 
 JUMPS = re.compile(r"\b(?:continue|break|return|goto)\b")  # an `if` whose body leaves: nvcc jumps when it holds
@@ -57,14 +58,13 @@ def block_runs(found, lines, branches, warps, source_lines):
     graph = blocks(found)
     if graph:
         equations = [({o: 1.0}, 0.0) for o in slow_division(found)]
+        stretch = stretches(found)
         for ln in (ln for ln in lines if ln.space in ("global", "shared")):
             mine = [i for i in found if (i.file, i.line, i.space, i.kind) == (ln.file, ln.line, ln.space, ln.kind)]
-            # a predicated one (`@P0 LDG`) issues with no lane on, which the trace's requests do not count. Of several
-            # shared widths, the line's requests (its accesses regrouped at the widest) are the runs of them all only
-            # where the narrower serve what the widest could not; where they re-read what it requested (siboehm's
-            # kernel 5: 8 LDS beside 16 LDS.128 of one As row) they ran more: no equation. Global lines keep theirs:
-            # the linear ladder's v7 has a packed path and a scalar one per line, which only this equation tells apart
-            mixed = ln.space == "shared" and len({i.width for i in mine}) > 1
+            # a predicated one (`@P0 LDG`) issues with no lane on, which the trace's requests do not count; shared ones
+            # of several widths in one branch-free stretch ran more than the requests (the narrower re-read: charges)
+            widths, apart = {i.width for i in mine}, {stretch[i.offset] for i in mine}
+            mixed = ln.space == "shared" and len(widths) > 1 and len(apart) == 1
             if mine and not any(i.text.startswith("@") for i in mine) and not mixed:
                 equations.append(({i.offset: 1.0 for i in mine}, float(ln.requests)))
         branch = {(b.file, b.line): b for b in branches}
