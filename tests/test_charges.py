@@ -1,11 +1,13 @@
 """kp.gpumodel.charges: a launch's totals, counted by the trace as the source wrote the accesses, scaled per kernel to
 what the SASS requests (the compiled lines over the source lines), on records made by hand: a float4 read member by
 member (four 4-byte requests of 16 sectors per warp in the trace, one LDG.E.128 of 16 sectors in SASS), written
-member by member, and a kernel without SASS. The same on kernels nvcc compiles: tests/test_sass.py."""
+member by member, and a kernel without SASS; the accesses nvcc re-reads with narrower instructions (reloaded). The
+same on kernels nvcc compiles: tests/test_sass.py, and siboehm's kernel 5 in tests/test_published_gemm.py."""
 
+import collections
 import dataclasses
 
-from kp.gpumodel.charges import charged, compiled_shares, in_flight_sites
+from kp.gpumodel.charges import charged, compiled_shares, in_flight_sites, reloaded
 from kp.gpumodel.counts import Launch, Line
 
 # One warp's float4 read member by member: 4 requests x 16 sectors (ideal 16 for its 512 bytes), 128 lanes
@@ -66,3 +68,56 @@ def test_a_launch_is_charged_no_fewer_sectors_than_it_touched():
     assert charged(128, 0.25, 32) == 32
     assert charged(128, 0.25, 8) == 32
     assert charged(10, 1.0, 0) == 10
+
+
+# One warp's tile of siboehm's kernel 5: 64 scalar As reads in the trace (8 rows x 8 columns, 2 wavefronts each: the
+# warp's two rows are 256 bytes apart, one bank), served by 16 LDS.128 (4 wavefronts each) and 8 scalar LDS re-reading
+# each row's first float (cuda_cpu_profile.h's regroupings: width 4 as traced, width 16 as the LDS.128 serve them)
+AS_ROWS = Line("k", "k.cu", 7, "shared", "load", 16, 64, 64, 1024, 512, sass=("LDS",) * 8 + ("LDS.128",) * 16,
+               widths=((4, (64, 128, 64, 2, 0, 32)), (16, (16, 64, 64, 1, 0, 8))), basis="SASS sm_86")  # fmt: skip
+Ins = collections.namedtuple("Ins", "file line space kind width text offset cls", defaults=("LDS", 0, "memory"))
+
+
+def at_offsets(runs):
+    """{kernel: [(instruction, runs)]} with the instructions at successive offsets, in the order given."""
+    return {k: [(i._replace(offset=16 * n), r) for n, (i, r) in enumerate(pairs)] for k, pairs in runs.items()}
+
+
+def test_what_nvcc_re_reads_with_narrower_instructions_is_charged_at_their_width():
+    """16 LDS.128 and 8 LDS each ran once: 24 requests, 16 x 4 + 8 x 2 = 80 wavefronts (the trace's 64 accesses
+    regrouped at 16 bytes count 16 requests and 64 wavefronts: the 8 LDS are missing)."""
+    runs = {"k": [(Ins("k.cu", 7, "shared", "load", 16), 1.0)] * 16 + [(Ins("k.cu", 7, "shared", "load", 4), 1.0)] * 8}
+    (got,) = reloaded([AS_ROWS], at_offsets(runs))
+    assert (got.requests, got.units, got.ideal) == (24, 80, 64 + 8)
+
+
+def test_a_scalar_path_beside_a_packed_one_adds_nothing():
+    """A packed path ran 12 LDS.128, a scalar fallback 4 LDS of accesses the 16-byte regrouping could not merge: the
+    line's 16 requests are their runs together, nothing re-read; another kernel's or line's runs change nothing."""
+    runs = {"k": [(Ins("k.cu", 7, "shared", "load", 16), 1.0)] * 12 + [(Ins("k.cu", 7, "shared", "load", 4), 1.0)] * 4}
+    runs["other"] = [(Ins("k.cu", 7, "shared", "load", 4), 9.0)]
+    runs["k"] += [(Ins("k.cu", 8, "shared", "load", 4), 9.0), (Ins("k.cu", 7, "shared", "store", 4), 9.0)]
+    assert reloaded([AS_ROWS], at_offsets(runs)) == [AS_ROWS]
+
+
+def test_a_line_with_a_predicated_instruction_re_reads_nothing():
+    """reduce_v2's `@!P0 LDS.64` and `@!P1 LDS`: each issues for every warp of the unrolled loop, the warps with no
+    lane on making no request; runs above the line's requests are those warps, not re-reads."""
+    runs = {"k": [(Ins("k.cu", 7, "shared", "load", 16), 1.0)] * 16 + [(Ins("k.cu", 7, "shared", "load", 4, "@!P0 LDS"),
+                                                                      1.0)] * 8}  # fmt: skip
+    assert reloaded([AS_ROWS], at_offsets(runs)) == [AS_ROWS]
+
+
+def test_a_line_over_two_branch_free_stretches_re_reads_nothing():
+    """attention's backward: a packed loop of LDS.128 and its copy of LDS.64 behind a branch, the cfg's runs of the two
+    not the requests' split: the same runs as the first test, with a BRA between the widths, charge nothing."""
+    wide, bra = (
+        [(Ins("k.cu", 7, "shared", "load", 16), 1.0)] * 16,
+        [(Ins("k.cu", 7, "", "", 0, "BRA", cls="control"), 1.0)],
+    )
+    runs = {"k": wide + bra + [(Ins("k.cu", 7, "shared", "load", 4), 1.0)] * 8}
+    assert reloaded([AS_ROWS], at_offsets(runs)) == [AS_ROWS]
+
+
+def test_without_sass_nothing_is_re_read():
+    assert reloaded([SHARED, MEMBERS], {}) == [SHARED, MEMBERS]

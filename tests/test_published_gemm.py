@@ -11,6 +11,8 @@ import torch
 
 import helpers
 import kp.files
+import kp.gpumodel.sass
+import kp.toolchain
 
 BENCH = kp.files.ROOT / "bench"
 KERNEL = BENCH / "kernels" / "sgemm" / "sgemm.cu"
@@ -351,3 +353,35 @@ def test_the_detail_gives_the_trace_s_global_load_sectors_over_the_sass_s():
     lines, instructions, _ = p.compiled("RTX A6000")
     p.compiled = lambda gpu: (lines, instructions, "source (nvcc not found)")
     assert published_gemm.counters(p, est.gpu, 256)[row] == "no SASS"
+
+
+def _line_of(text):
+    return next(n for n, ln in enumerate(KERNEL.read_text().splitlines(), 1) if text in ln)
+
+
+@pytest.mark.skipif(kp.toolchain.find_cuda_root() is None or kp.gpumodel.sass.nvdisasm() is None,
+                    reason="no nvcc or no nvdisasm here: the shared wavefronts would be the source's")  # fmt: skip
+def test_kernel_5s_shared_wavefronts_and_loop_runs_follow_by_hand_from_its_sass():
+    """siboehm's kernel 5 at 128³ (one block, 8 warps, 16 tiles of BK = 8) on the RTX A6000 (sm_86): per warp and tile
+    nvcc 13.0 stores 4 + 4 floats (STS, 1 wavefront each: 32 consecutive floats), loads As's 8 rows as 16 LDS.128 (lanes
+    0-15 one row, 16-31 the next: 1 wavefront per quarter-warp, 4) and re-reads each row's first float with 8 scalar
+    LDS (the two rows 256 bytes apart, one bank: a 2-way conflict, 2), and Bs as 16 LDS.128 (quarter-warp lanes 32 bytes
+    apart: banks 8c..8c+3 mod 32, threadCol c and c + 4 on the same banks, 2 per quarter-warp, 8): 8 + 16 + 64 + 128 =
+    216 wavefronts, 27648 for the block. Counted at the widest width alone it was 200 (the 8 LDS missing), and the
+    loop's runs (the As line's 24 instructions taken to run its 16 requests between them) 6437 of 8192 at 512³."""
+    from kp.gpumodel.profile import profile
+
+    checked = helpers.load_kernel(KERNEL, target="cpu", check=True, quiet=True)
+    torch.manual_seed(0)
+    a, b, c = torch.randn(128, 128), torch.randn(128, 128), torch.randn(128, 128)
+    p = profile(checked.sgemm, a, b, c, 0.5, 3.0, 5)
+    (kernel,) = {la.kernel for la in p.launches}
+    as_line, bs_line = _line_of("regM[i] = As["), _line_of("regN[i] = Bs[")
+    found = [i for i in p.kernel_sass(kernel, "RTX A6000") if i.space == "shared" and i.kind == "load"]
+    shape = sorted(i.opcode for i in found if i.line == as_line), sorted(i.opcode for i in found if i.line == bs_line)
+    if shape != (["LDS"] * 8 + ["LDS.128"] * 16, ["LDS.128"] * 16):
+        pytest.skip(f"this nvcc compiles kernel 5's tile loads otherwise than the hand count assumes: {shape}")
+    (w,) = p.work(2 * 128**3, "RTX A6000")
+    assert w.shared_wavefronts == 216 * 16 * 8
+    runs = dict((i.offset, n) for i, n in p._instruction_runs("RTX A6000")[kernel])
+    assert {round(runs[i.offset], 3) for i in found if i.line in (as_line, bs_line)} == {16 * 8}

@@ -15,7 +15,18 @@ per `.cu` line, so they take the share of the global sectors, loads and stores t
 request's sectors per 128-byte line, as it does for the lanes' consecutive bytes nvcc merges (four 4-byte reads at a
 16-byte stride touch the 16 sectors and 4 lines of the warp's 512 bytes, each of them; one LDG.E.128 does once).
 DRAM's distinct sectors are not scaled: the same sectors are touched however the instructions group them.
+
+Reloads (reloaded): a line as compiled counts its accesses at the width of its widest instruction, each access
+once; nvcc may also re-read some of them with a narrower instruction (siboehm's kernel 5 at sm_80/86: its As row loads
+are 16 LDS.128 per tile and 8 scalar LDS re-reading each row's first float, scheduled early for the first FFMAs). The
+hardware serves those LDS too: where a shared line's instructions ran more often (their runs from the SASS's basic
+blocks) than its compiled requests, the excess are requests the trace never saw, charged the narrower width's
+wavefronts per request as the trace's regrouping at that width counts them. Shared lines only: a global line's paths
+(the linear ladder's v7: a packed one and a scalar one) take their runs from its requests (kp.gpumodel.runs), so none
+of its instructions can have run more than its requests.
 """
+
+import dataclasses
 
 GLOBAL_LOAD = ("global", "load")
 # (space, kinds) of each share: the trace's `sectors_read` are the global loads', `sectors_written` the global stores'
@@ -65,3 +76,52 @@ def in_flight_sites(in_flight, launch, source_lines, compiled_lines):
 
     compiled, source = requests(compiled_lines), requests(source_lines)
     return in_flight, in_flight * (source / compiled if compiled else 1.0)
+
+
+def stretches(instructions):
+    """{offset: the branch-free stretch it is in}: one kernel's SASS instructions (kp.gpumodel.sass.Instruction) in
+    address order, a new stretch after each control instruction (BRA, BSSY, EXIT, ...). A line's instructions in one
+    stretch ran equally often: the narrower of them re-read (siboehm's kernel 5), where in two they may be two paths
+    (a packed loop and its scalar copy: attention's backward)."""
+    out, at = {}, 0
+    for i in sorted(instructions, key=lambda i: i.offset):
+        out[i.offset] = at
+        at += i.cls == "control"
+    return out
+
+
+def reloaded(lines, instruction_runs):
+    """`lines` (kp.gpumodel.compiled.as_compiled's) with the requests and wavefronts of the narrower shared
+    instructions that re-read what a line's widest instruction already requested (the module's "Reloads"): per line,
+    the runs of its SASS instructions of its space and kind beyond its compiled requests, at most the narrower ones'
+    runs, each charged the line's mean units per request at that width (Line.widths). A scalar fallback path beside
+    a packed one adds nothing: its runs are requests the compiled line counts already (accesses the widest width
+    could not merge); nor does a line with a predicated instruction (its runs count warps that requested nothing), nor
+    one whose instructions lie in several branch-free stretches (stretches: they may be two paths, one never run).
+    `instruction_runs`: {kernel: [(Instruction, warp-level runs)]}, kp.gpumodel.compiled's _instruction_runs."""
+    found, predicated, apart = {}, set(), {}
+    for kernel, pairs in instruction_runs.items():
+        stretch = stretches([i for i, _ in pairs])
+        for i, runs in pairs:
+            if i.space == "shared" and i.width:
+                key = (kernel, i.file, i.line, i.space, i.kind)
+                found.setdefault(key, []).append((i.width, runs))
+                apart.setdefault(key, set()).add(stretch[i.offset])
+                if i.text.startswith("@"):  # `@P0 LDS` issues for warps with no lane on, which make no request
+                    predicated.add(key)
+    out = []
+    for ln in lines:
+        key = (ln.kernel, ln.file, ln.line, ln.space, ln.kind)
+        ran = found.get(key, []) if key not in predicated and len(apart.get(key, ())) == 1 else []
+        widest = max((w for w, _ in ran), default=0)
+        narrow = [(w, n) for w, n in ran if w < widest and n > 0]
+        excess = min(sum(n for _, n in ran) - ln.requests, sum(n for _, n in narrow))
+        regrouped = dict(ln.widths)
+        if excess <= 0 or not all(w in regrouped and regrouped[w][0] for w, _ in narrow):
+            out.append(ln)
+            continue
+        per_request = sum(n * regrouped[w][1] / regrouped[w][0] for w, n in narrow) / sum(n for _, n in narrow)
+        ideal = sum(n * regrouped[w][2] / regrouped[w][0] for w, n in narrow) / sum(n for _, n in narrow)
+        out.append(dataclasses.replace(ln, requests=ln.requests + round(excess), units=ln.units + round(excess *
+                                       per_request), ideal=ln.ideal + round(excess * ideal)))  # fmt: skip
+    return out

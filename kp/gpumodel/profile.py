@@ -24,7 +24,7 @@ import torch
 
 from kp.build import cpu_runtime
 from kp.gpumodel.caches import parse_sharing
-from kp.gpumodel.charges import charged, compiled_shares, in_flight_sites
+from kp.gpumodel.charges import charged, compiled_shares, in_flight_sites, reloaded
 from kp.gpumodel.compiled import CompiledCounts
 from kp.gpumodel.counts import WARP, Advice, collector_paused, parse
 from kp.gpumodel.depend import dependent_blocks
@@ -143,16 +143,16 @@ class Profile(CompiledCounts):
         sectors the sampled blocks share, each block's L1 misses, the global requests' 128-byte lines, the barriers),
         the distinct sectors it touched (what DRAM moves where those inputs are missing), the sectors its global loads
         and stores requested, its global requests' 128-byte lines and its shared wavefronts as `gpu`'s SASS requests
-        them (kp.gpumodel.charges: the launch's totals x its kernel's compiled lines over its source lines), the warp
-        instructions it executed (its blocks' share of its kernel's SASS as executed; each basic block's runs and
-        critical path, kp.gpumodel.depend), the issue clocks its register-bank conflicts cost
-        (kp.gpumodel.register_banks),
-        the round trips its slowest warp waits (its loads over those in flight together), registers and static shared
-        memory from ptxas for `gpu`'s arch and the instantiation launched (32 registers where nvcc is missing), `flops`
-        shared out by the launches' blocks."""
+        them (kp.gpumodel.charges: the launch's totals x its kernel's compiled lines, with what nvcc re-reads by
+        narrower instructions, over its source lines), the warp instructions it executed (its blocks' share of its
+        kernel's SASS as executed; each basic block's runs and critical path, kp.gpumodel.depend), the issue clocks its
+        register-bank conflicts cost (kp.gpumodel.register_banks), the round trips its slowest warp waits (its loads
+        over those in flight together), registers and static shared memory from ptxas for `gpu`'s arch and the
+        instantiation launched (32 registers where nvcc is missing), `flops` shared out by the launches' blocks."""
         total_blocks = sum(la.blocks for la in self.launches) or 1
-        compiled_lines, issued, pipes = self.compiled(gpu)[0], self.issue_instructions(gpu), self.pipe_instructions(gpu)
+        issued, pipes = self.issue_instructions(gpu), self.pipe_instructions(gpu)
         kernel_blocks, runs = {}, self._instruction_runs(gpu)
+        compiled_lines = reloaded(self.compiled(gpu)[0], runs)  # with what nvcc re-reads by narrower instructions
         for la in self.launches:
             kernel_blocks[la.kernel] = kernel_blocks.get(la.kernel, 0) + la.blocks
         banked = {k: conflict_cycles(self.kernel_sass(k, gpu), found) for k, found in runs.items()}

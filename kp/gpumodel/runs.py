@@ -12,6 +12,7 @@ import re
 from collections import Counter
 
 from kp.gpumodel.cfg import block_counts, blocks, components, conditional
+from kp.gpumodel.charges import stretches
 from kp.gpumodel.counts import LOST_TRIPS
 
 JUMPS = re.compile(r"\b(?:continue|break|return|goto)\b")  # an `if` whose body leaves: nvcc jumps when it holds
@@ -42,25 +43,29 @@ def block_runs(found, lines, branches, warps, source_lines):
     """{offset: (runs, bound)}: the warp-level runs of the basic block holding that instruction of one kernel's SASS
     (`found`, kp.gpumodel.sass.Instruction in address order), or None where the trace does not fix them, and the most
     it can have run (kp.gpumodel.cfg); {} where blocks() finds no graph (an indirect jump). Its equations: the warps
-    launched enter block 0; a line's memory instructions of one space and kind, none of them predicated, ran the
-    line's requests of that space and kind between them (as kp.gpumodel.compiled.as_compiled regroups the lanes'
-    accesses into nvcc's instructions); nvcc's 64-bit division slow side (slow_division) never ran; a branch whose
-    line no warp ever diverged at (the trace's Branch.divergent) sends its block's runs down its two edges; a loop
-    nvcc kept (one backward conditional BRA at its line) runs its body once per evaluation that continued; a line's
-    uniform branches that went one way every time (Branch.none 0 or all) sent nothing down the other edge, a branch
-    at a condition the trace never evaluated ran none (unevaluated), nvcc's test before a loop's versions sent all
-    its block ran one way and is no evaluation of its line (hoisted_tests); a subroutine (Instruction.routine) runs
-    once per call, its own branches not followed.
+    launched enter block 0; a line's memory instructions of one space and kind, none of them predicated nor shared
+    of several widths, ran the line's requests of that space and kind between them (as
+    kp.gpumodel.compiled.as_compiled regroups the lanes' accesses into nvcc's instructions); nvcc's 64-bit division
+    slow side (slow_division) never ran; a branch whose line no warp ever diverged at (the trace's Branch.divergent)
+    sends its block's runs down its two edges; a loop nvcc kept (one backward conditional BRA at its line) runs its
+    body once per evaluation that continued; a line's uniform branches that went one way every time (Branch.none 0
+    or all) sent nothing down the other edge, a branch at a condition the trace never evaluated ran none
+    (unevaluated), nvcc's test before a loop's versions sent all its block ran one way and is no evaluation of its
+    line (hoisted_tests); a subroutine (Instruction.routine) runs once per call, its own branches not followed.
     lines: the kernel's Line records as compiled (kp.gpumodel.compiled.as_compiled); branches: its Branch records;
     warps: the warps it launched; source_lines: a `.cu` file's lines by its name (kp.gpumodel.sass.source_lines)."""
     out = {}
     graph = blocks(found)
     if graph:
         equations = [({o: 1.0}, 0.0) for o in slow_division(found)]
+        stretch = stretches(found)
         for ln in (ln for ln in lines if ln.space in ("global", "shared")):
             mine = [i for i in found if (i.file, i.line, i.space, i.kind) == (ln.file, ln.line, ln.space, ln.kind)]
-            # a predicated one (`@P0 LDG`) issues with no lane on, which the trace's requests do not count
-            if mine and not any(i.text.startswith("@") for i in mine):
+            # a predicated one (`@P0 LDG`) issues with no lane on, which the trace's requests do not count; shared ones
+            # of several widths in one branch-free stretch ran more than the requests (the narrower re-read: charges)
+            widths, apart = {i.width for i in mine}, {stretch[i.offset] for i in mine}
+            mixed = ln.space == "shared" and len(widths) > 1 and len(apart) == 1
+            if mine and not any(i.text.startswith("@") for i in mine) and not mixed:
                 equations.append(({i.offset: 1.0 for i in mine}, float(ln.requests)))
         branch = {(b.file, b.line): b for b in branches}
         uniform, loops, latches, slow = set(), [], {}, slow_division(found)
