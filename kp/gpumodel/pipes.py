@@ -81,8 +81,11 @@ unread, left off); SHFL (the shuffle pipe above) passes it too. Three terms, eac
   LDS and STS escape "LSU address"; no rate was measured for that, so it is not applied.
 The forum's 1 per clock is taken as the MIO's issue to the pipe, the paper's 1 per 2 as what the structures the
 sub-cores share (the data cache, shared memory) accept; the lower binds (the forum's only where shuffles, S2R or VOTE
-crowd the pipe). The paper's rates read for 8.6, the forum's for Volta and Ampere; both taken for 7.5, 8.0, 8.9 and
-9.0, an assumption. All read
+crowd the pipe). The paper's rates read for 8.6, the forum's for Volta and Ampere; both taken for 7.5, 8.0 and 8.9, an
+assumption; on 9.0 the address calculation's too, but not the shared structures' 1 per 2, which this project's own H100
+measurement rules out: linear_fwd_kernel at 4096³ (16 x 16 tiles; its sm_90 SASS has 32 LDS per 16 FFMA, 32.5M LDS a
+SM) ran in 23.6 ms (bench/gpu_model.py's measured column), at least 0.69 memory instructions per clock per SM at the
+boost clock (more at any lower one), where 1 per 2 needs 32.9 ms: 9.0 keeps the forum's 1 per clock alone. All read
 2026-11-28 through the search tool's stored copies (the forum pages; the Guide in public repositories; the paper in
 imsight-knowhow/npu-design-tutorial, paper-source/modern-gpu-cores/modern-gpu-cores.md), not the live pages. Not on the
 pipe: constant-bank loads (LDC: the Guide's "adu - Address Divergence Unit ... It also provides support for constant
@@ -108,9 +111,10 @@ RATES = {cc: EACH for cc in ((7, 5), (8, 0), (8, 6), (8, 9), (9, 0))}  # the sam
 SHARED_FP32_INTEGER = {(8, 6): 128, (8, 9): 128}
 # The load/store pipe, in warp instructions per clock (above): the MIO's issue to it, per SM (NVIDIA's forum answers:
 # read for Volta and Ampere); what the shared memory structures accept, per SM, and each sub-partition's address
-# calculation (Huerta et al. MICRO 2025, 5.4, Table 1: read for 8.6). Assumed for the other compute capabilities
+# calculation (Huerta et al. MICRO 2025, 5.4, Table 1: read for 8.6). Assumed for the other compute capabilities, but
+# on 9.0 the shared structures' 1 per 2, which the H100's linear_fwd_kernel outruns (above): the MIO's 1 there
 LSU_ISSUE_PER_CLOCK = {cc: 1 for cc in RATES}
-LSU_MEMORY_PER_CLOCK = {cc: 0.5 for cc in RATES}
+LSU_MEMORY_PER_CLOCK = {**{cc: 0.5 for cc in RATES}, (9, 0): 1}
 LSU_ADDRESS_PER_CLOCK_PER_SUB_PARTITION = {cc: 0.25 for cc in RATES}
 
 PIPES = {
