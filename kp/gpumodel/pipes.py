@@ -9,7 +9,7 @@ A warp instruction is 32 results; a pipe giving R results per clock per SM, R / 
 FP32 lanes per SM, 16 per sub-partition) 2 clocks, on an H100 (128) 1 clock. A pipe of 128 results per clock per SM
 keeps pace with issue (one warp instruction per clock per scheduler: kp.gpumodel.gpu_constants) and never bounds above
 it; the slower ones can. Only the sub-partitions holding a warp work: with W < 4 warps resident, W / 4 of the rate
-(not the LSU's: below).
+(of the LSU's three terms only its address calculation: below).
 
 Sources. The CUDA C++ Programming Guide's table "Throughput of Native Arithmetic Instructions (Number of Results per
 Clock Cycle per Multiprocessor)" (in CUDA 13 in the Best Practices Guide, 12.1.1). Read this session (2026-11-27,
@@ -51,27 +51,49 @@ above, and this: on 8.6 and 8.9 each sub-partition has one datapath of 16 FP32 l
 FP32 or INT32 (NVIDIA's Ampere GA102 and Ada AD102 architecture whitepapers), so FP32 and integer instructions (IMAD
 included) together get at most 128 lanes per clock per SM ("FP32 + integer pipe"). 7.5, 8.0 and 9.0 have separate
 INT32 lanes (the Turing, A100 and H100 whitepapers).
-The load/store pipe ("LSU"; Nsight Compute's Kernel Profiling Guide, its table of pipelines: "lsu - Load Store Unit. The
-LSU pipeline issues load, store, atomic, and reduction instructions to the L1TEX unit for global, local, and shared
-memory. It also issues special register reads (S2R), shuffles, and CTA-level arrive/wait barrier instructions to the
-L1TEX unit"): LDG, STG, LD, ST (generic), LDL, STL, LDS, STS, LDSM, STSM, ATOM, ATOMG, ATOMS, RED, REDG, LDGSTS
-(cp.async: a global load into shared memory), S2R; SHFL (the shuffle pipe's own 32 results per clock per SM above) also
-passes it and is counted with it. Its rate is one warp instruction per clock per SM, the SM's, not a sub-partition's:
-NVIDIA's answers on its developer forum,
-"how-does-the-lsu-load-store-unit-execute-load-store-instructions-in-the-ampere-architecture" (Ampere): "Each cycle the
-MIO unit can issue 1 instruction to the LSU pipe. This limits the issue rate from 4 IPC per SM to 1 IPC per SM", "The
-LSU pipeline accepts 1 instruction per cycle"; and "understanding-instruction-dispatching-in-volta-architecture"
-(GV100): "In the logical SM model in the whitepaper the LDST boxes should be closer to the Tex boxes. LSU and TEX are
-shared execution units that are timesliced between sub-partitions", "LSU is an SM level shared execution unit". So the
-LD/ST units the architecture whitepapers draw in each sub-partition (their number differs between chips) set no rate of
-their own here. Read 2026-11-28 through the search tool's stored copies (the forum pages; the Guide in public
-repositories), not NVIDIA's live pages. The rate is read for Volta and Ampere (8.0 and 8.6: the answer names no chip);
-taken for 7.5, 8.9 and 9.0 too, an assumption. Not on it: constant-bank loads (LDC: the Guide's "adu - Address
-Divergence Unit ... It also provides support for constant loads and block-level barrier instructions"), so BAR neither;
-ULDC and S2UR (the uniform datapath); MEMBAR, DEPBAR, LDGDEPBAR, CCTL and Hopper's bulk copies (UBLKCP, UTMALDG,
-UTMASTG: the Guide's TMA pipe) and its SYNCS/ARRIVES (unread: the "CTA-level arrive/wait barrier" may be these) are left
-out. Memory instructions making more than one wavefront are held longer by the L1 data pipe, a term of
-kp.gpumodel.gputime; this pipe charges the instructions (one accepted per clock), which that term does not count.
+The load/store pipe (Nsight Compute's Kernel Profiling Guide, its table of pipelines: "lsu - Load Store Unit. The LSU
+pipeline issues load, store, atomic, and reduction instructions to the L1TEX unit for global, local, and shared memory.
+It also issues special register reads (S2R), shuffles, and CTA-level arrive/wait barrier instructions to the L1TEX
+unit"): its memory instructions LDG, STG, LD, ST (generic), LDL, STL, LDS, STS, LDSM, STSM, ATOM, ATOMG, ATOMS, RED,
+REDG, LDGSTS (cp.async) ("LSU" here); S2R and VOTE, which pass it without a memory access ("LSU other"; VOTE: NVIDIA's
+forum answer "whats-the-difference-between-mio-and-lsu-instruction-queue-in-volta-architecture", Volta to Ampere: "The
+LSU executes global/local/shared loads/store/atomics and several warp level operations (e.g. VOTE, SHUFFLE)"; VOTEU,
+unread, left off); SHFL (the shuffle pipe above) passes it too. Three terms, each its source's bound:
+- "LSU issue": every instruction it takes, shuffles included, one warp instruction per clock per SM however many
+  sub-partitions hold warps: NVIDIA's answers on its developer forum, "how-does-the-lsu-load-store-unit-execute-load-
+  store-instructions-in-the-ampere-architecture": "Each cycle the MIO unit can issue 1 instruction to the LSU pipe.
+  This limits the issue rate from 4 IPC per SM to 1 IPC per SM", "The LSU pipeline accepts 1 instruction per cycle";
+  "understanding-instruction-dispatching-in-volta-architecture" (GV100): "LSU and TEX are shared execution units that
+  are timesliced between sub-partitions", "LSU is an SM level shared execution unit";
+- "LSU": the memory instructions, one every two clocks per SM however many sub-partitions hold warps; and
+- "LSU address": the memory instructions, one every four clocks per sub-partition holding a warp (one busy: 1 per 4
+  clocks per SM; two or more: "LSU" binds). Both measured by Huerta, Abaie Shoushtary, Cruz, González, "Dissecting and
+  Modeling the Architecture of Modern GPU Cores", MICRO 2025, 5.4 and its Table 1, on "an Ampere GPU" (its Ampere
+  boards are all GA102, 8.6: RTX 3080, 3080 Ti, 3090, A6000), each warp running "a sequence of independent loads or
+  stores that always hit in the data cache or shared memory and use regular registers": "the global structures can
+  receive a memory request every two cycles from any of the sub-cores", "the address calculation done in each
+  sub-core has a throughput of one instruction every four cycles", "when four sub-cores are active, each sub-core can
+  issue an instruction only every 8 cycles since the shared-structures can only process up to one instruction every
+  two cycles" (Table 1: after five buffered, the i-th issues at (i - 1) + 4 with 1 or 2 sub-cores active, + 6 with 3,
+  + 8 with 4). One table for loads and stores, global and shared, no width named: taken for every memory instruction
+  alike (atomics, reductions, LDGSTS, LDSM, STSM unmeasured there). Its latencies (Table 2) suggest shared memory's
+  address calculation is done "in the SM shared-structures, rather than in the local sub-core structures": if so,
+  LDS and STS escape "LSU address"; no rate was measured for that, so it is not applied.
+The forum's 1 per clock is taken as the MIO's issue to the pipe, the paper's 1 per 2 as what the structures the
+sub-cores share (the data cache, shared memory) accept; the lower binds (the forum's only where shuffles, S2R or VOTE
+crowd the pipe). The paper's rates read for 8.6, the forum's for Volta and Ampere; both taken for 7.5, 8.0 and 8.9, an
+assumption; on 9.0 the address calculation's too, but not the shared structures' 1 per 2, which this project's own H100
+measurement rules out: linear_fwd_kernel at 4096³ (16 x 16 tiles; its sm_90 SASS has 32 LDS per 16 FFMA, 32.5M LDS a
+SM) ran in 23.6 ms (bench/gpu_model.py's measured column), at least 0.69 memory instructions per clock per SM at the
+boost clock (more at any lower one), where 1 per 2 needs 32.9 ms: 9.0 keeps the forum's 1 per clock alone. All read
+2026-11-28 through the search tool's stored copies (the forum pages; the Guide in public repositories; the paper in
+imsight-knowhow/npu-design-tutorial, paper-source/modern-gpu-cores/modern-gpu-cores.md), not the live pages. Not on the
+pipe: constant-bank loads (LDC: the Guide's "adu - Address Divergence Unit ... It also provides support for constant
+loads and block-level barrier instructions"), so BAR neither; ULDC and S2UR (the uniform datapath); MEMBAR, DEPBAR,
+LDGDEPBAR, CCTL and Hopper's bulk copies (UBLKCP, UTMALDG, UTMASTG: the Guide's TMA pipe) and its SYNCS/ARRIVES
+(unread: the "CTA-level arrive/wait barrier" may be these) are left out. Memory instructions making more than one
+wavefront are held longer by the L1 data pipe, a term of kp.gpumodel.gputime; these terms charge the instructions,
+which that term does not count.
 Left to the issue term alone (no row of the table, or a rate of 128 or more that never outpaces issue): MOV, SEL, FSEL,
 PRMT, P2R, R2P, PLOP3, SGXT, BMSK, BREV ("Multiple instructions" on 7.x), FRND, F2FP, IABS, the half-precision
 instructions (HADD2, HMUL2, HFMA2: 128 or 256 results per clock), tensor-core instructions
@@ -87,9 +109,13 @@ RATES = {cc: EACH for cc in ((7, 5), (8, 0), (8, 6), (8, 9), (9, 0))}  # the sam
 # FP32 and integer lanes shared on 8.6 / 8.9: the most results per clock per SM they give together (GA102 / AD102
 # whitepapers); FP32 and IMAD share the FMA datapath everywhere (at the FP32 row's rate: NVIDIA's forum answers above)
 SHARED_FP32_INTEGER = {(8, 6): 128, (8, 9): 128}
-# warp instructions per clock per SM of the load/store pipe, shared by the SM's sub-partitions (NVIDIA's forum answers
-# above: read for Volta and Ampere, assumed for 7.5, 8.9 and 9.0)
-LSU_PER_CLOCK = {cc: 1 for cc in RATES}
+# The load/store pipe, in warp instructions per clock (above): the MIO's issue to it, per SM (NVIDIA's forum answers:
+# read for Volta and Ampere); what the shared memory structures accept, per SM, and each sub-partition's address
+# calculation (Huerta et al. MICRO 2025, 5.4, Table 1: read for 8.6). Assumed for the other compute capabilities, but
+# on 9.0 the shared structures' 1 per 2, which the H100's linear_fwd_kernel outruns (above): the MIO's 1 there
+LSU_ISSUE_PER_CLOCK = {cc: 1 for cc in RATES}
+LSU_MEMORY_PER_CLOCK = {**{cc: 0.5 for cc in RATES}, (9, 0): 1}
+LSU_ADDRESS_PER_CLOCK_PER_SUB_PARTITION = {cc: 0.25 for cc in RATES}
 
 PIPES = {
     "FP32": ("FADD", "FMUL", "FFMA", "FADD32I", "FMUL32I", "FFMA32I"),
@@ -102,11 +128,13 @@ PIPES = {
     "bit-count": ("POPC", "FLO"),
     "FP64": ("DADD", "DMUL", "DFMA"),
     "LSU": ("LDG", "STG", "LD", "ST", "LDL", "STL", "LDS", "STS", "LDSM", "STSM", "ATOM", "ATOMG", "ATOMS", "RED",
-            "REDG", "LDGSTS", "S2R"),
+            "REDG", "LDGSTS"),
+    "LSU other": ("S2R", "VOTE"),  # on the load/store pipe without a memory access: its issue term only
 }  # fmt: skip
 PIPE_OF = {opcode: pipe for pipe, opcodes in PIPES.items() for opcode in opcodes}
 
 
+LSU_PIPES = ("LSU", "LSU other")  # counted into the load/store pipe's terms, not rated as pipes of their own
 WIDE_TYPES = {"F64", "S64", "U64"}  # a conversion from or to one of these: the table's 64-bit conversion row
 
 
@@ -120,21 +148,24 @@ def pipe_of(opcode):
 
 def rates(g):
     """{pipe: results per clock per SM} on GPU `g` (a kp.gpumodel.gpus.GPU): FP32 and FP64 from its SM_LIMITS row; the
-    LSU's 32 results (one warp instruction) per clock are the whole SM's, not 4 sub-partitions' shares (pipe_clocks)."""
+    load/store pipe's three: "LSU issue" and "LSU" the whole SM's, "LSU address" its sub-partitions' together
+    (pipe_clocks scales it by those busy)."""
     cc = tuple(g.compute_capability)
     if cc not in RATES:
         raise RuntimeError(f"compute capability {cc}: the pipe table covers {sorted(RATES)}")
     fp64 = g.fp64_per_clock_per_sm
     return {"FP32": g.fp32_per_clock_per_sm, "FP64": fp64, **RATES[cc], "64-bit conversion": min(CONVERSION, fp64),
-            "LSU": 32 * LSU_PER_CLOCK[cc]}  # fmt: skip
+            "LSU issue": 32 * LSU_ISSUE_PER_CLOCK[cc], "LSU": 32 * LSU_MEMORY_PER_CLOCK[cc],
+            "LSU address": 32 * g.sub_partitions * LSU_ADDRESS_PER_CLOCK_PER_SUB_PARTITION[cc]}  # fmt: skip
 
 
 def pipe_clocks(g, pipes, warps_resident):
     """{term: clocks} one SM of `g` needs for `pipes` (((pipe, warp instructions), ...), those of the blocks it runs),
     with `warps_resident` warps resident (min(4, W) of its sub-partitions work): each pipe's warp instructions x 32
     lanes / its results per clock; "FMA" (FP32 + IMAD, at the FP32 rate) where both ran; on 8.6 and 8.9 "FP32 +
-    integer" too (their shared lanes); "LSU": its instructions and the shuffles together at its rate, however few
-    sub-partitions hold warps (one shared unit). {} without pipes."""
+    integer" too (their shared lanes); "LSU issue": every instruction the load/store pipe takes (memory, "LSU other"
+    and shuffles), "LSU": its memory instructions, both at the SM's rate however few sub-partitions hold warps, and "LSU
+    address": its memory instructions at the busy sub-partitions' rate. {} without pipes."""
     counts = {}
     for pipe, n in pipes:
         counts[pipe] = counts.get(pipe, 0.0) + n
@@ -143,9 +174,13 @@ def pipe_clocks(g, pipes, warps_resident):
     per_clock, busy = rates(g), min(g.sub_partitions, warps_resident) / g.sub_partitions
     if busy <= 0:
         raise RuntimeError(f"warps_resident={warps_resident}: at least one warp holds the pipes")
-    out = {pipe: 32 * n / (per_clock[pipe] * busy) for pipe, n in counts.items() if n and pipe != "LSU"}
-    if counts.get("LSU"):
-        out["LSU"] = 32 * (counts["LSU"] + counts.get("shuffle", 0.0)) / per_clock["LSU"]
+    out = {pipe: 32 * n / (per_clock[pipe] * busy) for pipe, n in counts.items() if n and pipe not in LSU_PIPES}
+    memory = counts.get("LSU", 0.0)
+    if taken := memory + counts.get("LSU other", 0.0) + counts.get("shuffle", 0.0):
+        out["LSU issue"] = 32 * taken / per_clock["LSU issue"]
+    if memory:
+        out["LSU"] = 32 * memory / per_clock["LSU"]
+        out["LSU address"] = 32 * memory / (per_clock["LSU address"] * busy)
     fp32, imad, integer = (counts.get(p, 0.0) for p in ("FP32", "IMAD", "integer"))
     if fp32 and imad:
         out["FMA"] = 32 * (fp32 + imad) / (per_clock["FP32"] * busy)
@@ -157,7 +192,8 @@ def pipe_clocks(g, pipes, warps_resident):
 
 def busiest_pipe(g, pipes, warps_resident):
     """(name, seconds) of the pipe term of one SM of `g` (pipe_clocks' largest, at the boost clock): "FP32 pipe",
-    "integer pipe", "FMA pipe", "FP32 + integer pipe", "LSU pipe", ...; ("pipe", 0.0) without pipes."""
+    "integer pipe", "FMA pipe", "FP32 + integer pipe", "LSU pipe", "LSU address pipe", "LSU issue pipe", ...; ("pipe",
+    0.0) without pipes."""
     clocks = pipe_clocks(g, pipes, warps_resident)
     if not clocks:
         return "pipe", 0.0
