@@ -204,7 +204,7 @@ def summarise(what, results, times, n):
 def gpu_section(gpu, results, sources, measured, device, n):
     """One GPU's table (model, each source's published ms and ratio, bound, measured) and its summaries; returns
     [(what, Agreement)] for the summary table."""
-    print(f"\n## {gpu}\n")
+    print(f"\n### {gpu}\n")
     for s in sources:
         left_out = f"; left out: {s.left_out}." if s.left_out else "."
         print(f"Published ({s.label}, {s.device}): {s.where}:\n\n{s.text}")
@@ -290,7 +290,7 @@ def main(argv=None):
 def print_summary(summary):
     """One row per GPU and source: the goals' figures, and how many of the three goals were met."""
     goals = published.GOALS
-    print(f"\n## Summary (issue 31's goals: mean ≤ {goals['mean']:.0%}, worst ≤ {goals['worst']:.0%}, ", end="")
+    print(f"\n### Summary (issue 31's goals: mean ≤ {goals['mean']:.0%}, worst ≤ {goals['worst']:.0%}, ", end="")
     print(f"τ ≥ {goals['tau']:g})\n")
     print(Table([{"GPU": g, "against": what, **a.summary_row()} for g, what, a in summary]).markdown())
 

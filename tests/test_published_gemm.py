@@ -168,9 +168,9 @@ def test_the_script_runs_quick_on_every_published_gpu(capsys, monkeypatch):
     assert "the GPU model on RTX A6000, A100, RTX 4090 (" in out and "No GPU here" in out
     assert "--quick: 256³, where nothing was published: nothing compared." in out
     for gpu in ("RTX A6000", "A100", "RTX 4090"):
-        section = out.split(f"\n## {gpu}\n")[1].split("\n## ")[0]
+        section = out.split(f"\n### {gpu}\n")[1].split("\n### ")[0]
         assert "| kernel | model ms (256³) | bound (model) |" in section and "\n| 2 | " in section
-    assert "published ms" not in out and "## Summary" not in out
+    assert "published ms" not in out and "### Summary" not in out
     assert "Published and left out" in out and "issues/6" in out
 
 
@@ -238,7 +238,7 @@ def test_on_a_gpu_the_script_sets_the_model_against_its_own_measurement(capsys, 
     published_gemm.main(["--quick", "--kernels", "2,10"])  # no --gpu: the model's GPU is the one measured
     out = capsys.readouterr().out
     assert asked == [(256, [2, 10])]
-    assert "the GPU model on H100 SXM (" in out and "WARNING" not in out and "## A100" not in out
+    assert "the GPU model on H100 SXM (" in out and "WARNING" not in out and "### A100" not in out
     assert f"| measured ms ({H100}) | model ÷ measured |" in out
     assert f"Against measured ({H100}):" in out
     assert (
@@ -291,7 +291,7 @@ def test_a_gpu_the_model_has_no_row_for_gets_its_measured_column_alone(capsys, m
         "RTX 4090): the measured column is printed alone" in out
     )
     assert f"| kernel | measured ms ({device}) |\n|---|---|\n| 2 | 3 |" in out  # kernel 2: 2 x 1.5 ms
-    assert "model ÷ measured" not in out and "Against measured" not in out and "## H100 SXM" not in out
+    assert "model ÷ measured" not in out and "Against measured" not in out and "### H100 SXM" not in out
 
 
 def test_a_gpu_measured_but_another_modelled_gets_its_measured_column_alone(capsys, monkeypatch):
@@ -299,7 +299,7 @@ def test_a_gpu_measured_but_another_modelled_gets_its_measured_column_alone(caps
     published_gemm.main(["--quick", "--kernels", "2", "--gpu", "A6000"])
     out = capsys.readouterr().out
     assert f"WARNING: measured on {H100}, which is the model's H100 SXM, not a modelled GPU (RTX A6000)" in out
-    assert "model ÷ measured" not in out and "## RTX A6000" in out
+    assert "model ÷ measured" not in out and "### RTX A6000" in out
 
 
 def test_measure_only_writes_the_times_and_measured_joins_them_off_the_gpu(capsys, monkeypatch, tmp_path):
