@@ -47,14 +47,23 @@ def fake_tools(tmp_path):
     return bin_dir
 
 
-@pytest.mark.skipif(shutil.which("awk") is None, reason="the summary is an awk program: awk is not installed")
-def test_a_stage_logs_the_sm_clock_and_summarises_the_busy_samples(fake_tools, tmp_path):
+def published_stage(fake_tools, tmp_path):
+    """Run `tools/gpu_session.sh published` with the stand-ins: (the run, its OUT folder)."""
     out = tmp_path / "out"
     env = dict(os.environ, PATH=f"{fake_tools}:{os.environ['PATH']}", OUT=str(out), PYTHON=str(fake_tools / "python"),
                KP_GPU_DEPS=str(tmp_path / "deps"))  # fmt: skip
     run = subprocess.run(["bash", "tools/gpu_session.sh", "published"], cwd=ROOT, env=env, capture_output=True,
                          text=True, timeout=60)  # fmt: skip
     assert run.returncode == 0, run.stdout + run.stderr
+    return run, out
+
+
+NO_AWK = pytest.mark.skipif(shutil.which("awk") is None, reason="the summary is an awk program: awk is not installed")
+
+
+@NO_AWK
+def test_a_stage_logs_the_sm_clock_and_summarises_the_busy_samples(fake_tools, tmp_path):
+    run, out = published_stage(fake_tools, tmp_path)
     assert len((out / "clocks-published.csv").read_text().splitlines()) == 3
     # the two samples at >= 90% busy: (1755 + 1785) / 2 MHz, (650 + 640) / 2 W; the idle one's 1980 MHz left out
     summary = "SM clock at >= 90% busy: 2 samples, mean 1770 MHz (1755-1785), max clock 1980 MHz, mean power 645 W"
@@ -64,13 +73,9 @@ def test_a_stage_logs_the_sm_clock_and_summarises_the_busy_samples(fake_tools, t
     assert not pathlib.Path(f"/proc/{logger}").exists()  # the logger is stopped with its stage
 
 
+@NO_AWK
 def test_a_stage_without_a_busy_sample_says_so(fake_tools, tmp_path):
     idle = FAKE_SMI.replace(", 100, 1755", ", 5, 1755").replace(", 95, 1785", ", 5, 1785")
     (fake_tools / "nvidia-smi").write_text(idle)
-    out = tmp_path / "out"
-    env = dict(os.environ, PATH=f"{fake_tools}:{os.environ['PATH']}", OUT=str(out), PYTHON=str(fake_tools / "python"),
-               KP_GPU_DEPS=str(tmp_path / "deps"))  # fmt: skip
-    run = subprocess.run(["bash", "tools/gpu_session.sh", "published"], cwd=ROOT, env=env, capture_output=True,
-                         text=True, timeout=60)  # fmt: skip
-    assert run.returncode == 0, run.stdout + run.stderr
+    run, _ = published_stage(fake_tools, tmp_path)
     assert "SM clock: no sample with the GPU >= 90% busy" in run.stdout
