@@ -97,7 +97,8 @@ def reloaded(lines, instruction_runs):
     runs, each charged the line's mean units per request at that width (Line.widths). A scalar fallback path beside
     a packed one adds nothing: its runs are requests the compiled line counts already (accesses the widest width
     could not merge); nor does a line with a predicated instruction (its runs count warps that requested nothing), nor
-    one whose instructions lie in several branch-free stretches (stretches: they may be two paths, one never run).
+    one whose instructions lie in several branch-free stretches (stretches: they may be two paths, one never run),
+    nor one whose widest instructions alone ran more than its requests (runs not fixed by the trace).
     `instruction_runs`: {kernel: [(Instruction, warp-level runs)]}, kp.gpumodel.compiled's _instruction_runs."""
     found, predicated, apart = {}, set(), {}
     for kernel, pairs in instruction_runs.items():
@@ -117,7 +118,11 @@ def reloaded(lines, instruction_runs):
         narrow = [(w, n) for w, n in ran if w < widest and n > 0]
         excess = min(sum(n for _, n in ran) - ln.requests, sum(n for _, n in narrow))
         regrouped = dict(ln.widths)
-        if excess <= 0 or not all(w in regrouped and regrouped[w][0] for w, _ in narrow):
+        # the widest instructions alone running more than the line's requests: runs the trace cannot have made (a
+        # basic block the equations left open, charged a line's executions), not re-reads; under half a request: the
+        # solver's rounding
+        wide = sum(n for w, n in ran if w == widest)
+        if excess < 0.5 or wide > ln.requests + 0.5 or not all(w in regrouped and regrouped[w][0] for w, _ in narrow):
             out.append(ln)
             continue
         per_request = sum(n * regrouped[w][1] / regrouped[w][0] for w, n in narrow) / sum(n for _, n in narrow)

@@ -39,8 +39,10 @@ The terms of one launch:
   clocks): each pipe's warp instructions on the busiest SM (kp.gpumodel.compiled) x 32 / its results per clock per SM,
   the sub-partitions holding warps busy (kp.gpumodel.pipes: the CUDA C++ Programming Guide's throughput table; FP32 and
   IMAD share the FMA datapath; on 8.6 and 8.9 FP32 and integer share 128 lanes); beside them the SM's load/store
-  pipe (LSU: loads, stores, atomics, S2R and shuffles together, one warp instruction per clock per SM, however many
-  sub-partitions hold warps); the slowest named ("FP32 pipe", "integer pipe", "FMA pipe", "LSU pipe", ...);
+  pipe, three ways: every instruction it takes (loads, stores, atomics, S2R, VOTE, shuffles) one per clock per SM,
+  its memory instructions one per 2 clocks per SM (1 on 9.0), and one per 4 clocks per sub-partition holding warps
+  (kp.gpumodel.pipes); the slowest named ("FP32 pipe", "integer pipe", "FMA pipe", "LSU pipe", "LSU address pipe",
+  ...);
 - launch: no launch takes less than the GPU's launch floor.
 
 How the terms combine (kp.gpumodel.overlap, where the rule is derived): by what can run at the same time on the

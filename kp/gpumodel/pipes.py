@@ -67,18 +67,18 @@ unread, left off); SHFL (the shuffle pipe above) passes it too. Three terms, eac
   are timesliced between sub-partitions", "LSU is an SM level shared execution unit";
 - "LSU": the memory instructions, one every two clocks per SM however many sub-partitions hold warps; and
 - "LSU address": the memory instructions, one every four clocks per sub-partition holding a warp (one busy: 1 per 4
-  clocks per SM; two or more: "LSU" binds). Both measured by Huerta, Abaie Shoushtary, Cruz, González, "Dissecting and
-  Modeling the Architecture of Modern GPU Cores", MICRO 2025, 5.4 and its Table 1, on "an Ampere GPU" (its Ampere
-  boards are all GA102, 8.6: RTX 3080, 3080 Ti, 3090, A6000), each warp running "a sequence of independent loads or
-  stores that always hit in the data cache or shared memory and use regular registers": "the global structures can
-  receive a memory request every two cycles from any of the sub-cores", "the address calculation done in each
-  sub-core has a throughput of one instruction every four cycles", "when four sub-cores are active, each sub-core can
-  issue an instruction only every 8 cycles since the shared-structures can only process up to one instruction every
-  two cycles" (Table 1: after five buffered, the i-th issues at (i - 1) + 4 with 1 or 2 sub-cores active, + 6 with 3,
-  + 8 with 4). One table for loads and stores, global and shared, no width named: taken for every memory instruction
-  alike (atomics, reductions, LDGSTS, LDSM, STSM unmeasured there). Its latencies (Table 2) suggest shared memory's
-  address calculation is done "in the SM shared-structures, rather than in the local sub-core structures": if so,
-  LDS and STS escape "LSU address"; no rate was measured for that, so it is not applied.
+  clocks per SM; on 8.x two or more: "LSU" binds; on 9.0, whose "LSU" is 1 per clock, four). Both measured by Huerta,
+  Abaie Shoushtary, Cruz, González, "Dissecting and Modeling the Architecture of Modern GPU Cores", MICRO 2025, 5.4 and
+  its Table 1, on "an Ampere GPU" (its Ampere boards are all GA102, 8.6: RTX 3080, 3080 Ti, 3090, A6000), each warp
+  running "a sequence of independent loads or stores that always hit in the data cache or shared memory and use regular
+  registers": "the global structures can receive a memory request every two cycles from any of the sub-cores", "the
+  address calculation done in each sub-core has a throughput of one instruction every four cycles", "when four sub-cores
+  are active, each sub-core can issue an instruction only every 8 cycles since the shared-structures can only process up
+  to one instruction every two cycles" (Table 1: after five buffered, the i-th issues at (i - 1) + 4 with 1 or 2
+  sub-cores active, + 6 with 3, + 8 with 4). One table for loads and stores, global and shared, no width named: taken
+  for every memory instruction alike (atomics, reductions, LDGSTS, LDSM, STSM unmeasured there). Its latencies (Table 2)
+  suggest shared memory's address calculation is done "in the SM shared-structures, rather than in the local sub-core
+  structures": if so, LDS and STS escape "LSU address"; no rate was measured for that, so it is not applied.
 The forum's 1 per clock is taken as the MIO's issue to the pipe, the paper's 1 per 2 as what the structures the
 sub-cores share (the data cache, shared memory) accept; the lower binds (the forum's only where shuffles, S2R or VOTE
 crowd the pipe). The paper's rates read for 8.6, the forum's for Volta and Ampere; both taken for 7.5, 8.0 and 8.9, an
