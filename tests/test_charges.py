@@ -121,8 +121,8 @@ def test_a_line_over_two_branch_free_stretches_re_reads_nothing():
 
 def test_runs_the_trace_cannot_have_made_or_a_rounding_above_the_requests_re_read_nothing():
     """16 LDS.128 at 2 runs each are 32 wide requests where the trace counted 16: runs of a block the equations left
-    open, not re-reads (capping them at the 8 LDS's runs would charge 8); runs a solver's rounding puts under half a
-    request above the requests (0.4 here) charge nothing either."""
+    open, not re-reads (capping them at the 8 LDS's runs would charge 8); runs a solver's rounding puts within half a
+    request (and a ten-thousandth of the requests) above them, 0.4 here, charge nothing either."""
     runs = {"k": [(Ins("k.cu", 7, "shared", "load", 16), 2.0)] * 16 + [(Ins("k.cu", 7, "shared", "load", 4), 1.0)] * 8}
     assert reloaded([AS_ROWS], at_offsets(runs)) == [AS_ROWS]
     scalar = [(Ins("k.cu", 7, "shared", "load", 4), 1.1)] * 4  # 4.4 runs where the line's fallback made 4 requests
