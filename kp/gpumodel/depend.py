@@ -172,10 +172,3 @@ def dependent_blocks(counts, kernel, gpu="H100", share=1.0):
             waited = sum(bubbles.get(i.offset, 0) for i in b.instructions)
             out.append((runs * share, len(b.instructions), critical_path(b.instructions, capability), waited))
     return tuple(out)
-
-
-def stall_per_run(instructions, path, warps_per_scheduler, bubbles=0):
-    """The clocks a scheduler waits per warp run of a block beyond issuing its instructions and their bank bubbles: W
-    warps take max(W x (instructions + bubbles), critical path) for one run each, so each run adds max(0, path / W -
-    instructions - bubbles)."""
-    return max(0.0, path / max(warps_per_scheduler, 1e-9) - instructions - bubbles)
