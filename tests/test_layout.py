@@ -17,6 +17,7 @@ FLOORS = {
     "gpumodel.caches": 1,
     "gpumodel.overlap": 1,
     "gpumodel.cfg": 1,
+    "gpumodel.flow": 2,
     "gpumodel.pipes": 1,
     "gpumodel.charges": 1,
     "gpumodel.register_banks": 1,

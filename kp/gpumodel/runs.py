@@ -1,5 +1,5 @@
 """How often each basic block of a kernel's SASS ran, warp-level, from what the stand-in's trace knows (issue 31). Owns
-the equations kp.gpumodel.cfg solves: which of a kernel's SASS instructions ran a line's requests, which branches no
+the equations kp.gpumodel.flow solves: which of a kernel's SASS instructions ran a line's requests, which branches no
 warp diverged at, a loop's runs from its condition's evaluations and its trip counts (the bodies nvcc unrolled it
 into: trip_equations), the warps a conditional EXIT let go, nvcc's 64-bit division slow side (never run), the
 branches at a condition the trace never evaluated (never run: unevaluated) and nvcc's test before the copies of a
@@ -11,9 +11,10 @@ reads a trace or a listing itself, and models no time.
 import re
 from collections import Counter
 
-from kp.gpumodel.cfg import block_counts, blocks, components, conditional
+from kp.gpumodel.cfg import blocks, components, conditional
 from kp.gpumodel.charges import stretches
 from kp.gpumodel.counts import LOST_TRIPS
+from kp.gpumodel.flow import block_counts
 
 JUMPS = re.compile(r"\b(?:continue|break|return|goto)\b")  # an `if` whose body leaves: nvcc jumps when it holds
 # nvcc's 64-bit integer division and remainder (`i / n`, `i % n` on int64_t): a 32-bit fast path inline, and a CALL
@@ -42,7 +43,7 @@ def slow_division(instructions):
 def block_runs(found, lines, branches, warps, source_lines):
     """{offset: (runs, bound)}: the warp-level runs of the basic block holding that instruction of one kernel's SASS
     (`found`, kp.gpumodel.sass.Instruction in address order), or None where the trace does not fix them, and the most
-    it can have run (kp.gpumodel.cfg); {} where blocks() finds no graph (an indirect jump). Its equations: the warps
+    it can have run (kp.gpumodel.flow); {} where blocks() finds no graph (an indirect jump). Its equations: the warps
     launched enter block 0; a line's memory instructions of one space and kind, none of them predicated nor shared
     of several widths, ran the line's requests of that space and kind between them (as
     kp.gpumodel.compiled.as_compiled regroups the lanes' accesses into nvcc's instructions); nvcc's 64-bit division
