@@ -11,8 +11,8 @@ reads a trace or a listing itself, and models no time.
 import re
 from collections import Counter
 
-from kp.gpumodel.cfg import blocks, components, conditional
-from kp.gpumodel.charges import stretches
+from kp.gpumodel.cfg import block_of, blocks, components, conditional
+from kp.gpumodel.charges import re_reads
 from kp.gpumodel.counts import LOST_TRIPS
 from kp.gpumodel.flow import block_counts
 
@@ -59,14 +59,12 @@ def block_runs(found, lines, branches, warps, source_lines):
     graph = blocks(found)
     if graph:
         equations = [({o: 1.0}, 0.0) for o in slow_division(found)]
-        stretch = stretches(found)
+        block = block_of(found)
         for ln in (ln for ln in lines if ln.space in ("global", "shared")):
             mine = [i for i in found if (i.file, i.line, i.space, i.kind) == (ln.file, ln.line, ln.space, ln.kind)]
-            # a predicated one (`@P0 LDG`) issues with no lane on, which the trace's requests do not count; shared ones
-            # of several widths in one branch-free stretch ran more than the requests (the narrower re-read: charges)
-            widths, apart = {i.width for i in mine}, {stretch[i.offset] for i in mine}
-            mixed = ln.space == "shared" and len(widths) > 1 and len(apart) == 1
-            if mine and not any(i.text.startswith("@") for i in mine) and not mixed:
+            # a predicated one (`@P0 LDG`) issues with no lane on, which the trace's requests do not count; a shared
+            # line's narrower instructions that re-read (charges.re_reads) ran more than its requests
+            if mine and not any(i.text.startswith("@") for i in mine) and not re_reads(mine, block):
                 equations.append(({i.offset: 1.0 for i in mine}, float(ln.requests)))
         branch = {(b.file, b.line): b for b in branches}
         uniform, loops, latches, slow = set(), [], {}, slow_division(found)
