@@ -44,8 +44,8 @@ def block_runs(found, lines, branches, warps, source_lines):
     """{offset: (runs, bound)}: the warp-level runs of the basic block holding that instruction of one kernel's SASS
     (`found`, kp.gpumodel.sass.Instruction in address order), or None where the trace does not fix them, and the most
     it can have run (kp.gpumodel.flow); {} where blocks() finds no graph (an indirect jump). Its equations: the warps
-    launched enter block 0; a line's memory instructions of one space and kind, none of them predicated nor shared
-    of several widths, ran the line's requests of that space and kind between them (as
+    launched enter block 0; a line's memory instructions of one space and kind, none of them predicated, nor shared
+    ones that re-read (kp.gpumodel.charges.re_reads), ran the line's requests of that space and kind between them (as
     kp.gpumodel.compiled.as_compiled regroups the lanes' accesses into nvcc's instructions); nvcc's 64-bit division
     slow side (slow_division) never ran; a branch whose line no warp ever diverged at (the trace's Branch.divergent)
     sends its block's runs down its two edges; a loop nvcc kept (one backward conditional BRA at its line) runs its
