@@ -72,12 +72,6 @@ def profiled(checked, n, kernel, max_blocks):
     return p, time.perf_counter() - start
 
 
-def modelled(checked, n, kernel, gpu, max_blocks):
-    """(the Estimate of kernel `kernel` at n³ on `gpu`, its Profile, seconds profile() took)."""
-    p, took = profiled(checked, n, kernel, max_blocks)
-    return p.estimate_detail(gpu, flops=2 * n**3), p, took
-
-
 def device_model(device):
     """The name of kp.gpumodel.gpus' row for the GPU torch.cuda.get_device_name() calls `device`, or None (with a
     warning) where no row is that GPU. A name is a row only as a whole (less NVIDIA's brand words: "NVIDIA GeForce RTX

@@ -8,9 +8,8 @@ A module imports only modules on floors below its own (no circles, nothing impor
              kp.gpumodel.gpu_constants  the GPU model's constants no data sheet gives (measured, studies, assumed)
              kp.gpumodel.caches   the GPU model's L1s and L2: the sectors DRAM moves, from the blocks' sharing
              kp.gpumodel.overlap  how a launch's memory and SM sides overlap, by the blocks resident per SM
-             kp.gpumodel.cfg      a kernel's SASS in basic blocks, and their runs solved from what the trace knows
+             kp.gpumodel.cfg      a kernel's SASS in basic blocks (the model's one split), their edges and loops
              kp.gpumodel.pipes    the SM's arithmetic pipes per compute capability: each opcode's, their rates
-             kp.gpumodel.charges  a launch's memory totals scaled from the source's accesses to what the SASS requests
              kp.goals        performance goals in the GPU model's counters, and the lines of a Profile that miss them
     floor 2  kp.toolchain    CUDA_HOME and PATH, Problem and ToolchainError, is nvcc / dot here, the probe of
                              optional compiler and linker flags
@@ -19,6 +18,9 @@ A module imports only modules on floors below its own (no circles, nothing impor
              kp.notebooks    execute a notebook in a fresh kernel; tagged_code (imports Jupyter's packages)
              kp.gpumodel.gpus     the GPU table (data sheets, per-SM limits, measured bandwidth) and occupancy
              kp.gpumodel.estimates  a modelled launch's time and terms as printed (LaunchEstimate, Estimate)
+             kp.gpumodel.flow     the basic blocks' runs solved from what the trace knows (the equations of runs)
+             kp.gpumodel.charges  a launch's memory totals scaled from the source's accesses to what the SASS requests
+             kp.gpumodel.register_banks  the issue clocks register-bank conflicts cost, per basic block of SASS
              kp.sourceview   a profile as Nsight's source view: the `.cu` lines with the GPU model's figures
              kp.pictures     a profile's pictures: who touched which element; one shared line's lanes and banks; who
                              took a branch, by lane
@@ -49,7 +51,7 @@ A module imports only modules on floors below its own (no circles, nothing impor
     floor 9  kp.puzzle       notebook 00's puzzles: their table and files, puzzle(name), hints, the scoreboard
              kp.exercise     the lessons' exercises: their table and files, exercise(name), hints
 
-The GPU model's seventeen modules are one room, kp/gpumodel/ (its __init__ draws how data flows through it: trace ->
+The GPU model's nineteen modules are one room, kp/gpumodel/ (its __init__ draws how data flows through it: trace ->
 counts -> SASS -> caches -> time); each keeps its floor above.
 
 tests/test_layout.py holds the package to this.

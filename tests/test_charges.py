@@ -7,7 +7,8 @@ same on kernels nvcc compiles: tests/test_sass.py, and siboehm's kernel 5 in tes
 import collections
 import dataclasses
 
-from kp.gpumodel.charges import charged, compiled_shares, in_flight_sites, reloaded
+from kp.gpumodel.cfg import block_of
+from kp.gpumodel.charges import charged, compiled_shares, in_flight_sites, re_reads, reloaded
 from kp.gpumodel.counts import Launch, Line
 
 # One warp's float4 read member by member: 4 requests x 16 sectors (ideal 16 for its 512 bytes), 128 lanes
@@ -75,12 +76,15 @@ def test_a_launch_is_charged_no_fewer_sectors_than_it_touched():
 # each row's first float (cuda_cpu_profile.h's regroupings: width 4 as traced, width 16 as the LDS.128 serve them)
 AS_ROWS = Line("k", "k.cu", 7, "shared", "load", 16, 64, 64, 1024, 512, sass=("LDS",) * 8 + ("LDS.128",) * 16,
                widths=((4, (64, 128, 64, 2, 0, 32)), (16, (16, 64, 64, 1, 0, 8))), basis="SASS sm_86")  # fmt: skip
-Ins = collections.namedtuple("Ins", "file line space kind width text offset cls", defaults=("LDS", 0, "memory"))
+Ins = collections.namedtuple("Ins", "file line space kind width text offset cls opcode function routine labels",
+                             defaults=("LDS", 0, "memory", "LDS", "k", "", ""))  # fmt: skip
 
 
 def at_offsets(runs):
-    """{kernel: [(instruction, runs)]} with the instructions at successive offsets, in the order given."""
-    return {k: [(i._replace(offset=16 * n), r) for n, (i, r) in enumerate(pairs)] for k, pairs in runs.items()}
+    """{kernel: [(instruction, runs)]} with the instructions at successive offsets, in the order given, each opcode
+    its text's ("@!P0 LDS": LDS)."""
+    return {k: [(i._replace(offset=16 * n, opcode=i.text.split()[-1]), r) for n, (i, r) in enumerate(pairs)]
+            for k, pairs in runs.items()}  # fmt: skip
 
 
 def test_what_nvcc_re_reads_with_narrower_instructions_is_charged_at_their_width():
@@ -108,7 +112,7 @@ def test_a_line_with_a_predicated_instruction_re_reads_nothing():
     assert reloaded([AS_ROWS], at_offsets(runs)) == [AS_ROWS]
 
 
-def test_a_line_over_two_branch_free_stretches_re_reads_nothing():
+def test_a_line_over_two_basic_blocks_re_reads_nothing():
     """attention's backward: a packed loop of LDS.128 and its copy of LDS.64 behind a branch, the cfg's runs of the two
     not the requests' split: the same runs as the first test, with a BRA between the widths, charge nothing."""
     wide, bra = (
@@ -117,6 +121,23 @@ def test_a_line_over_two_branch_free_stretches_re_reads_nothing():
     )
     runs = {"k": wide + bra + [(Ins("k.cu", 7, "shared", "load", 4), 1.0)] * 8}
     assert reloaded([AS_ROWS], at_offsets(runs)) == [AS_ROWS]
+
+
+def test_a_line_re_reads_where_its_widths_share_one_basic_block_unpredicated():
+    """re_reads, what kp.gpumodel.runs (which leaves such a line out of its equations) and reloaded both ask: an
+    LDS.128 and an LDS of one line in one basic block (kp.gpumodel.cfg.block_of) re-read, a label no branch names and
+    a BSSY between them ending no block; a BRA between them (two blocks), a predicated one, one width, none."""
+
+    def asked(*found):
+        code = [i for i, _ in at_offsets({"k": [(i, 1.0) for i in found]})["k"]]
+        lds = [i for i in code if i.space == "shared"]
+        return re_reads(lds, block_of(code))
+
+    wide, narrow = Ins("k.cu", 7, "shared", "load", 16, "LDS.128"), Ins("k.cu", 7, "shared", "load", 4)
+    other = Ins("k.cu", 7, "", "", 0, "BSSY", cls="control")
+    assert asked(wide, narrow) and asked(wide, other, narrow._replace(labels=".L_x_1"))
+    assert not asked(wide, other._replace(text="BRA"), narrow)
+    assert not asked(wide, narrow._replace(text="@!P0 LDS")) and not asked(narrow, narrow)
 
 
 def test_runs_the_trace_cannot_have_made_or_a_rounding_above_the_requests_re_read_nothing():

@@ -2,6 +2,7 @@
 they cannot compute, and bench/published_gemm.py reads every published table (bench/kernels/sgemm/published.py), sets
 the model on each published GPU against it, and runs (--quick)."""
 
+import ast
 import hashlib
 import importlib.util
 import json
@@ -174,11 +175,27 @@ def test_the_script_runs_quick_on_every_published_gpu(capsys, monkeypatch):
     assert "Published and left out" in out and "issues/6" in out
 
 
+def estimated(checked, kernel, gpu, n=256):
+    """(the Estimate of `kernel` at n³ on `gpu`, its Profile), as main() makes them: profiled, then the profile's
+    estimate_detail with the op's 2·n³ FLOPs."""
+    p, _ = published_gemm.profiled(checked, n, kernel, 2)
+    return p.estimate_detail(gpu, flops=2 * n**3), p
+
+
+def test_every_function_of_the_script_is_used_by_it():
+    """No function that only a test calls (the script's `modelled` was one): each function the script defines is named
+    in it beyond its definition."""
+    tree = ast.parse((BENCH / "published_gemm.py").read_text())
+    defined = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+    named = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    assert defined - named == set()
+
+
 def test_the_summary_gives_the_goals_figures_and_the_worst_kernels_terms(capsys):
     """Against times set by hand from the model's own (kernel 2 taken 10% slower than modelled, kernel 10 half as
     long): the errors, the worst and τ follow by hand."""
     checked = helpers.load_kernel(KERNEL, target="cpu", check=True, quiet=True)
-    results = {k: published_gemm.modelled(checked, 256, k, "RTX A6000", 2)[:2] for k in (2, 10)}
+    results = {k: estimated(checked, k, "RTX A6000") for k in (2, 10)}
     times = {2: results[2][0].seconds * 1.1, 10: results[10][0].seconds * 0.5}
     published_gemm.summarise("published (A6000)", results, times, 256)
     out = capsys.readouterr().out
@@ -200,7 +217,7 @@ def test_a_gpu_section_compares_each_source_on_its_own_kernels(capsys):
     """A source that publishes kernel 2 only, set beside kernels 2 and 10 modelled on the A100: its columns hold "—"
     for kernel 10, and its agreement covers kernel 2 alone (model ÷ published by hand from its one figure)."""
     checked = helpers.load_kernel(KERNEL, target="cpu", check=True, quiet=True)
-    results = {k: published_gemm.modelled(checked, 256, k, "A100", 2)[:2] for k in (2, 10)}
+    results = {k: estimated(checked, k, "A100") for k in (2, 10)}
     mine = published.Source(label="mine", gpu="A100", device="A100", where="here", text="| 2: Coalescing | 1000.0 |",
                             kernels=(2,))  # fmt: skip
     ((what, agree),) = published_gemm.gpu_section("A100", results, [mine], {}, None, 256)
@@ -343,7 +360,7 @@ def test_the_detail_gives_the_trace_s_global_load_sectors_over_the_sass_s():
     row = "global load sectors, trace ÷ SASS"
     figures = {}
     for k in (2, 6):
-        est, p, _ = published_gemm.modelled(checked, 256, k, "RTX A6000", 2)
+        est, p = estimated(checked, k, "RTX A6000")
         if not p.compiled("RTX A6000")[2].startswith("SASS"):
             pytest.skip(f"no SASS here ({p.compiled('RTX A6000')[2]}): the ratio needs nvcc")
         figures[k] = published_gemm.counters(p, est.gpu, 256)[row]

@@ -9,8 +9,10 @@ import torch
 
 import helpers
 import kp.files
+import kp.gpumodel.register_banks
 import kp.gpumodel.sass
 import kp.toolchain
+from kp.gpumodel.cfg import basic_blocks
 from kp.gpumodel.depend import dependent_blocks
 from kp.gpumodel.gpus import gpu
 from kp.gpumodel.gputime import LaunchWork, estimate_launch
@@ -84,13 +86,32 @@ def test_a_cached_operand_serves_only_its_own_slot_until_a_read_of_its_bank_and_
 
 def test_what_the_rule_reads_and_leaves_out():
     """Sources after the destination and any predicate written; RZ, constants and uniform registers read no bank; a
-    64-bit pair one register in each; memory, MUFU and control instructions neither wait nor touch the cache; a
-    branch target starts a block with free ports."""
+    64-bit pair one register in each; memory, MUFU and control instructions neither wait nor touch the cache."""
     assert sources("@!P0 IADD3 R2, P0, R3.reuse, -R4, RZ") == [(0, 3, True), (1, 4, False)]
     assert sources("FFMA R4, R2, c[0x0][0x160], UR4") == [(0, 2, False)]
     assert sources("IMAD.WIDE R2, R3, 0x4, R6") == [(0, 3, False), (2, 6, False), (2, 7, False)]
     assert stalls(listing(*["LDS R4, [R2+0x10]"] * 4, *["MUFU.EX2 R4, R2"] * 4)) == {}
-    assert stalls(listing("FFMA R4, R2, R6, R8", "FFMA R4, R2, R6, R8", labels=(1,))) == {}
+
+
+def test_each_basic_block_of_the_cfg_starts_with_free_ports_and_an_empty_cache():
+    """Two FFMAs of three bank-0 sources: the second waits 2 clocks where both lie in one basic block
+    (kp.gpumodel.cfg.basic_blocks, the model's one split), none where a branch names the second's label (a block of
+    its own). A label no branch names, a WARPSYNC or a BSYNC between them end no block: 2 (1 with the WARPSYNC's or
+    BSYNC's clock between)."""
+    ffma, loop = "FFMA R4, R2, R6, R8", "@P0 BRA `(.L_x_1)"
+    assert stalls(listing(ffma, ffma, loop, labels=(1,))) == {}
+    assert stalls(listing(ffma, ffma, labels=(1,))) == {0x10: 2}
+    assert stalls(listing(ffma, "WARPSYNC 0xffffffff", ffma)) == {0x20: 1}
+    assert stalls(listing(ffma, "BSYNC B0", ffma)) == {0x20: 1}
+    assert stalls(listing(ffma, "BRA `(.L_x_1)", ffma, labels=(2,))) == {}
+
+
+def test_a_register_at_two_source_slots_is_read_twice_its_sharing_unknown():
+    """FFMA R4, R2, R2, R4: R2 at slots 0 and 1 is two reads of bank 0 (with R4, three: 2 bubbles at each but the
+    first of 8, 14). Whether the hardware reads it once no source says (the module's docstring): as three distinct
+    registers, until measured."""
+    assert sources("FFMA R4, R2, R2, R4") == [(0, 2, False), (1, 2, False), (2, 4, False)]
+    assert sum(stalls(listing(*["FFMA R4, R2, R2, R4"] * 8)).values()) == 14
 
 
 def test_an_absolute_values_bars_before_its_flags_keep_the_operand_and_its_reuse():
@@ -182,6 +203,19 @@ def test_bank_bubbles_hide_under_a_dependent_chain_and_add_to_a_stream_of_indepe
     blocks, clocks = one_warp_issue_clocks(stream)
     assert blocks == ((1000, 8, 8, 14),)
     assert clocks == pytest.approx(22)
+
+
+def test_a_listings_stalls_are_counted_once_for_every_caller(monkeypatch):
+    """A profile asks for one kernel's stalls in its launch total (conflict_cycles) and in each launch's basic blocks
+    (kp.gpumodel.depend.dependent_blocks): the listing is split and its ports reserved once, the answers the same."""
+    splits = []
+    monkeypatch.setattr(kp.gpumodel.register_banks, "basic_blocks", lambda code: splits.append(1) or basic_blocks(code))
+    code = listing(*[f"FFMA R{40 + 2 * k}, R32, R34, R36" for k in range(6)])  # a listing no other test has
+    counts = OneBlockLoop(code, 10)
+    total = conflict_cycles(code, [(i, 10) for i in code])
+    first, second = dependent_blocks(counts, "k"), dependent_blocks(counts, "k")  # two launches of the kernel
+    assert splits == [1]
+    assert total == 10 * sum(stalls(code).values()) == 100 and first == second == ((10, 6, 6, 10),)
 
 
 needs_sass = pytest.mark.skipif(

@@ -8,7 +8,8 @@
 - counts: kp.gpumodel.counts reads that report into records (Line, Branch, Launch) at their `.cu` lines;
 - SASS: kp.gpumodel.sass compiles the kernel file with nvcc for the GPU's arch and reads nvdisasm's listing, line by
   line; kp.gpumodel.compiled counts the lines as that SASS serves them, the instructions each line ran (its basic
-  blocks' runs: kp.gpumodel.runs's equations, solved by kp.gpumodel.cfg) and the loads in flight together;
+  blocks' runs: kp.gpumodel.runs's equations on kp.gpumodel.cfg's graph, solved by kp.gpumodel.flow) and the loads
+  in flight together;
   kp.gpumodel.ptxas gives each instantiation's registers and shared memory; kp.gpumodel.depend each basic block's
   critical path through its registers; kp.gpumodel.charges scales a launch's totals (sectors, 128-byte lines, shared
   wavefronts), which the trace counts as the source wrote the accesses, to what that SASS requests;

@@ -21,12 +21,15 @@ once; nvcc may also re-read some of them with a narrower instruction (siboehm's 
 are 16 LDS.128 per tile and 8 scalar LDS re-reading each row's first float, scheduled early for the first FFMAs). The
 hardware serves those LDS too: where a shared line's instructions ran more often (their runs from the SASS's basic
 blocks) than its compiled requests, the excess are requests the trace never saw, charged the narrower width's
-wavefronts per request as the trace's regrouping at that width counts them. Shared lines only: a global line's paths
-(the linear ladder's v7: a packed one and a scalar one) take their runs from its requests (kp.gpumodel.runs), so none
-of its instructions can have run more than its requests.
+wavefronts per request as the trace's regrouping at that width counts them. Which lines re-read: re_reads (all of
+the line's instructions in one basic block of kp.gpumodel.cfg; kp.gpumodel.runs asks the same). Shared lines only: a
+global line's paths (the linear ladder's v7: a packed one and a scalar one) take their runs from its requests
+(kp.gpumodel.runs), so none of its instructions can have run more than its requests.
 """
 
 import dataclasses
+
+from kp.gpumodel.cfg import block_of
 
 GLOBAL_LOAD = ("global", "load")
 # (space, kinds) of each share: the trace's `sectors_read` are the global loads', `sectors_written` the global stores'
@@ -78,16 +81,19 @@ def in_flight_sites(in_flight, launch, source_lines, compiled_lines):
     return in_flight, in_flight * (source / compiled if compiled else 1.0)
 
 
-def stretches(instructions):
-    """{offset: the branch-free stretch it is in}: one kernel's SASS instructions (kp.gpumodel.sass.Instruction) in
-    address order, a new stretch after each control instruction (BRA, BSSY, EXIT, ...). A line's instructions in one
-    stretch ran equally often: the narrower of them re-read (siboehm's kernel 5), where in two they may be two paths
-    (a packed loop and its scalar copy: attention's backward)."""
-    out, at = {}, 0
-    for i in sorted(instructions, key=lambda i: i.offset):
-        out[i.offset] = at
-        at += i.cls == "control"
-    return out
+def re_reads(instructions, block):
+    """Whether one line's SASS instructions of one space and kind (`instructions`, kp.gpumodel.sass.Instruction)
+    re-read what its widest one requested (the module's "Reloads"): shared, of several widths, none predicated (`@P0
+    LDS` issues for warps with no lane on, which request nothing), all in one basic block (`block`: {offset: basic
+    block}, kp.gpumodel.cfg.block_of), so that they ran equally often (siboehm's kernel 5). In several blocks they may
+    be two paths, one never run (a packed loop and its scalar copy: attention's backward). kp.gpumodel.runs leaves such
+    a line out of its equations (its instructions ran more than its requests); reloaded charges the excess."""
+    return (
+        len({i.width for i in instructions}) > 1
+        and all(i.space == "shared" for i in instructions)
+        and not any(i.text.startswith("@") for i in instructions)
+        and len({block[i.offset] for i in instructions}) == 1
+    )
 
 
 def reloaded(lines, instruction_runs):
@@ -96,24 +102,20 @@ def reloaded(lines, instruction_runs):
     the runs of its SASS instructions of its space and kind beyond its compiled requests, at most the narrower ones'
     runs, each charged the line's mean units per request at that width (Line.widths). A scalar fallback path beside
     a packed one adds nothing: its runs are requests the compiled line counts already (accesses the widest width
-    could not merge); nor does a line with a predicated instruction (its runs count warps that requested nothing), nor
-    one whose instructions lie in several branch-free stretches (stretches: they may be two paths, one never run),
-    nor one whose widest instructions alone ran more than its requests (runs not fixed by the trace).
+    could not merge); nor does a line that does not re-read (re_reads: a predicated instruction, whose runs count warps
+    that requested nothing, or its instructions in several basic blocks, which may be two paths, one never run), nor
+    one whose widest instructions alone ran more than its requests (runs not fixed by the trace).
     `instruction_runs`: {kernel: [(Instruction, warp-level runs)]}, kp.gpumodel.compiled's _instruction_runs."""
-    found, predicated, apart = {}, set(), {}
+    found, block = {}, {}
     for kernel, pairs in instruction_runs.items():
-        stretch = stretches([i for i, _ in pairs])
+        block[kernel] = block_of(sorted((i for i, _ in pairs), key=lambda i: i.offset))
         for i, runs in pairs:
             if i.space == "shared" and i.width:
-                key = (kernel, i.file, i.line, i.space, i.kind)
-                found.setdefault(key, []).append((i.width, runs))
-                apart.setdefault(key, set()).add(stretch[i.offset])
-                if i.text.startswith("@"):  # `@P0 LDS` issues for warps with no lane on, which make no request
-                    predicated.add(key)
+                found.setdefault((kernel, i.file, i.line, i.space, i.kind), []).append((i, runs))
     out = []
     for ln in lines:
-        key = (ln.kernel, ln.file, ln.line, ln.space, ln.kind)
-        ran = found.get(key, []) if key not in predicated and len(apart.get(key, ())) == 1 else []
+        pairs = found.get((ln.kernel, ln.file, ln.line, ln.space, ln.kind), [])
+        ran = [(i.width, n) for i, n in pairs] if pairs and re_reads([i for i, _ in pairs], block[ln.kernel]) else []
         widest = max((w for w, _ in ran), default=0)
         narrow = [(w, n) for w, n in ran if w < widest and n > 0]
         excess = min(sum(n for _, n in ran) - ln.requests, sum(n for _, n in narrow))

@@ -27,14 +27,23 @@ The rule, as the sources state it:
 What is assumed here (no source measured it): the rule on cc 8.0, 8.9 and 9.0 (the A100, Ada and Hopper lie between
 the generations measured; the GPU table has cc 7.5 to 9.0, all taken to have it); a warp issuing a basic block back to
 back (its bubbles are then what the scheduler loses; other warps on the sub-core read the same ports, so their bubbles
-add rather than hide); each basic block starting with an empty cache and free ports; only FP32 and integer ALU
+add rather than hide); each basic block (kp.gpumodel.cfg.basic_blocks, the model's one split) starting with an empty
+cache and free ports; only FP32 and integer ALU
 instructions (MUFU, memory, control and 64-bit instructions are fixed-latency or not in ways the sources do not give,
 and neither reserve ports nor touch the cache here); an instruction's register sources at operand slots 0, 1, 2 in the
 order nvdisasm prints them (predicates, constants and immediates hold a slot without a read: `c[0x0][0x160]`); RZ read
-from no bank; a 64-bit pair (`R2.64`, IMAD.WIDE's addend) one read in each bank.
+from no bank; a 64-bit pair (`R2.64`, IMAD.WIDE's addend) one read in each bank; a register at two source slots of
+one instruction (FFMA R4, R2, R2, R4) two reads of its bank. That last is unknown: Huerta et al.'s measurements (5.3)
+put distinct registers at the slots, and say nothing of one register at two; GPGPU-Sim's operand collector reads it
+once (accel-sim/gpgpu-sim_distribution, src/gpgpu-sim/shader.cc, collector_unit_t::allocate: "remove duplicate regs
+within same instr"), but that models the operand collectors Huerta et al. found modern GPUs not to have, so it is no
+source for them. The count stays as the rule reads the slots until a measurement says otherwise.
 """
 
+import functools
 import re
+
+from kp.gpumodel.cfg import basic_blocks
 
 WINDOW = 3  # clocks in which a fixed-latency instruction reads its sources (Huerta et al. 2025, 5.3)
 BANKS = 2  # per sub-core, a register's bank its number's parity (Jia et al. 2018, 2019; Huerta et al. 2025)
@@ -84,31 +93,35 @@ def _applies(instruction):
 
 def stalls(instructions):
     """{offset: clocks} of one function's SASS (address order, kp.gpumodel.sass.Instructions): the bubbles each
-    instruction's bank conflicts cost before it issues, by the sources' rule (the module's docstring); instructions
-    without any left out. A basic block starts at a branch target (Instruction.labels) or after a control
-    instruction."""
-    out, cached, reserved, clock = {}, {}, set(), 0
-    previous = None
-    for i in instructions:
-        if i.labels or previous is None or previous.cls == "control" or previous.function != i.function:
-            cached, reserved, clock = {}, set(), 0  # a new basic block: empty cache, free ports
-        previous, clock = i, clock + 1
-        if not _applies(i):
-            continue
-        reads = [0] * BANKS
-        for slot, register, reuse in sources(i.text):
-            bank = register % BANKS
-            reads[bank] += cached.get((bank, slot)) != register
-            cached[(bank, slot)] = register if reuse else None
-        start = clock
-        while not all(sum((b, start + k) not in reserved for k in range(WINDOW)) >= n for b, n in enumerate(reads)):
-            start += 1
-        for bank, n in enumerate(reads):
-            free = [start + k for k in range(WINDOW) if (bank, start + k) not in reserved]
-            reserved |= {(bank, c) for c in free[:n]}
-        if start > clock:
-            out[i.offset] = start - clock
-        clock = start
+    instruction's bank conflicts cost before it issues, by the sources' rule (the module's docstring), each basic block
+    (kp.gpumodel.cfg.basic_blocks) from an empty cache and free ports; instructions without any left out. Computed once
+    per listing (_stalls: kp.gpumodel.profile's launch total and kp.gpumodel.depend's blocks ask for the same)."""
+    return dict(_stalls(tuple(instructions)))
+
+
+@functools.lru_cache(maxsize=64)
+def _stalls(instructions):
+    out = {}
+    for block in basic_blocks(instructions):
+        cached, reserved, clock = {}, set(), 0  # a basic block: an empty cache, free ports
+        for i in block:
+            clock += 1
+            if not _applies(i):
+                continue
+            reads = [0] * BANKS
+            for slot, register, reuse in sources(i.text):
+                bank = register % BANKS
+                reads[bank] += cached.get((bank, slot)) != register
+                cached[(bank, slot)] = register if reuse else None
+            start = clock
+            while not all(sum((b, start + k) not in reserved for k in range(WINDOW)) >= n for b, n in enumerate(reads)):
+                start += 1
+            for bank, n in enumerate(reads):
+                free = [start + k for k in range(WINDOW) if (bank, start + k) not in reserved]
+                reserved |= {(bank, c) for c in free[:n]}
+            if start > clock:
+                out[i.offset] = start - clock
+            clock = start
     return out
 
 

@@ -1,5 +1,5 @@
 """How often each basic block of a kernel's SASS ran, warp-level, from what the stand-in's trace knows (issue 31). Owns
-the equations kp.gpumodel.cfg solves: which of a kernel's SASS instructions ran a line's requests, which branches no
+the equations kp.gpumodel.flow solves: which of a kernel's SASS instructions ran a line's requests, which branches no
 warp diverged at, a loop's runs from its condition's evaluations and its trip counts (the bodies nvcc unrolled it
 into: trip_equations), the warps a conditional EXIT let go, nvcc's 64-bit division slow side (never run), the
 branches at a condition the trace never evaluated (never run: unevaluated) and nvcc's test before the copies of a
@@ -11,9 +11,10 @@ reads a trace or a listing itself, and models no time.
 import re
 from collections import Counter
 
-from kp.gpumodel.cfg import block_counts, blocks, components, conditional
-from kp.gpumodel.charges import stretches
+from kp.gpumodel.cfg import block_of, blocks, components, conditional
+from kp.gpumodel.charges import re_reads
 from kp.gpumodel.counts import LOST_TRIPS
+from kp.gpumodel.flow import block_counts
 
 JUMPS = re.compile(r"\b(?:continue|break|return|goto)\b")  # an `if` whose body leaves: nvcc jumps when it holds
 # nvcc's 64-bit integer division and remainder (`i / n`, `i % n` on int64_t): a 32-bit fast path inline, and a CALL
@@ -42,9 +43,9 @@ def slow_division(instructions):
 def block_runs(found, lines, branches, warps, source_lines):
     """{offset: (runs, bound)}: the warp-level runs of the basic block holding that instruction of one kernel's SASS
     (`found`, kp.gpumodel.sass.Instruction in address order), or None where the trace does not fix them, and the most
-    it can have run (kp.gpumodel.cfg); {} where blocks() finds no graph (an indirect jump). Its equations: the warps
-    launched enter block 0; a line's memory instructions of one space and kind, none of them predicated nor shared
-    of several widths, ran the line's requests of that space and kind between them (as
+    it can have run (kp.gpumodel.flow); {} where blocks() finds no graph (an indirect jump). Its equations: the warps
+    launched enter block 0; a line's memory instructions of one space and kind, none of them predicated, nor shared
+    ones that re-read (kp.gpumodel.charges.re_reads), ran the line's requests of that space and kind between them (as
     kp.gpumodel.compiled.as_compiled regroups the lanes' accesses into nvcc's instructions); nvcc's 64-bit division
     slow side (slow_division) never ran; a branch whose line no warp ever diverged at (the trace's Branch.divergent)
     sends its block's runs down its two edges; a loop nvcc kept (one backward conditional BRA at its line) runs its
@@ -58,14 +59,12 @@ def block_runs(found, lines, branches, warps, source_lines):
     graph = blocks(found)
     if graph:
         equations = [({o: 1.0}, 0.0) for o in slow_division(found)]
-        stretch = stretches(found)
+        block = block_of(found)
         for ln in (ln for ln in lines if ln.space in ("global", "shared")):
             mine = [i for i in found if (i.file, i.line, i.space, i.kind) == (ln.file, ln.line, ln.space, ln.kind)]
-            # a predicated one (`@P0 LDG`) issues with no lane on, which the trace's requests do not count; shared ones
-            # of several widths in one branch-free stretch ran more than the requests (the narrower re-read: charges)
-            widths, apart = {i.width for i in mine}, {stretch[i.offset] for i in mine}
-            mixed = ln.space == "shared" and len(widths) > 1 and len(apart) == 1
-            if mine and not any(i.text.startswith("@") for i in mine) and not mixed:
+            # a predicated one (`@P0 LDG`) issues with no lane on, which the trace's requests do not count; a shared
+            # line's narrower instructions that re-read (charges.re_reads) ran more than its requests
+            if mine and not any(i.text.startswith("@") for i in mine) and not re_reads(mine, block):
                 equations.append(({i.offset: 1.0 for i in mine}, float(ln.requests)))
         branch = {(b.file, b.line): b for b in branches}
         uniform, loops, latches, slow = set(), [], {}, slow_division(found)
