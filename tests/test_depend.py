@@ -13,7 +13,8 @@ from test_sass import needs_sass
 
 import helpers
 import kp.files
-from kp.gpumodel.depend import critical_path, dependent_blocks, operands
+from kp.gpumodel.cfg import blocks
+from kp.gpumodel.depend import critical_path, dependent_blocks, operands, scheduled_path
 from kp.gpumodel.gpu_constants import ALU_LATENCY_CLOCKS, SHARED_LOAD_CLOCKS
 from kp.gpumodel.gputime import LaunchWork, estimate_launch
 from kp.gpumodel.profile import profile
@@ -26,6 +27,16 @@ CLOCK = 1.98e9
 def listing(*lines):
     """Instructions from SASS lines, in nvdisasm's form, at 0x0, 0x10, ... of one function at k.cu:1."""
     body = "".join(f"        /*{16 * k:04x}*/                   {line} ;\n" for k, line in enumerate(lines))
+    return parse_sass(f'\t.section\t.text._Z1kPf,"ax",@progbits\n\t//## File "k.cu", line 1\n{body}')
+
+
+def scheduled(*rows):
+    """Instructions from (SASS line, stall, write barrier, read barrier, wait mask) rows, each with its second 64-bit
+    word as nvdisasm -hex prints it (the control bits at bit 41: stall, yield, write, read, wait; 7: no barrier)."""
+    body = ""
+    for k, (line, stall, write, read, wait) in enumerate(rows):
+        bits = stall | 1 << 4 | write << 5 | read << 8 | wait << 11
+        body += f"        /*{16 * k:04x}*/                   {line} ;\n        /* 0x{bits << 41:016x} */\n"
     return parse_sass(f'\t.section\t.text._Z1kPf,"ax",@progbits\n\t//## File "k.cu", line 1\n{body}')
 
 
@@ -230,5 +241,36 @@ def test_a_kernels_blocks_carry_the_runs_that_make_its_issue_count():
     found = dependent_blocks(p, "mul_fwd_kernel<T>", "H100")
     assert sum(runs * n for runs, n, _, _ in found) == pytest.approx(p.issue_instructions()["mul_fwd_kernel<T>"])
     assert all(n <= path <= n * SHARED_LOAD_CLOCKS[H100] for _, n, path, _ in found)
+    # the paths are the ones the compiler's control bits schedule
+    at = p.block_runs("mul_fwd_kernel<T>", "H100")
+    ran = [b for b in blocks(p.kernel_sass("mul_fwd_kernel<T>", "H100")) if at.get(b.instructions[0].offset, (0, 0))[0]]
+    assert [path for _, _, path, _ in found] == [scheduled_path(b.instructions, H100) for b in ran]
     (work,) = p.work(gpu="H100")
     assert work.dependent_blocks == found
+
+
+def test_with_control_bits_one_warp_waits_the_stall_counts_the_compiler_wrote_not_the_register_rule():
+    """The compiler resolves fixed-latency dependences in the stall counts: the same 8 chained FFMAs take 8 x 4 = 32
+    clocks a run where it wrote stall 4 on each (as nvcc does for a chain), 8 where it wrote 1 (the register rule would
+    say 32 either way). Two independent FFMAs on a pipe that takes one every other clock, stall 2 each: 4."""
+    chain = [("FFMA R3, R3, R4, R5", 4, 7, 7, 0)] * 8
+    assert scheduled_path(scheduled(*chain), H100) == 32
+    assert scheduled_path(scheduled(*[(t, 1, w, r, m) for t, _, w, r, m in chain]), H100) == 8
+    assert critical_path(scheduled(*[(t, 1, w, r, m) for t, _, w, r, m in chain]), H100) == 32
+    pair = scheduled(("IMAD R2, R4, R5, R2", 2, 7, 7, 0), ("IMAD R3, R4, R5, R3", 2, 7, 7, 0))
+    assert scheduled_path(pair, H100) == 4
+
+
+def test_with_control_bits_a_wait_on_a_barrier_waits_for_its_variable_latency_producer():
+    """LDS (stall 1) sets barrier 0, the FFMA waits for it: LDS at 0, FFMA at 23, the next run's LDS at 24: 24 clocks a
+    run. The same with an LDG: its wait is the memory term's, so 2 (two issues). A store's read barrier (1), waited
+    for by the MOV that overwrites its data, is released a clock after the store: 2. Two LDS on barrier 0 and one wait:
+    it waits for the later (LDS at 0 and 1, FFMA at 24, next run at 25)."""
+    assert SHARED_LOAD_CLOCKS[H100] == 23
+    lds = ("LDS R4, [R0]", 1, 0, 7, 0)
+    use = ("FFMA R5, R4, R4, R5", 1, 7, 7, 0b1)
+    assert scheduled_path(scheduled(lds, use), H100) == 24
+    assert scheduled_path(scheduled(("LDG.E R4, desc[UR4][R2.64]", 1, 0, 7, 0), use), H100) == 2
+    assert scheduled_path(scheduled(("STS [R0], R5", 1, 7, 1, 0), ("MOV R5, R6", 1, 7, 7, 0b10)), H100) == 2
+    assert scheduled_path(scheduled(lds, ("LDS R6, [R0+0x4]", 1, 0, 7, 0), use), H100) == 25
+    assert scheduled_path(scheduled(lds, ("FFMA R5, R4, R4, R5", 1, 7, 7, 0)), H100) == 2  # no wait: no barrier

@@ -5,6 +5,7 @@ member by member: one 16-byte request per lane either way, per line and in the l
 shared floats per lane: one LDS.128 and no bank conflict; a loop unrolled into four LDS); the SASS of a line on
 request; the fallback to the source's counts without nvdisasm. Compiles with nvcc; needs no GPU."""
 
+import re
 import subprocess
 from collections import namedtuple
 
@@ -402,3 +403,61 @@ def test_where_the_blocks_are_open_a_line_counted_exactly_is_charged_in_full_and
     its runs (5, the trace's passes) go through all 3 of its instructions: 15. issued(), the upper bound, says 55."""
     listing = kp.gpumodel.sass.parse_sass(FRAGMENTS)
     assert counted(listing, {3: 10.0, 4: 5.0}).issue_instructions() == {"k": 4 / 2 * 10 + 3 * 5}
+
+
+# nvdisasm -gi -hex, sm_86 (siboehm's kernel 7 as nvcc 13.0 compiles it): each instruction's two 64-bit words, the
+# second on a line of its own. Its control bits decoded by hand (word >> 41: stall, yield bit, write and read barrier,
+# wait mask, reuse): MOV 0x7f2: stall 2; S2UR 0x711: stall 1, writes barrier 0; USHF 0xff2: waits for barrier 0
+# (0x1 << 11), stall 2; ISETP 0x7e7: stall 7, its yield bit 0; FFMA 0x207f1: stall 1, reuse 0b0001 (its first source,
+# printed R36.reuse).
+HEX = """\
+\t.section\t.text._Z1kPf,"ax",@progbits
+\t//## File "/p/k.cu", line 3
+        /*0000*/                   MOV R1, c[0x0][0x28] ;                                /* 0x00000a0000017a02 */
+                                                                                         /* 0x000fe40000000f00 */
+        /*0010*/                   S2UR UR5, SR_CTAID.Y ;                                /* 0x00000000000579c3 */
+                                                                                         /* 0x000e220000002600 */
+        /*0020*/                   NOP ;                                                 /* 0x0000000000007918 */
+                                                                                         /* 0x000fc00000000000 */
+        /*0030*/                   USHF.L.U32 UR5, UR5, 0x7, URZ ;                       /* 0x0000000705057899 */
+                                                                                         /* 0x001fe4000800063f */
+        /*0040*/                   ISETP.NE.AND P0, PT, RZ, c[0x0][0x168], PT ;          /* 0x00005a00ff007a0c */
+                                                                                         /* 0x000fce0003f05270 */
+        /*0050*/                   FFMA R129, R36.reuse, R45, R129 ;                     /* 0x0000002d24817223 */
+                                                                                         /* 0x040fe20000000081 */
+"""
+
+
+def test_the_control_bits_are_read_from_each_instructions_second_word():
+    got = [(i.opcode, i.control_bits) for i in kp.gpumodel.sass.parse_sass(HEX)]
+    C = kp.gpumodel.sass.Control
+    assert got == [
+        ("MOV", C(stall=2, yield_=False, write=7, read=7, wait=0, reuse=0)),
+        ("S2UR", C(stall=1, yield_=False, write=0, read=7, wait=0, reuse=0)),  # the NOP's word is no one else's
+        ("USHF.L.U32", C(stall=2, yield_=False, write=7, read=7, wait=0b000001, reuse=0)),
+        ("ISETP.NE.AND", C(stall=7, yield_=True, write=7, read=7, wait=0, reuse=0)),
+        ("FFMA", C(stall=1, yield_=False, write=7, read=7, wait=0, reuse=0b0001)),
+    ]
+    assert all(i.control_bits is None for i in kp.gpumodel.sass.parse_sass(LISTING))  # no -hex words: none
+
+
+@needs_sass
+@pytest.mark.parametrize("gpu", ["sm_75", "sm_86", "sm_90"])
+def test_the_control_bits_agree_with_what_nvdisasm_prints_from_them(gpu):
+    """nvdisasm prints `.reuse` from the reuse bits: an operand printed with it has its slot's bit set, and no other
+    bit is (the third source slot is bit 2); every instruction's bits are read; a shared load, whose latency varies,
+    writes a barrier that a later instruction of its function waits for before reading its result."""
+    found = kp.gpumodel.sass.sass(COMPILED, gpu)
+    assert found and all(i.control_bits is not None for i in found)
+    for i in found:
+        sources = re.sub(r"^@!?U?P\w+\s+", "", i.text).split(" ", 1)[-1].split(",")[1:]  # after the destination
+        printed = sum(1 << k for k, op in enumerate(sources) if ".reuse" in op)
+        if i.cls == "fp32" and i.opcode.startswith("FFMA") and len(sources) == 3:
+            assert i.control_bits.reuse == printed, i.text
+        assert bool(i.control_bits.reuse) == (".reuse" in i.text), i.text
+    lds = [i for i in found if i.opcode.startswith("LDS")]
+    assert lds
+    for load in lds:
+        after = [i for i in found if i.function == load.function and i.offset > load.offset]
+        assert load.control_bits.write != 7
+        assert any(i.control_bits.wait >> load.control_bits.write & 1 for i in after), load

@@ -25,6 +25,24 @@ side of that max holds the block's register-bank bubbles too (kp.gpumodel.regist
 issued one a clock): max(W x (instructions + bubbles), critical path). Where the path is the longer, the warp issues
 its instructions clocks apart and the banks' ports are free again by then, so the bubbles hide under the path rather
 than add to it (the rule's "one a clock" is what makes them bubbles at all).
+
+Where nvdisasm gives the compiler's control bits (kp.gpumodel.sass.Control: every listing of sm_70 on), the path is the
+one the compiler scheduled, not the register rule above: since Volta the compiler resolves fixed-latency dependences
+itself, in each instruction's stall count, and a variable-latency one through a dependency barrier the producer sets and
+the consumer's wait mask names (Jia, Maggioni, Staiger, Scarpazza, "Dissecting the NVIDIA Volta GPU Architecture via
+Microbenchmarking", 2018, 2.1: "While most instructions have fixed latency and can be statically scheduled by the
+assembler, instructions involving memory and shared resources typically have variable latency [...] The hardware will
+stall the later instruction until the results of the earlier one are available"; Huerta et al., MICRO 2025, section 4,
+as summaries of it give it, its text not read here: a warp may not issue until its stall counter has run out, nor an
+instruction before the dependence counters it names are zero). One warp then issues an instruction `stall` clocks after
+the one before (one at least: one issue per clock), or when the barriers it waits for are released, whichever is later
+(scheduled_path). A barrier is released the producer's latency after its issue (latency below: the shared load's, the
+constant cache's, the ALU's for the others that vary, MUFU, S2R, conversions; a global load's at once, the memory
+term's); a read barrier a clock after (when the producer's sources are read is not given: an assumption that understates
+it). The stall counts hold what the register rule misses: a pipe that takes a warp instruction every other clock (the
+compiler spaces them), a dependence across a block's edge (the last instruction's stall covers the next block's first).
+Not modelled: the yield bit (it hands the scheduler to another warp, which one warp alone does not wait for) and
+DEPBAR's partial waits (LDGSTS, whose latency is the memory term's).
 """
 
 import re
@@ -152,13 +170,35 @@ def critical_path(instructions, compute_capability):
     return ends[1] - ends[0]
 
 
+def scheduled_path(instructions, compute_capability):
+    """The clocks one warp needs per run of a basic block run again and again, as the compiler's control bits schedule
+    it (see the module's docstring): each instruction issues its predecessor's stall count after it (at least a clock),
+    or once every barrier in its wait mask is released, whichever is later; a barrier is released its producer's
+    latency after the producer's issue. The clocks between the ends of two runs (a loop's carried waits count; at the
+    first run nothing is pending). 8 FFMAs with stall 4 each: 32; with stall 1: 8; an LDS (stall 1, barrier 0) and an
+    FFMA waiting for barrier 0: 23 + 1 on every cc here."""
+    released, clock, ends = {}, 0, []
+    for _ in range(2):
+        for i in instructions:
+            bits = i.control_bits
+            clock = max([clock] + [released.get(b, 0) for b in range(6) if bits.wait >> b & 1])
+            if bits.write < 6:
+                released[bits.write] = max(released.get(bits.write, 0), clock + latency(i, compute_capability))
+            if bits.read < 6:
+                released[bits.read] = max(released.get(bits.read, 0), clock + 1)
+            clock += max(1, bits.stall)
+        ends.append(clock)
+    return ends[1] - ends[0]
+
+
 def dependent_blocks(counts, kernel, gpu="H100", share=1.0):
     """(warp-level runs, instructions, critical path in clocks, register-bank bubbles per run) of each basic block of
     `kernel`'s SASS for `gpu` whose runs the trace fixes (counts: a kp.gpumodel.profile.Profile; its block_runs), the
     runs x `share` (one launch's share of its kernel's blocks): what kp.gpumodel.gputime's issue term needs. The
     bubbles are kp.gpumodel.register_banks.stalls of the block's instructions, the part of the launch's bank_stalls
     that the term weighs against the path. Blocks the trace leaves open are left out (their instructions and bubbles
-    are issued all the same: kp.gpumodel.compiled's issue_instructions); () without SASS."""
+    are issued all the same: kp.gpumodel.compiled's issue_instructions); () without SASS. The path: scheduled_path,
+    or critical_path where the listing has no control bits."""
     found = counts.kernel_sass(kernel, gpu)
     graph = None if isinstance(found, str) else blocks(found)
     if not graph:
@@ -170,5 +210,7 @@ def dependent_blocks(counts, kernel, gpu="H100", share=1.0):
         runs = at.get(b.instructions[0].offset, (None, 0))[0]
         if runs:
             waited = sum(bubbles.get(i.offset, 0) for i in b.instructions)
-            out.append((runs * share, len(b.instructions), critical_path(b.instructions, capability), waited))
+            scheduled = all(i.control_bits for i in b.instructions)
+            path = (scheduled_path if scheduled else critical_path)(b.instructions, capability)
+            out.append((runs * share, len(b.instructions), path, waited))
     return tuple(out)

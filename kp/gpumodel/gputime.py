@@ -29,8 +29,9 @@ The terms of one launch:
   it holds a warp, so the busiest SM issues min(schedulers, its resident warps) per clock (kp.gpumodel.gpu_constants);
   and no faster than its warps' dependent instructions allow: W warps sharing a scheduler take, for one run each of a
   basic block, max(W x (its instructions + its bank bubbles), its critical path) clocks (kp.gpumodel.depend: what
-  one warp alone needs, issuing in order and waiting for each register it reads; Volkov 2016, "Understanding Latency
-  Hiding on GPUs"), summed over the blocks' runs that the trace fixes; the bubbles are the clocks its instructions
+  one warp alone needs, issuing in order as the compiler's control bits schedule it, its stall counts and its waits on
+  dependency barriers; Volkov 2016, "Understanding Latency Hiding on GPUs"), summed over the blocks' runs that the
+  trace fixes; the bubbles are the clocks its instructions
   wait for the register file's two banks (kp.gpumodel.register_banks: two or three sources in one bank, not served by
   `.reuse`; a microbenchmark study's rule), each a clock its scheduler issues nothing, hidden under a longer path.
   Named "issue (dependent)" where the waits on the path are the larger part;

@@ -49,12 +49,17 @@ WIDTH_SUFFIX |= {"F64": 8, "U64": 8, "S64": 8, "F16": 2, "BF16": 2, "F16x2": 4} 
 
 # site: the kernel-level `.cu` line the code was inlined at (its own line if not inlined); routine: the subroutine
 # (a CALL target such as nvcc's `$__internal_5_$__cuda_sm20_div_s64`) the instruction is in, "" in the kernel's body;
-# labels: the branch targets (`.L_x_3`) nvdisasm puts before it, space-separated (kp.gpumodel.cfg's leaders).
+# labels: the branch targets (`.L_x_3`) before it, space-separated (kp.gpumodel.cfg's leaders); control_bits: a Control.
 Instruction = namedtuple(
-    "Instruction", "function offset file line text opcode cls space kind width site routine labels",
-    defaults=(None, "", ""),
+    "Instruction", "function offset file line text opcode cls space kind width site routine labels control_bits",
+    defaults=(None, "", "", None),
 )  # fmt: skip
-
+# The compiler's bits for the scheduler, sm_70 on: bits 41-61 of the second 64-bit word (Jia, Maggioni, Staiger and
+# Scarpazza, "Dissecting the NVIDIA Volta GPU Architecture via Microbenchmarking", 2018, 2.1; CuAssembler's
+# decodeCtrlCodes): stall, clocks before the warp's next issue; yield (its bit 0, as CuAssembler reads it); the barrier
+# (0-5, 7: none) a variable-latency result (write) or its sources' read (read) releases; wait, a mask; reuse, per slot.
+Control = namedtuple("Control", "stall yield_ write read wait reuse")
+HIGH_WORD = re.compile(r"^\s*/\*\s*0x([0-9a-f]{16})\s*\*/\s*$")  # nvdisasm -hex: the second word, on a line of its own
 INSTRUCTION = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
 LOCATION = re.compile(r'File "([^"]+)", line (\d+)')
 FUNCTION = re.compile(r"^\s*\.section\s+\.text\.(\S+?),")
@@ -103,24 +108,25 @@ def classify(opcode):
     return cls, None, None, None
 
 
-def _shown(file):
-    return file.replace(f"{ROOT}/", "")
-
-
 def parse_sass(text):
-    """nvdisasm -gi output -> Instructions, each at the `.cu` line its line information names: for code inlined from a
-    header, the kernel file's line it was inlined at (as kp.gpumodel.counts places the stand-in's code). The padding
-    after a function's end (NOPs, and the branch to itself after the last EXIT) is left out: no warp runs it."""
+    """nvdisasm -gi (-hex) output -> Instructions, each at the `.cu` line its line information names: for code inlined
+    from a header, the kernel file's line it was inlined at (as kp.gpumodel.counts places the stand-in's code); with
+    -hex, each with its control bits. The padding after a function's end (NOPs, and the branch to itself after the
+    last EXIT) is left out: no warp runs it."""
     out, function, place, pending, chain, label, site, routine = [], None, ("?", 0), True, [], None, None, ""
-    labels = []
+    labels, last = [], None
     for line in text.splitlines():
+        if (m := HIGH_WORD.match(line)) and last is not None:
+            c = int(m[1], 16) >> 41
+            bits = Control(c & 0xF, not c >> 4 & 1, c >> 5 & 7, c >> 8 & 7, c >> 11 & 0x3F, c >> 17 & 0xF)
+            out[last], last = out[last]._replace(control_bits=bits), None
         if m := FUNCTION.match(line):
             function, place, chain, routine, labels = m[1], ("?", 0), [], "", []
         elif "//##" in line and (found := LOCATION.findall(line)):
             chain = chain if pending else []  # a location after instructions starts a new chain
             chain += [(f, int(n)) for f, n in found]
             cu = [c for c in chain if c[0].endswith(".cu")] or chain
-            place, site, pending = (_shown(cu[0][0]), cu[0][1]), cu[-1][1], True
+            place, site, pending = (cu[0][0].replace(f"{ROOT}/", ""), cu[0][1]), cu[-1][1], True
         elif m := re.match(r"^(\.L_x_\d+|\$\S+):", line.strip()):
             label, routine = m[1], m[1] if m[1].startswith("$") else routine
             labels += [m[1]] if m[1].startswith(".L") else []
@@ -129,11 +135,12 @@ def parse_sass(text):
             body = re.sub(r"^@!?U?P\w+\s+", "", m[2]).strip()  # without its predicate (`@!P0`), if any
             opcode = body.split()[0]
             if opcode == "NOP" or (opcode == "BRA" and target and f"`({target})" in body):
+                last = None
                 continue
             classed = classify(opcode)
             out.append(Instruction(function, int(m[1], 16), *place, m[2].strip(), opcode, *classed, site, routine,
                                    " ".join(labels)))  # fmt: skip
-            labels = []
+            labels, last = [], len(out) - 1
     return out
 
 
@@ -155,19 +162,19 @@ def sass(name_or_path, gpu="H100"):
         raise SassUnavailable("no SASS: nvdisasm was not found (pip install nvidia-cuda-nvdisasm, or a CUDA toolkit)")
     includes = [COMMON, KERNELS, cu.parent]
     inputs = sorted({cu, *project_headers(cu, includes)})
-    cache = BUILD_ROOT / "cuda" / "sass" / f"{cu.stem}-{content_key((arch, home, tool, 'sass4'), inputs)}.json"
+    cache = BUILD_ROOT / "cuda" / "sass" / f"{cu.stem}-{content_key((arch, home, tool, 'sass5'), inputs)}.json"
     with contextlib.suppress(OSError, ValueError):
         rows = json.loads(cache.read_text())
         if isinstance(rows, dict):  # a failure, kept so that each profile does not pay nvcc's time again
             raise SassUnavailable(rows["error"])
-        return [Instruction(*row[:6], *classify(row[5]), *row[10:]) for row in rows]  # classed anew: rules change
+        return [Instruction(*row[:6], *classify(row[5]), *row[10:13], row[13] and Control(*row[13])) for row in rows]
     cache.parent.mkdir(parents=True, exist_ok=True)
     cubin = cache.with_suffix(f".cubin.tmp{os.getpid()}")
     cmd = [str(Path(home) / "bin" / "nvcc"), "-cubin", "-O2", "-lineinfo", f"-arch={arch}"]
     cmd += [f"-I{d}" for d in includes] + [str(cu), "-o", str(cubin)]
     try:
         done = subprocess.run(cmd, capture_output=True, text=True)
-        listing = done.returncode or subprocess.run([tool, "-gi", "-c", str(cubin)], capture_output=True, text=True)
+        listing = done.returncode or subprocess.run([tool, "-gi", "-hex", "-c", cubin], capture_output=True, text=True)
     finally:
         cubin.unlink(missing_ok=True)
     if done.returncode or listing.returncode:
@@ -214,23 +221,20 @@ def source_lines(file):
 LOOP = re.compile(r"^\s*(?:\}\s*)?(?:for|while)\s*\(|^\s*do\b")
 
 
-def _indent(text):
-    return len(text) - len(text.lstrip())
-
-
 def _enclosing_loop(source, line):
     """The line of the loop whose body `line` is in (by indentation, as the project's clang-format lays code out),
     or None (the kernel's top level)."""
-    level = _indent(source[line - 1])
+    level = len(source[line - 1]) - len(source[line - 1].lstrip())
     for at in range(line - 1, 0, -1):
         text = source[at - 1]
-        if not text.strip() or text.lstrip().startswith(("#", "//")) or _indent(text) >= level:
+        indent = len(text) - len(text.lstrip())
+        if not text.strip() or text.lstrip().startswith(("#", "//")) or indent >= level:
             continue
         if LOOP.match(text):
             return at
-        if _indent(text) == 0:
+        if indent == 0:
             return None
-        level = _indent(text)
+        level = indent
     return None
 
 
@@ -282,8 +286,7 @@ def executed(passes, branches, warps, by_line, source_of):
     runs, out = line_runs(passes, branches, warps, by_line, source_of), []
     for key in sorted(by_line, key=lambda k: k[1:]):
         static = tuple((c, n) for c in CLASSES if (n := sum(i.cls == c for i in by_line[key])))
-        n = runs(key)
-        out.append(Instructions(*key, n, static, tuple((c, k * n) for c, k in static)))
+        out.append(Instructions(*key, (n := runs(key)), static, tuple((c, k * n) for c, k in static)))
     return out
 
 
