@@ -35,6 +35,7 @@ import datetime
 import json
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -55,6 +56,7 @@ GOAL = 1.20  # issue 31: "no notebook's run in `make run` gets more than 20% slo
 BASE = "fb07f24"  # main on 2026-11-26, the day issue 31 was filed
 QUICK_NOTEBOOK = "00"  # the shortest notebook in `make run` (2.8-3.5 s warm: README)
 BUDGET = 600.0
+BASE_PREFIX = "kp-notebook-times-base-"  # the base worktree's folder: this prefix, the process id, a random part
 
 # One timed run, in a fresh process in its tree: argv = tree root, notebook path. The checks say that kp (and so the
 # notebook's kernel, which inherits this environment) comes from the tree and builds in its build/report/ext.
@@ -158,21 +160,49 @@ def describe(rev):
     return git("show", "-s", "--format=%h (%cs)", f"{rev}^{{commit}}")
 
 
+def remove_worktree(folder):
+    with contextlib.suppress(subprocess.CalledProcessError):
+        git("worktree", "remove", "--force", str(folder))
+    shutil.rmtree(folder, ignore_errors=True)
+    with contextlib.suppress(subprocess.CalledProcessError):
+        git("worktree", "prune")
+
+
+def alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's
+        pass
+    return True
+
+
+def remove_stale_bases():
+    """The base worktrees of earlier runs that were killed (bench/report.py's timeout kills with SIGKILL, which no
+    `finally` outlives): those whose folder names a process that is gone."""
+    for line in git("worktree", "list", "--porcelain").splitlines():
+        folder = Path(line.removeprefix("worktree "))
+        if not (line.startswith("worktree ") and folder.name.startswith(BASE_PREFIX)):
+            continue
+        pid = folder.name.removeprefix(BASE_PREFIX).split("-")[0]
+        if pid.isdigit() and not alive(int(pid)):
+            log(f"removing {folder}, the base worktree of an earlier run (process {pid}) that did not end")
+            remove_worktree(folder)
+
+
 @contextlib.contextmanager
 def base_tree(rev):
     """The revision `rev` checked out (detached) in a temporary folder, as a Tree; the folder and git's record of the
-    worktree are removed at the end, whatever happens."""
+    worktree are removed at the end, whatever happens (short of SIGKILL: then remove_stale_bases, at the next run)."""
     label = describe(rev)
-    folder = Path(tempfile.mkdtemp(prefix="kp-notebook-times-base-"))
+    remove_stale_bases()
+    folder = Path(tempfile.mkdtemp(prefix=f"{BASE_PREFIX}{os.getpid()}-"))
     try:
         git("worktree", "add", "--detach", str(folder), rev)
         yield Tree("base", folder.resolve(), label)
     finally:
-        with contextlib.suppress(subprocess.CalledProcessError):
-            git("worktree", "remove", "--force", str(folder))
-        shutil.rmtree(folder, ignore_errors=True)
-        with contextlib.suppress(subprocess.CalledProcessError):
-            git("worktree", "prune")
+        remove_worktree(folder)
 
 
 def current_tree():
@@ -269,6 +299,7 @@ def main(argv=None):
     parser.add_argument("--budget", type=float, default=BUDGET, help="seconds; 0: none (default: %(default)g)")
     parser.add_argument("--quick", action="store_true", help=f"notebook {QUICK_NOTEBOOK}, one timed run per tree")
     args = parser.parse_args(argv)
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))  # so that the base worktree goes
     if args.quick:
         args.notebooks, args.repeats = args.notebooks or [QUICK_NOTEBOOK], 1
     if args.repeats < 1:

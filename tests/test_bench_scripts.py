@@ -477,6 +477,24 @@ def test_a_notebook_run_is_refused_where_kp_is_not_its_trees(tmp_path, monkeypat
     assert done.returncode == 1 and f"not the tree {tmp_path}" in done.stderr, done.stderr
 
 
+def test_a_base_worktree_left_by_a_killed_run_is_removed_by_the_next(tmp_path):
+    """A run killed with SIGKILL (bench/report.py's timeout) leaves its base worktree; the next run removes those
+    whose process is gone, and not those of a run still going (here this test's own process)."""
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    folders = [tmp_path / f"{notebook_times.BASE_PREFIX}{pid}-x" for pid in (gone.pid, os.getpid())]
+    for folder in folders:
+        notebook_times.git("worktree", "add", "--detach", str(folder), "HEAD")
+    try:
+        notebook_times.remove_stale_bases()
+        listed = notebook_times.git("worktree", "list", "--porcelain")
+        assert (f"worktree {folders[0]}" in listed, f"worktree {folders[1]}" in listed) == (False, True)
+        assert not folders[0].exists() and folders[1].exists()
+    finally:
+        for folder in folders:
+            notebook_times.remove_worktree(folder)
+
+
 # ---------------------------------------------------------------------------------------------
 # Failures.
 
