@@ -253,7 +253,8 @@ class Runner:
 
 def measure(runner, trees, picks, repeats):
     """A Timing per notebook picked ("00", ...; all when empty), in notebook order. The budget is checked before each
-    run: a timed pair is started only where the pair before it (if any) would still end within it."""
+    run: a warm-up starts only within it, a timed pair only where the pair before it (if any) would still end within
+    it; so a run ends past it by one run at most."""
     found = [t.notebooks() for t in trees]
     names = sorted(set(found[0]) | set(found[1]))
     unknown = [p for p in picks if p not in names]
@@ -277,6 +278,9 @@ def measure(runner, trees, picks, repeats):
                 break
             pair = 0.0
             for i, (tree, path) in enumerate(zip(trees, paths, strict=True)):
+                if times is None and i and not runner.fits():  # the second warm-up
+                    t.note = "not timed: past the budget"
+                    break
                 seconds, error = runner.run(tree, path, what)
                 if error:
                     t.failed, t.note = True, f"{tree.name} {what}: {error.strip().splitlines()[-1]}"
@@ -285,7 +289,7 @@ def measure(runner, trees, picks, repeats):
                 pair += seconds
                 if times:
                     times[i].append(seconds)
-            if t.failed:
+            if t.failed or t.note:
                 break
     return timings
 
