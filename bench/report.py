@@ -44,6 +44,8 @@ SCRIPTS = {  # name -> section title, in the report's order
     "ops": "Every op against torch",
     "op_overhead": "What one call of a custom op costs: add2 against torch.add on a tiny tensor",
     "kernel_resources": "What nvcc made of each kernel (ptxas, compile-only CUDA build)",
+    "notebook_times": "Issue 31's notebook-time goal: each notebook's `make run` time on this tree against fb07f24's "
+    "(here the first ones, in a 600 s budget; every notebook: python bench/notebook_times.py --budget 0)",
 }
 STDERR_LINES = 40  # of a failed script's stderr, in its section
 

@@ -351,6 +351,151 @@ def test_the_ptxas_section_lists_every_kernel_with_its_registers(quick_report):
 
 
 # ---------------------------------------------------------------------------------------------
+# bench/notebook_times.py: issue 31's notebook-time goal.
+
+notebook_times = bench_module("notebook_times")
+
+
+def test_the_notebook_times_section_times_notebook_00_on_both_trees(quick_report):
+    """--quick: notebook 00 once per tree after a warm-up each, this tree against fb07f24, and the base's temporary
+    worktree gone afterwards."""
+    body = sections(quick_report, 2)[report.SCRIPTS["notebook_times"]]
+    assert re.search(r"^### Notebook run times: \w+ \(\d{4}-\d\d-\d\d\).* against fb07f24 \(2026-11-26\)$", body, re.M)
+    assert re.search(r"^- date: \d{4}-\d\d-\d\d \d\d:\d\d UTC$", body, re.M)
+    assert f"- machine: {os.cpu_count()} cores, " in body
+    (table,) = markdown_tables(body)
+    (row,) = table
+    assert row["notebook"] == "00_puzzles"
+    base, current = number(row["base median (s)"]), number(row["current median (s)"])
+    assert base > 0 and current > 0
+    assert (row["base runs (s)"], row["current runs (s)"]) == (row["base median (s)"], row["current median (s)"])
+    assert number(row["current / base"]) == pytest.approx(current / base, rel=0.01)  # of the unrounded medians
+    assert row["≤ 1.20 (goal)"] == ("yes" if number(row["current / base"]) <= 1.2 else "**no**")
+    worktrees = subprocess.run(["git", "worktree", "list"], cwd=kp.files.ROOT, capture_output=True, text=True).stdout
+    assert "kp-notebook-times-base" not in worktrees
+
+
+def test_the_notebook_times_table_takes_the_ratio_of_the_medians_and_judges_it():
+    T = notebook_times.Timing
+    timings = [
+        T("00_puzzles", base=[2.0, 5.0, 3.0], current=[3.6, 9.0, 3.5]),  # medians 3 and 3.6 (means 3.33, 5.37): 1.2
+        T("01_add2", base=[10.0, 11.0], current=[12.0, 13.4]),  # medians 10.5 and 12.7: 1.21, past the goal
+        T("02_mul_add", base=[8.0], current=[6.0]),
+        T("03_poly2", base=[4.0], failed=True, note="current run 1/1: ZeroDivisionError: division by zero"),
+        T("07_linear", base=[80.0], current=[100.0], note="1 of 3 timed runs: the budget"),
+        T("09_softmax", note="not on the base"),
+    ]
+    got = [tuple(r.values())[:5] for r in notebook_times.rows(timings)]
+    assert got == [
+        ("00_puzzles", "3", "3.6", "1.200", "yes"),
+        ("01_add2", "10.5", "12.7", "1.210", "**no**"),
+        ("02_mul_add", "8", "6", "0.750", "yes"),
+        ("03_poly2", "4", "-", "-", "**FAILED**: current run 1/1: ZeroDivisionError: division by zero"),
+        ("07_linear", "80", "100", "1.250", "**no** (1 of 3 timed runs: the budget)"),
+        ("09_softmax", "-", "-", "-", "not on the base"),
+    ]
+    assert notebook_times.rows(timings)[0]["base runs (s)"] == "2, 5, 3"  # in the order run
+    assert notebook_times.verdict_line(timings, "fb07f24 (2026-11-26)") == (
+        "Goal (at most 20% slower than on fb07f24 (2026-11-26)): met by 2 of 4 notebooks compared; missed by 01_add2, "
+        "07_linear"
+    )
+
+
+class PlayedRunner(notebook_times.Runner):
+    """Runs nothing: each run takes the next of `seconds`, on a clock of its own."""
+
+    def __init__(self, seconds, budget=0):
+        super().__init__(budget, cold=False, records=None)
+        self.seconds, self.clock, self.calls = iter(seconds), 0.0, []
+
+    def elapsed(self):
+        return self.clock
+
+    def run(self, tree, notebook, what):
+        self.calls.append((what, tree.name, notebook.stem))
+        seconds = next(self.seconds)
+        self.clock += seconds
+        return seconds, None
+
+
+def played_trees(tmp_path):
+    trees = []
+    for name, stems in [("base", ["00_a", "01_b"]), ("current", ["00_a", "01_b", "02_new"])]:
+        (tmp_path / name / "notebooks").mkdir(parents=True)
+        for stem in stems:
+            (tmp_path / name / "notebooks" / f"{stem}.ipynb").write_text("{}")
+        trees.append(notebook_times.Tree(name, tmp_path / name, name))
+    return trees
+
+
+def test_notebook_times_warms_each_tree_then_alternates_the_timed_runs(tmp_path):
+    runner = PlayedRunner([50.0, 40.0, 1.0, 2.0, 3.0, 4.0])
+    timings = notebook_times.measure(runner, played_trees(tmp_path), ["00", "02"], repeats=2)
+    assert runner.calls == [
+        ("warm-up", "base", "00_a"),
+        ("warm-up", "current", "00_a"),
+        ("run 1/2", "base", "00_a"),
+        ("run 1/2", "current", "00_a"),
+        ("run 2/2", "base", "00_a"),
+        ("run 2/2", "current", "00_a"),
+    ]
+    assert [(t.notebook, t.base, t.current, t.note) for t in timings] == [
+        ("00_a", [1.0, 3.0], [2.0, 4.0], ""),  # the warm-ups are not timed
+        ("02_new", [], [], "not on the base"),
+    ]
+
+
+def test_notebook_times_starts_no_pair_that_the_last_says_would_pass_the_budget(tmp_path):
+    """Budget 90 s: notebook 00's warm-ups (20 s) and a pair (60 s) leave 10 s, less than a pair; notebook 01's first
+    warm-up starts within it (at 80 s), its second not (at 95 s)."""
+    runner = PlayedRunner([10.0, 10.0, 30.0, 30.0, 15.0], budget=90)
+    timings = notebook_times.measure(runner, played_trees(tmp_path), ["00", "01"], repeats=3)
+    assert [what for what, *_ in runner.calls] == ["warm-up"] * 2 + ["run 1/3"] * 2 + ["warm-up"]
+    assert [(t.base, t.current, t.note) for t in timings] == [
+        ([30.0], [30.0], "1 of 3 timed runs: the budget"),
+        ([], [], "not timed: past the budget"),
+    ]
+
+
+def test_a_notebook_run_is_refused_where_kp_is_not_its_trees(tmp_path, monkeypatch):
+    """Each tree's run imports kp from that tree alone and builds in its build/report/ext, whatever this environment
+    says; a tree that kp does not come from (here a folder without kp: the venv's editable install answers) is refused
+    before any notebook runs."""
+    monkeypatch.setenv("KP_BUILD_DIR", str(tmp_path / "elsewhere"))
+    monkeypatch.setenv("PYTHONPATH", str(kp.files.ROOT))
+    tree = notebook_times.Tree("base", tmp_path, "a folder")
+    env = tree.env(tmp_path / "records.json")
+    assert (env["PYTHONPATH"], env["KP_BUILD_DIR"]) == (str(tmp_path), str(tmp_path / "build" / "report" / "ext"))
+    done = subprocess.run(
+        [sys.executable, "-c", notebook_times.CHILD, str(tmp_path), "none.ipynb"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 1 and f"not the tree {tmp_path}" in done.stderr, done.stderr
+
+
+def test_a_base_worktree_left_by_a_killed_run_is_removed_by_the_next(tmp_path):
+    """A run killed with SIGKILL (bench/report.py's timeout) leaves its base worktree; the next run removes those
+    whose process is gone, and not those of a run still going (here this test's own process)."""
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    folders = [tmp_path / f"{notebook_times.BASE_PREFIX}{pid}-x" for pid in (gone.pid, os.getpid())]
+    for folder in folders:
+        notebook_times.git("worktree", "add", "--detach", str(folder), "HEAD")
+    try:
+        notebook_times.remove_stale_bases()
+        listed = notebook_times.git("worktree", "list", "--porcelain")
+        assert (f"worktree {folders[0]}" in listed, f"worktree {folders[1]}" in listed) == (False, True)
+        assert not folders[0].exists() and folders[1].exists()
+    finally:
+        for folder in folders:
+            notebook_times.remove_worktree(folder)
+
+
+# ---------------------------------------------------------------------------------------------
 # Failures.
 
 
