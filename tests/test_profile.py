@@ -16,7 +16,7 @@ from kp.gpumodel.profile import ProfileError, profile
 
 PATTERNS = kp.files.ROOT / "tests" / "cuda_cpu" / "patterns.cu"
 LINES = PATTERNS.read_text().splitlines()
-NAMES = ["strided", "strided64", "vector4", "even_lanes", "shared", "transpose", "histogram"]
+NAMES = "strided strided64 vector4 even_lanes shared transpose histogram swap_dynamic shared_gather".split()
 
 
 @pytest.fixture(scope="module")
@@ -189,6 +189,23 @@ def test_shared_memory_wavefronts_follow_the_banks(k, stride, wavefronts):
     load = one(p, "shared", "load")
     assert load.line == line_of("out[i] = s[at];")
     assert (load.requests, load.per_request, load.ideal, load.worst) == (32, wavefronts, 32, wavefronts)
+
+
+def gathered(k, width, elements):
+    """patterns.cu's shared_gather: lane t of one warp reads elements[t] of a __shared__ array of `width`-byte
+    elements (one LDS, LDS.64 or LDS.128 per lane); its one load request."""
+    p = run(k, "shared_gather", width, n=32, x=torch.tensor(elements, dtype=torch.float32))
+    (load,) = [ln for ln in p.lines if (ln.space, ln.kind) == ("shared", "load")]
+    assert (load.line, load.requests, load.active_lanes) == (line_of("total(s[(int)x[t]])"), 1, 32)
+    return load
+
+
+def test_a_bank_with_more_than_8_words_counts_each_word_once_however_many_lanes_read_it(k):
+    """Lane t reads float (t % 16) * 32: sixteen words of bank 0, each read by lanes t and t + 16, are 16 wavefronts
+    (a 16-way conflict). The stand-in once kept 8 words per bank to find repeats, and counted lanes 24-31's words
+    again: 24."""
+    load = gathered(k, 4, [(t % 16) * 32 for t in range(32)])
+    assert (load.units, load.worst, load.ideal) == (16, 16, 1)
 
 
 @pytest.mark.parametrize("padded, wavefronts", [(0, 32), (1, 1)])

@@ -283,7 +283,7 @@ uint32_t wavefronts_of(const Request& r, uint32_t* ideal, uint32_t* worst, uint3
   for (unsigned first = 0; first < 32; first += per_phase) {
     const uint32_t phase = r.lanes & (per_phase == 32 ? ~0u : ((1u << per_phase) - 1) << first);
     if (!phase) continue;
-    uintptr_t words[32][8];  // per bank: its distinct words (at most 8 matter: a phase has at most 128 bytes)
+    uintptr_t words[32][32];  // per bank: its distinct words (a lane reads at most one word of a bank: 32 at most)
     uint32_t count[32], lanes[32];
     uint32_t used = 0;  // the banks the phase touches: only theirs are cleared and searched (a block's end runs this
                         // four times per shared request, a twentieth of a profile of linear_ladder v7, 2026-11-27)
@@ -293,11 +293,9 @@ uint32_t wavefronts_of(const Request& r, uint32_t* ideal, uint32_t* worst, uint3
         const unsigned bank = word % 32;
         if (!(used >> bank & 1)) used |= 1u << bank, count[bank] = lanes[bank] = 0;
         bool dup = false;
-        for (uint32_t k = 0; k < count[bank] && k < 8 && !dup; ++k) dup = words[bank][k] == word;
+        for (uint32_t k = 0; k < count[bank] && !dup; ++k) dup = words[bank][k] == word;
         ++lanes[bank];
-        if (dup) continue;
-        if (count[bank] < 8) words[bank][count[bank]] = word;
-        ++count[bank];
+        if (!dup) words[bank][count[bank]++] = word;
       }
     }
     uint32_t most = 1, bank_of_most = 0;  // the lowest bank of the most words (0 where none has two)
