@@ -208,6 +208,38 @@ def test_a_bank_with_more_than_8_words_counts_each_word_once_however_many_lanes_
     assert (load.units, load.worst, load.ideal) == (16, 16, 1)
 
 
+# LDS.128 and LDS.64 by hand (cuda_cpu_profile.h's rules): four phases of 8 lanes (two of 16), each as many
+# wavefronts as its busiest bank has words; a load whose lanes n and n^1 (or n and n^2) read one address packs its
+# return registers, in phases of twice the lanes (NVIDIA's answer in "Unexpected shared memory bank conflict",
+# NVIDIA Developer Forums, 2019: "requests/instruction should reduce from 4 to 2").
+LANES = range(32)
+VECTOR_LOADS = {
+    "float4 per lane, consecutive": (16, [t for t in LANES], 4, 4),
+    # the forum's question: byte offset tid % 4 * 16, which Nsight Compute counted at 4 per LDS.128
+    "lanes t and t + 4 on one float4 (the forum's tid % 4)": (16, [t % 4 for t in LANES], 4, 4),
+    "lanes 2m and 2m + 1 on one float4 (Tn == Tn^1)": (16, [t // 2 for t in LANES], 2, 2),
+    "lanes t and t ^ 2 on one float4 (Tn == Tn^2)": (16, [t // 4 * 2 + t % 2 for t in LANES], 2, 2),
+    "every lane on one float4": (16, [0] * 32, 2, 2),
+    # siboehm's kernel 6, As[dotIdx * BM + threadRow * TM + i]: threadRow = t / 16, TM = 8 floats (2 float4s)
+    "lanes 0-15 on one float4, 16-31 on another (kernel 6 reading As)": (16, [t // 16 * 2 for t in LANES], 2, 2),
+    # siboehm's kernel 6, Bs[dotIdx * BN + threadCol * TN + i]: threadCol = t % 16, TN = 8 floats; lanes 16-31 read
+    # lanes 0-15's float4s, which pairs of n and n^1 or n^2 do not: four phases, in each lanes t and t + 4 on one
+    # bank (float4s 0 and 8: words 0 and 32), 2 wavefronts each
+    "lanes t and t + 16 on one float4 (kernel 6 reading Bs)": (16, [t % 16 * 2 for t in LANES], 8, 4),
+    "float2 per lane, consecutive": (8, [t for t in LANES], 2, 2),
+    "lanes 2m and 2m + 1 on one float2": (8, [t // 2 for t in LANES], 1, 1),
+    "every lane on one float2": (8, [0] * 32, 1, 1),
+    "every lane on one float": (4, [0] * 32, 1, 1),
+}
+
+
+@pytest.mark.parametrize("case", VECTOR_LOADS)
+def test_wide_shared_loads_are_served_in_phases_and_lanes_that_pair_up_pack_them(k, case):
+    width, elements, wavefronts, ideal = VECTOR_LOADS[case]
+    load = gathered(k, width, elements)
+    assert (load.units, load.ideal) == (wavefronts, ideal)
+
+
 @pytest.mark.parametrize("padded, wavefronts", [(0, 32), (1, 1)])
 def test_a_transpose_through_an_unpadded_tile_is_a_32_way_bank_conflict(k, padded, wavefronts):
     p = run(k, "transpose", padded, x=torch.randn(1024))
