@@ -16,7 +16,7 @@ from kp.gpumodel.profile import ProfileError, profile
 
 PATTERNS = kp.files.ROOT / "tests" / "cuda_cpu" / "patterns.cu"
 LINES = PATTERNS.read_text().splitlines()
-NAMES = ["strided", "strided64", "vector4", "even_lanes", "shared", "transpose", "histogram"]
+NAMES = "strided strided64 vector4 even_lanes shared transpose histogram swap_dynamic shared_gather".split()
 
 
 @pytest.fixture(scope="module")
@@ -189,6 +189,55 @@ def test_shared_memory_wavefronts_follow_the_banks(k, stride, wavefronts):
     load = one(p, "shared", "load")
     assert load.line == line_of("out[i] = s[at];")
     assert (load.requests, load.per_request, load.ideal, load.worst) == (32, wavefronts, 32, wavefronts)
+
+
+def gathered(k, width, elements):
+    """patterns.cu's shared_gather: lane t of one warp reads elements[t] of a __shared__ array of `width`-byte
+    elements (one LDS, LDS.64 or LDS.128 per lane); its one load request."""
+    p = run(k, "shared_gather", width, n=32, x=torch.tensor(elements, dtype=torch.float32))
+    (load,) = [ln for ln in p.lines if (ln.space, ln.kind) == ("shared", "load")]
+    assert (load.line, load.requests, load.active_lanes) == (line_of("total(s[(int)x[t]])"), 1, 32)
+    return load
+
+
+def test_a_bank_with_more_than_8_words_counts_each_word_once_however_many_lanes_read_it(k):
+    """Lane t reads float (t % 16) * 32: sixteen words of bank 0, each read by lanes t and t + 16, are 16 wavefronts
+    (a 16-way conflict). The stand-in once kept 8 words per bank to find repeats, and counted lanes 24-31's words
+    again: 24."""
+    load = gathered(k, 4, [(t % 16) * 32 for t in range(32)])
+    assert (load.units, load.worst, load.ideal) == (16, 16, 1)
+
+
+# LDS.128 and LDS.64 by hand (cuda_cpu_profile.h's rules): four phases of 8 lanes (two of 16), each as many
+# wavefronts as its busiest bank has words; a load whose lanes n and n^1 (or n and n^2) read one address packs its
+# return registers, in phases of twice the lanes (NVIDIA's answer in "Unexpected shared memory bank conflict",
+# NVIDIA Developer Forums, 2019: "requests/instruction should reduce from 4 to 2").
+LANES = range(32)
+VECTOR_LOADS = {
+    "float4 per lane, consecutive": (16, [t for t in LANES], 4, 4),
+    # the forum's question: byte offset tid % 4 * 16, which Nsight Compute counted at 4 per LDS.128
+    "lanes t and t + 4 on one float4 (the forum's tid % 4)": (16, [t % 4 for t in LANES], 4, 4),
+    "lanes 2m and 2m + 1 on one float4 (Tn == Tn^1)": (16, [t // 2 for t in LANES], 2, 2),
+    "lanes t and t ^ 2 on one float4 (Tn == Tn^2)": (16, [t // 4 * 2 + t % 2 for t in LANES], 2, 2),
+    "every lane on one float4": (16, [0] * 32, 2, 2),
+    # siboehm's kernel 6, As[dotIdx * BM + threadRow * TM + i]: threadRow = t / 16, TM = 8 floats (2 float4s)
+    "lanes 0-15 on one float4, 16-31 on another (kernel 6 reading As)": (16, [t // 16 * 2 for t in LANES], 2, 2),
+    # siboehm's kernel 6, Bs[dotIdx * BN + threadCol * TN + i]: threadCol = t % 16, TN = 8 floats; lanes 16-31 read
+    # lanes 0-15's float4s, which pairs of n and n^1 or n^2 do not: four phases, in each lanes t and t + 4 on one
+    # bank (float4s 0 and 8: words 0 and 32), 2 wavefronts each
+    "lanes t and t + 16 on one float4 (kernel 6 reading Bs)": (16, [t % 16 * 2 for t in LANES], 8, 4),
+    "float2 per lane, consecutive": (8, [t for t in LANES], 2, 2),
+    "lanes 2m and 2m + 1 on one float2": (8, [t // 2 for t in LANES], 1, 1),
+    "every lane on one float2": (8, [0] * 32, 1, 1),
+    "every lane on one float": (4, [0] * 32, 1, 1),
+}
+
+
+@pytest.mark.parametrize("case", VECTOR_LOADS)
+def test_wide_shared_loads_are_served_in_phases_and_lanes_that_pair_up_pack_them(k, case):
+    width, elements, wavefronts, ideal = VECTOR_LOADS[case]
+    load = gathered(k, width, elements)
+    assert (load.units, load.ideal) == (wavefronts, ideal)
 
 
 @pytest.mark.parametrize("padded, wavefronts", [(0, 32), (1, 1)])

@@ -18,7 +18,28 @@
 //     bank; lanes reading the same word share it (a broadcast). Accesses of 8 bytes per lane are served in two
 //     phases of 16 lanes, of 16 bytes in four phases of 8 lanes; a phase takes as many wavefronts as its most
 //     used bank has distinct words (at least one). The ideal is one wavefront per 128 bytes of active lanes.
-//     An N-way bank conflict: a phase of N wavefronts.
+//     An N-way bank conflict: a phase of N wavefronts. A wavefront returns at most 128 bytes, one register a lane:
+//     a load of 8 or 16 bytes whose lanes pair up, lanes n and n^1 (or n and n^2) on one address wherever both are
+//     active, packs two lanes' registers in one and is served in phases of twice the lanes (one of 32, two of 16;
+//     its ideal: one wavefront per 256 bytes of active lanes); every lane on one address is such a load. Phases are
+//     not merged otherwise, where one repeats another's addresses (lanes 16-31 on lanes 0-15's float4s: four
+//     phases). Source: NVIDIA's answer in "Unexpected shared memory bank conflict" (NVIDIA Developer Forums, 2019,
+//     forums.developer.nvidia.com/t/unexpected-shared-memory-bank-conflict/77228/2) to an LDS.128 at byte offset
+//     tid % 4 * 16 (lane t on lane t % 4's float4) profiled at 4 requests per instruction where 2 were expected:
+//     "On CC 7.0 - 7.5 devices shared memory loads with uniform addresses can increase bandwidth if ... Thread
+//     pairs (Tn and Tn^1) have the same addresses for all active threads ..., or Thread pairs (Tn and Tn^2) ...
+//     (Note these encompass the case where all active threads have the same address). The return bandwidth of L1
+//     and shared memory is 128 bytes/cycle == 1 register/cycle. The uniform access can achieve 2x the performance
+//     by packing the return registers. In the case above the rules are not met so LDS.128 requires 4 requests per
+//     instruction as it returns 4 registers. If the guidelines are met the requests/instruction should reduce from
+//     4 to 2." An LDS.64 returns 2 registers: 2 wavefronts, 1 packed (the answer's rule is for loads; its example
+//     an LDS.128). A lane whose partner is inactive keeps the rule ("for all active threads"). On 8.x, Yinghan Li's
+//     ampere_sgemm.cu (github.com/Yinghan-Li/YHs_Sample, cuda/gemm) maps a warp's lanes "'z' thread map to avoid
+//     LDS.128 shared memory broadcast limitation" (lanes n and n^1 on one B float4, n and n^2 on one A float4); no
+//     source was found for 9.0, counted alike. Stores keep their phases (the answer is about loads). That phases
+//     repeating others' addresses are not merged is this model's reading: the answer's example repeats across all
+//     four phases and takes 4, which merging would not have changed (4 registers returned), and no source
+//     measured a case where it would.
 //   - atomics count as their space's accesses of their size: one per atomic, however the host does it (a
 //     compare-and-swap loop for the floating-point ones: cuda_cpu.h's atomics show check mode one access).
 //   - branches (check builds wrap each `if`, `while` and `for` condition of device code: cuda_cpu_translate.py): the
@@ -33,7 +54,8 @@
 //     of the same space, kind and active lanes when every lane's bytes fall, not yet taken, in the aligned chunk of
 //     that width its group began in (a wider access is split into chunks). A group is one request, counted at the
 //     site of its first access; its sectors and wavefronts follow the rules above with the instruction's width
-//     (a 128-bit shared access: four phases of 8 lanes). Python picks, per line, the width of nvcc's instruction.
+//     (a 128-bit shared load: four phases of 8 lanes, two of 16 where its lanes pair up). Python picks, per line, the
+//     width of nvcc's instruction.
 // Local memory (a thread's stack) and accesses outside registered tensors and __shared__ variables are not
 // counted. A launch of many blocks may be sampled: a product grid of blocks spread over every grid dimension runs
 // and is counted, each block's counts multiplied by the blocks it stands for (see Hierarchy, below), and the skipped
@@ -272,18 +294,29 @@ uint32_t sectors_of(const Request& r, uint32_t* ideal, std::unordered_set<uintpt
   return n;
 }
 
+// Whether every pair of active lanes l and l ^ `other` reads one address (a lane whose partner is inactive passes).
+bool paired(const Request& r, unsigned other) {
+  for (uint32_t m = r.lanes; m; m &= m - 1) {
+    const unsigned l = __builtin_ctz(m), o = l ^ other;
+    if (r.lanes >> o & 1 && r.addr[o] != r.addr[l]) return false;
+  }
+  return true;
+}
+
 // The wavefronts of a shared request: its phases (32, 16 or 8 lanes), each as many as its busiest bank has words.
-// `width`: the instruction's bytes per lane, which set its phases (0: the access's own size).
+// `width`: the instruction's bytes per lane, which set its phases (0: the access's own size). A load of 8 or 16 bytes
+// whose lanes pair up (n and n^1, or n and n^2, on one address) packs its return registers: phases of twice the lanes.
 uint32_t wavefronts_of(const Request& r, uint32_t* ideal, uint32_t* worst, uint32_t* worst_bank,
                        uint32_t* worst_lanes, unsigned width = 0) {
   const unsigned bytes = width ? width : r.size;
-  const unsigned per_phase = bytes <= 4 ? 32 : bytes <= 8 ? 16 : 8;
+  const bool packed = bytes > 4 && r.kind == kLoad && (paired(r, 1) || paired(r, 2));
+  const unsigned per_phase = (bytes <= 4 ? 32 : bytes <= 8 ? 16 : 8) * (packed ? 2 : 1);
   uint32_t total = 0;
   *worst = 0;
   for (unsigned first = 0; first < 32; first += per_phase) {
     const uint32_t phase = r.lanes & (per_phase == 32 ? ~0u : ((1u << per_phase) - 1) << first);
     if (!phase) continue;
-    uintptr_t words[32][8];  // per bank: its distinct words (at most 8 matter: a phase has at most 128 bytes)
+    uintptr_t words[32][32];  // per bank: its distinct words (a lane reads at most one word of a bank: 32 at most)
     uint32_t count[32], lanes[32];
     uint32_t used = 0;  // the banks the phase touches: only theirs are cleared and searched (a block's end runs this
                         // four times per shared request, a twentieth of a profile of linear_ladder v7, 2026-11-27)
@@ -293,11 +326,9 @@ uint32_t wavefronts_of(const Request& r, uint32_t* ideal, uint32_t* worst, uint3
         const unsigned bank = word % 32;
         if (!(used >> bank & 1)) used |= 1u << bank, count[bank] = lanes[bank] = 0;
         bool dup = false;
-        for (uint32_t k = 0; k < count[bank] && k < 8 && !dup; ++k) dup = words[bank][k] == word;
+        for (uint32_t k = 0; k < count[bank] && !dup; ++k) dup = words[bank][k] == word;
         ++lanes[bank];
-        if (dup) continue;
-        if (count[bank] < 8) words[bank][count[bank]] = word;
-        ++count[bank];
+        if (!dup) words[bank][count[bank]++] = word;
       }
     }
     uint32_t most = 1, bank_of_most = 0;  // the lowest bank of the most words (0 where none has two)
@@ -307,7 +338,8 @@ uint32_t wavefronts_of(const Request& r, uint32_t* ideal, uint32_t* worst, uint3
     if (most > *worst)
       *worst = most, *worst_bank = bank_of_most, *worst_lanes = used >> bank_of_most & 1 ? lanes[bank_of_most] : 0;
   }
-  *ideal = (__builtin_popcount(r.lanes) * r.size + 127) / 128;
+  const unsigned served = packed ? 256 : 128;  // bytes of active lanes a wavefront returns at most
+  *ideal = (__builtin_popcount(r.lanes) * r.size + served - 1) / served;
   return total;
 }
 

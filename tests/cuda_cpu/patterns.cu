@@ -9,6 +9,8 @@
 //   transpose   a 32x32 tile through shared memory, read by columns; k = 1: padded to [32][33]
 //   histogram   counts[x[i]] += 1 without atomics (k = 0: a global race) or with atomicAdd (k = 1)
 //   swap_dynamic  through `extern __shared__ float s[]`, each lane reads its neighbour's element with no barrier: a race
+//   shared_gather  one warp: lane t reads element x[t] of a zeroed __shared__ array of k-byte elements (float, float2,
+//                 float4: one LDS, LDS.64 or LDS.128 per lane), the addresses the test picks
 #include <stdexcept>
 #include <string>
 
@@ -67,7 +69,22 @@ __global__ void histogram(const float* x, float* counts, int n, int atomic) {
 }
 
 const char* const kPatterns[] = {"strided", "strided64", "vector4", "even_lanes", "shared", "transpose", "histogram",
-                                  "swap_dynamic"};
+                                  "swap_dynamic", "shared_gather"};
+
+__device__ float total(float v) { return v; }
+__device__ float total(float2 v) { return v.x + v.y; }
+__device__ float total(float4 v) { return v.x + v.y + v.z + v.w; }
+
+// x: the element each lane reads (0 to 1023 / the elements' floats), n = 32.
+template <typename T>
+__global__ void shared_gather(const float* x, float* out, int n) {
+  constexpr int kElements = 1024 / (sizeof(T) / sizeof(float));
+  __shared__ T s[kElements];
+  int t = threadIdx.x;
+  for (int e = t; e < kElements; e += blockDim.x) s[e] = T{};
+  __syncthreads();
+  if (t < n) out[t] = total(s[(int)x[t]]);
+}
 
 // n: the elements of out (of x for the histogram, whose out holds the counts).
 __global__ void swap_dynamic(const float* x, float* out, int n) {
@@ -100,6 +117,12 @@ void run_pattern(int64_t index, const float* x, float* out, int n, int k) {
     transpose<32><<<1, dim3(32, 32)>>>(x, out);
   else if (which == "histogram")
     histogram<<<blocks, threads>>>(x, out, n, k);
+  else if (which == "shared_gather" && k == 16)
+    shared_gather<float4><<<1, threads>>>(x, out, n);
+  else if (which == "shared_gather" && k == 8)
+    shared_gather<float2><<<1, threads>>>(x, out, n);
+  else if (which == "shared_gather")
+    shared_gather<float><<<1, threads>>>(x, out, n);
   else
     swap_dynamic<<<blocks, threads, threads * sizeof(float)>>>(x, out, n);
   KP_CHECK_LAUNCH();
