@@ -86,9 +86,9 @@ sub-cores share (the data cache, shared memory) accept; the lower binds (the for
 crowd the pipe). Which chips take a memory instruction every clock, not every two: an answer on NVIDIA's developer forum
 ("why-the-performance-of-tf32-tensor-core-is-poor", post 15; the stored copy does not name its author), reading an
 Nsight Compute report of cuBLAS's ampere_sgemm_128x32_nn on an RTX A4000: "The A4000 (GA104) based GPU has a sustained
-throughput of 0.5 Load Store Unit (LSU) instructions/cycle and 1 LSU wavefront/cycle", with Nsight Compute's own
-"sm__inst_executed_pipe_lsu.avg.peak_sustained = 0.5", and "CC 7.0 (GV100), CC 8.0 (GA100) and CC 9.0 (GH100) can
-sustain 1 LSU instruction/cycle/SM". So 8.0 and 9.0 take 1 per clock ("LSU" at the MIO's rate), 8.6 1 per 2 (GA104
+throughput of 0.5 Load Store Unit (LSU) instructions/cycle and 1 LSU wavefront/cycle" (the peak Nsight Compute rates the
+pipe by: "sm__inst_executed_pipe_lsu.avg.peak_sustained = 0.5"), and "CC 7.0 (GV100), CC 8.0 (GA100) and CC 9.0 (GH100)
+can sustain 1 LSU instruction/cycle/SM". So 8.0 and 9.0 take 1 per clock ("LSU" at the MIO's rate), 8.6 1 per 2 (GA104
 there, GA102 in the paper: the two agree). 7.5 (TU10x) and 8.9 (AD10x) keep 1 per 2: the answer names GV100, GA100 and
 GH100 alone as sustaining 1, which puts them with GA104, an inference, not a figure read for them. This project's own
 H100 measurement agrees on 9.0: linear_fwd_kernel at 4096³ (16 x 16 tiles; its sm_90 SASS has 32 LDS per 16 FFMA, 32.5M
