@@ -3,7 +3,8 @@ launch's warp instructions hold the slowest pipe of its busiest SM, each worked 
 (results per clock per SM: FP32 64 on 8.0, 128 on 8.6 and 9.0; integer and IMAD 64; special functions 16; shuffle 32;
 FP32 and IMAD sharing the FMA datapath; FP32 and integer sharing 128 lanes on 8.6; the load/store pipe's three terms:
 every instruction it takes, shuffles included, one per clock per SM, its memory instructions one per 2 clocks per SM
-and one per 4 clocks per busy sub-partition, Huerta et al. MICRO 2025, Table 1) and the GPU table (H100 SXM:
+(Huerta et al. MICRO 2025, Table 1; one per clock on 8.0 and 9.0, NVIDIA's forum) and one per 4 clocks per busy
+sub-partition, Huerta et al.) and the GPU table (H100 SXM:
 132 SMs, 1.98 GHz; A100: 108, 1.41 GHz; A10 (8.6): 72, 1.695 GHz). A LaunchWork built by hand, then fma_loop's and
 float4_whole's SASS (tests/cuda_cpu/compiled.cu) profiled."""
 
@@ -67,12 +68,14 @@ def test_the_rates_per_compute_capability():
                                   "shuffle": 32, "conversion": 16, "bit-count": 16,
                                   "64-bit conversion": 16, "LSU issue": 32, "LSU": 32,
                                   "LSU address": 32}  # fmt: skip
-    # the LSU on every other compute capability here: issue one warp instruction (32 results) per clock per SM, memory
-    # instructions one per 2 clocks per SM (16 results) and one per 4 clocks per sub-partition (4 x 8 results); on 9.0
-    # (above) the memory instructions at the issue's rate (the H100's own linear_fwd_kernel rules out 1 per 2)
-    for name in ("T4", "A100", "A10", "RTX 4090"):
+    # the LSU on 7.5, 8.6 and 8.9: issue one warp instruction (32 results) per clock per SM, memory instructions one
+    # per 2 clocks per SM (16 results) and one per 4 clocks per sub-partition (4 x 8 results); on 8.0 and 9.0 (the H100
+    # above) the memory instructions at the issue's rate (GA100 and GH100 "can sustain 1 LSU instruction/cycle/SM")
+    for name in ("T4", "A10", "RTX A6000", "RTX 4090", "L4"):
         r = rates(gpu(name))
         assert (r["LSU issue"], r["LSU"], r["LSU address"]) == (32, 16, 32), name
+    r = rates(gpu("A100"))
+    assert (r["LSU issue"], r["LSU"], r["LSU address"]) == (32, 32, 32)
     # 64-bit conversions at min(16, FP64's rate): 16 on the A100 (FP64 32), 2 on the A10 and the T4 (FP64 2)
     assert [rates(gpu(name))["64-bit conversion"] for name in ("A100", "A10", "T4")] == [16, 2, 2]
     assert (rates(gpu("A100"))["FP32"], rates(gpu("A100"))["FP64"]) == (64, 32)
@@ -229,25 +232,29 @@ def test_work_sums_the_pipes_once_for_all_its_launches_and_shares_them_out_by_bl
 
 
 def test_the_lsu_takes_a_memory_instruction_every_two_clocks_per_sm_and_every_instruction_once_per_clock():
-    """Per SM of an A10 (8.6) and of an A100 (8.0), 8 warps resident (4 sub-partitions busy). 20,000 coalesced 4-byte
-    loads (LDG, one 128-byte line each: 20,000 L1 wavefronts) and 10,000 SHFL: the SM's shared structures take a
-    memory instruction every 2 clocks, 40,000 clocks ("LSU"); the MIO issues every instruction to the pipe, shuffles
-    too, one per clock, 30,000 ("LSU issue"); each sub-partition's address calculation one per 4 clocks, 4 of them,
-    20,000 ("LSU address"); the L1 pipe 20,000 (a line per clock), the shuffle pipe 10,000 x 32 / 32 = 10,000, issue
-    30,000 / 4 = 7500. "LSU pipe", 40,000 clocks on either GPU: 23.6 us on the A10, 28.4 us on the A100 (its clock).
-    On an H100 (9.0: memory instructions at the issue's one per clock) LSU 20,000, LSU issue 30,000, the bound.
-    Shuffle-heavy, 10,000 LDG and 30,000 SHFL: LSU issue 40,000 over LSU 20,000 and shuffle 30,000."""
-    for name, clock in (("A10", A10), ("A100", A100)):
-        e = per_sm(name, [("LSU", 20_000), ("shuffle", 10_000)], l1_wavefronts=gpu(name).sms * 20_000)
-        assert (e.bound, e.pipe_bound) == ("LSU pipe", "LSU pipe")
-        assert e.seconds == e.pipe_s == pytest.approx(40_000 / clock)
-        assert e.l1_s == pytest.approx(20_000 / clock) and e.issue_s == pytest.approx(7500 / clock)
+    """Per SM of an A10 (8.6), 8 warps resident (4 sub-partitions busy). 20,000 coalesced 4-byte loads (LDG, one
+    128-byte line each: 20,000 L1 wavefronts) and 10,000 SHFL: the SM's shared structures take a memory instruction
+    every 2 clocks, 40,000 clocks ("LSU"); the MIO issues every instruction to the pipe, shuffles too, one per clock,
+    30,000 ("LSU issue"); each sub-partition's address calculation one per 4 clocks, 4 of them, 20,000 ("LSU
+    address"); the L1 pipe 20,000 (a line per clock), the shuffle pipe 10,000 x 32 / 32 = 10,000, issue 30,000 / 4 =
+    7500. "LSU pipe", 40,000 clocks: 23.6 us. On an A100 (8.0) and an H100 (9.0), memory instructions at the issue's
+    one per clock: LSU 20,000, LSU issue 30,000, the bound (21.3 us on the A100). Shuffle-heavy, 10,000 LDG and 30,000
+    SHFL on the H100: LSU issue 40,000 over LSU 20,000 and shuffle 30,000."""
+    e = per_sm("A10", [("LSU", 20_000), ("shuffle", 10_000)], l1_wavefronts=gpu("A10").sms * 20_000)
+    assert (e.bound, e.pipe_bound) == ("LSU pipe", "LSU pipe")
+    assert e.seconds == e.pipe_s == pytest.approx(40_000 / A10)
+    assert e.l1_s == pytest.approx(20_000 / A10) and e.issue_s == pytest.approx(7500 / A10)
+    e = per_sm("A100", [("LSU", 20_000), ("shuffle", 10_000)], l1_wavefronts=gpu("A100").sms * 20_000)
+    assert (e.bound, e.pipe_bound) == ("LSU issue pipe", "LSU issue pipe")
+    assert e.seconds == e.pipe_s == pytest.approx(30_000 / A100)
+    assert e.l1_s == pytest.approx(20_000 / A100) and e.issue_s == pytest.approx(7500 / A100)
     assert pipe_clocks(gpu("A10"), [("LSU", 20_000), ("shuffle", 10_000)], 8) == {
         "LSU": 40_000, "LSU issue": 30_000, "LSU address": 20_000, "shuffle": 10_000
     }  # fmt: skip
-    assert pipe_clocks(gpu("H100"), [("LSU", 20_000), ("shuffle", 10_000)], 8) == {
-        "LSU": 20_000, "LSU issue": 30_000, "LSU address": 20_000, "shuffle": 10_000
-    }  # fmt: skip
+    for name in ("A100", "H100"):
+        assert pipe_clocks(gpu(name), [("LSU", 20_000), ("shuffle", 10_000)], 8) == {
+            "LSU": 20_000, "LSU issue": 30_000, "LSU address": 20_000, "shuffle": 10_000
+        }, name  # fmt: skip
     e = per_sm("H100", [("LSU", 10_000), ("shuffle", 30_000)])
     assert (e.bound, e.seconds) == ("LSU issue pipe", pytest.approx(40_000 / H100))
 
@@ -255,15 +262,22 @@ def test_the_lsu_takes_a_memory_instruction_every_two_clocks_per_sm_and_every_in
 def test_one_busy_sub_partition_issues_a_memory_instruction_every_four_clocks_two_or_more_every_two():
     """Huerta et al.'s Table 1 (Ampere, loads and stores that hit): past the five a sub-core buffers, the i-th memory
     instruction issues at (i - 1) + 4 with 1 or 2 sub-cores active, + 6 with 3, + 8 with 4: per SM 1 per 4 clocks, then
-    2 per 4, 3 per 6, 4 per 8. 1000 LDG on an A100: 4000 clocks with 1 warp resident (its sub-partition's address
-    calculation), 2000 with 2, 3 or 4 (the shared structures); the MIO's issue 1000 throughout. One warp's 10,000 on
-    an A10: 40,000 clocks, 23.6 us, four times its issue."""
-    g = gpu("A100")
+    2 per 4, 3 per 6, 4 per 8. 1000 LDG on an A10 (8.6, GA102's kin): 4000 clocks with 1 warp resident (its
+    sub-partition's address calculation), 2000 with 2, 3 or 4 (the shared structures); the MIO's issue 1000
+    throughout. On an A100 (8.0: the shared structures one per clock) the address calculation binds below 4 busy
+    sub-partitions, 4000, 2000, 1333 clocks, and with 4 the SM's one per clock, 1000. One warp's 10,000 on an A10:
+    40,000 clocks, 23.6 us, four times its issue."""
+    g = gpu("A10")
     assert pipe_clocks(g, [("LSU", 1000)], 1) == {"LSU issue": 1000, "LSU": 2000, "LSU address": 4000}
     assert pipe_clocks(g, [("LSU", 1000)], 2) == {"LSU issue": 1000, "LSU": 2000, "LSU address": 2000}
     assert pipe_clocks(g, [("LSU", 1000)], 3)["LSU address"] == pytest.approx(4000 / 3)
     for warps in (2, 3, 4, 8, 48):
         assert max(pipe_clocks(g, [("LSU", 1000)], warps).values()) == 2000
+    a100 = gpu("A100")
+    assert pipe_clocks(a100, [("LSU", 1000)], 1) == {"LSU issue": 1000, "LSU": 1000, "LSU address": 4000}
+    assert [max(pipe_clocks(a100, [("LSU", 1000)], w).values()) for w in (2, 3)] == [2000, pytest.approx(4000 / 3)]
+    for warps in (4, 8, 64):
+        assert max(pipe_clocks(a100, [("LSU", 1000)], warps).values()) == 1000
     one = estimate_launch("A10", LaunchWork("k", 1, 32, issued=10_000, pipes=(("LSU", 10_000),)))
     assert (one.bound, one.pipe_bound) == ("LSU address pipe", "LSU address pipe")
     assert one.seconds == one.pipe_s == pytest.approx(40_000 / A10) and one.issue_s == pytest.approx(10_000 / A10)

@@ -96,6 +96,26 @@ SHARED_LOAD_CLOCKS = {(9, 0): 23, (8, 9): 23, (8, 6): 23, (8, 0): 23, (7, 5): 23
 #   assumption past 7.5. (A constant-cache miss, 62-448 cycles there, is not modelled.)
 CONSTANT_LOAD_CLOCKS = {(9, 0): 4, (8, 9): 4, (8, 6): 4, (8, 0): 4, (7, 5): 4}
 
+# The SM clock a board holds under a sustained FP32 load, MHz (lowest, highest): gpu-benches' gpu-roofline (Ernst,
+# Hager, Wellein et al., github.com/te42kyfo/gpu-benches, gpu-roofline/*.txt, read 2026-11-28 at 1c36d50): every SM
+# runs FMA chains over streamed data, one launch per arithmetic intensity, and NVML's SM clock (its median over 2 s)
+# and power are printed beside the FLOP/s (float: they pass these boards' FP64 peaks); the ranges are those of the
+# compute-bound runs, 64 FLOP/byte and up, on every board of the file. None of the RTX A6000, the A100 SXM4 80GB, the
+# RTX 4090 or the H100 SXM is there:
+# - "A100 40GB" (alex_a100_40.txt, 8 boards, 864 blocks = 108 SMs x 8): 1410 at every intensity, 18.5-19.2 TFLOP/s
+#   (95-98% of 108 x 64 x 2 x 1.41 GHz) at 176-212 W: GA100 holds its 1410 MHz boost under FP32 load;
+# - "H200" (h200.txt, 1056 blocks = 132 SMs x 8; GH100 as the H100 SXM): 1980 at every intensity, 41-43 TFLOP/s at
+#   396-428 W (63% of its FP32 peak: two dependent FMA chains a thread);
+# - "A40" (alex_a40.txt, 8 boards, 504 blocks = 84 SMs x 6; GA102 as the RTX A6000, 84 SMs too): 1665-1725 at
+#   297-303 W, a power limit (1620-1740 over all intensities, 1740 where memory-bound), 22-24 TFLOP/s (63% of peak);
+# - "L40" (genoa_l40.txt, device 0, 852 blocks = 142 SMs x 6; AD102 as the RTX 4090): 1515-1740 at 301-314 W (1320
+#   at the least; 2490 where memory-bound); device 1 of the file, drawing 351-359 W, held 2115-2220 (2520 at most).
+# GPUS keeps each data sheet's boost clock: the A100's and the H100's are what their chips held; the A40 and the L40
+# are other boards of the A6000's and the 4090's chips at other power limits (an A6000 user on NVIDIA's forum, "SM
+# Clock on RTX A6000 never reaches max frequency", saw 1935 MHz under a CUDA warm-up before "SW Power Scaling" cut it,
+# the settled clock not given), so nothing here sets their clocks: a measurement on the board itself would.
+FP32_LOAD_CLOCK_MHZ = {"A100 40GB": (1410, 1410), "H200": (1980, 1980), "A40": (1665, 1725), "L40": (1515, 1740)}
+
 # The least time one launch takes, seconds: an assumption, not measured by this project: issue 23's ~2-3 us for an
 # empty kernel timed with CUDA events; we take 2.5 us. (The README's 9.55 us per torch.add of 1024 elements is the
 # CPU side of a whole op call, dispatcher and launch, not the GPU's floor, so it is not used.)

@@ -65,28 +65,37 @@ unread, left off); SHFL (the shuffle pipe above) passes it too. Three terms, eac
   This limits the issue rate from 4 IPC per SM to 1 IPC per SM", "The LSU pipeline accepts 1 instruction per cycle";
   "understanding-instruction-dispatching-in-volta-architecture" (GV100): "LSU and TEX are shared execution units that
   are timesliced between sub-partitions", "LSU is an SM level shared execution unit";
-- "LSU": the memory instructions, one every two clocks per SM however many sub-partitions hold warps; and
+- "LSU": the memory instructions, one every two clocks per SM however many sub-partitions hold warps (one every clock
+  on 8.0 and 9.0: below); and
 - "LSU address": the memory instructions, one every four clocks per sub-partition holding a warp (one busy: 1 per 4
-  clocks per SM; on 8.x two or more: "LSU" binds; on 9.0, whose "LSU" is 1 per clock, four). Both measured by Huerta,
-  Abaie Shoushtary, Cruz, González, "Dissecting and Modeling the Architecture of Modern GPU Cores", MICRO 2025, 5.4 and
-  its Table 1, on "an Ampere GPU" (its Ampere boards are all GA102, 8.6: RTX 3080, 3080 Ti, 3090, A6000), each warp
-  running "a sequence of independent loads or stores that always hit in the data cache or shared memory and use regular
-  registers": "the global structures can receive a memory request every two cycles from any of the sub-cores", "the
-  address calculation done in each sub-core has a throughput of one instruction every four cycles", "when four sub-cores
-  are active, each sub-core can issue an instruction only every 8 cycles since the shared-structures can only process up
-  to one instruction every two cycles" (Table 1: after five buffered, the i-th issues at (i - 1) + 4 with 1 or 2
-  sub-cores active, + 6 with 3, + 8 with 4). One table for loads and stores, global and shared, no width named: taken
-  for every memory instruction alike (atomics, reductions, LDGSTS, LDSM, STSM unmeasured there). Its latencies (Table 2)
-  suggest shared memory's address calculation is done "in the SM shared-structures, rather than in the local sub-core
-  structures": if so, LDS and STS escape "LSU address"; no rate was measured for that, so it is not applied.
+  clocks per SM; on 7.5, 8.6 and 8.9 two or more: "LSU" binds; on 8.0 and 9.0, whose "LSU" is 1 per clock, four). Both
+  measured by Huerta, Abaie Shoushtary, Cruz, González, "Dissecting and Modeling the Architecture of Modern GPU Cores",
+  MICRO 2025, 5.4 and its Table 1, on "an Ampere GPU" (its Ampere boards are all GA102, 8.6: RTX 3080, 3080 Ti, 3090,
+  A6000), each warp running "a sequence of independent loads or stores that always hit in the data cache or shared
+  memory and use regular registers": "the global structures can receive a memory request every two cycles from any of
+  the sub-cores", "the address calculation done in each sub-core has a throughput of one instruction every four cycles",
+  "when four sub-cores are active, each sub-core can issue an instruction only every 8 cycles since the
+  shared-structures can only process up to one instruction every two cycles" (Table 1: after five buffered, the i-th
+  issues at (i - 1) + 4 with 1 or 2 sub-cores active, + 6 with 3, + 8 with 4). One table for loads and stores, global
+  and shared, no width named: taken for every memory instruction alike (atomics, reductions, LDGSTS, LDSM, STSM
+  unmeasured there). Its latencies (Table 2) suggest shared memory's address calculation is done "in the SM
+  shared-structures, rather than in the local sub-core structures": if so, LDS and STS escape "LSU address"; no rate was
+  measured for that, so it is not applied.
 The forum's 1 per clock is taken as the MIO's issue to the pipe, the paper's 1 per 2 as what the structures the
 sub-cores share (the data cache, shared memory) accept; the lower binds (the forum's only where shuffles, S2R or VOTE
-crowd the pipe). The paper's rates read for 8.6, the forum's for Volta and Ampere; both taken for 7.5, 8.0 and 8.9, an
-assumption; on 9.0 the address calculation's too, but not the shared structures' 1 per 2, which this project's own H100
-measurement rules out: linear_fwd_kernel at 4096³ (16 x 16 tiles; its sm_90 SASS has 32 LDS per 16 FFMA, 32.5M LDS a
-SM) ran in 23.6 ms (bench/gpu_model.py's measured column), at least 0.69 memory instructions per clock per SM at the
-boost clock (more at any lower one), where 1 per 2 needs 32.9 ms: 9.0 keeps the forum's 1 per clock alone. All read
-2026-11-28 through the search tool's stored copies (the forum pages; the Guide in public repositories; the paper in
+crowd the pipe). Which chips take a memory instruction every clock, not every two: an answer on NVIDIA's developer forum
+("why-the-performance-of-tf32-tensor-core-is-poor", post 15; the stored copy does not name its author), reading an
+Nsight Compute report of cuBLAS's ampere_sgemm_128x32_nn on an RTX A4000: "The A4000 (GA104) based GPU has a sustained
+throughput of 0.5 Load Store Unit (LSU) instructions/cycle and 1 LSU wavefront/cycle" (the peak Nsight Compute rates the
+pipe by: "sm__inst_executed_pipe_lsu.avg.peak_sustained = 0.5"), and "CC 7.0 (GV100), CC 8.0 (GA100) and CC 9.0 (GH100)
+can sustain 1 LSU instruction/cycle/SM". So 8.0 and 9.0 take 1 per clock ("LSU" at the MIO's rate), 8.6 1 per 2 (GA104
+there, GA102 in the paper: the two agree). 7.5 (TU10x) and 8.9 (AD10x) keep 1 per 2: the answer names GV100, GA100 and
+GH100 alone as sustaining 1, which puts them with GA104, an inference, not a figure read for them. This project's own
+H100 measurement agrees on 9.0: linear_fwd_kernel at 4096³ (16 x 16 tiles; its sm_90 SASS has 32 LDS per 16 FFMA, 32.5M
+LDS a SM) ran in 23.6 ms (bench/gpu_model.py's measured column), at least 0.69 memory instructions per clock per SM at
+the boost clock (more at any lower one), where 1 per 2 needs 32.9 ms. The address calculation's 1 per 4 per
+sub-partition (read for 8.6) is taken for every compute capability here, an assumption. All read 2026-11-28 through the
+search tool's stored copies (the forum pages; the Guide in public repositories; the paper in
 imsight-knowhow/npu-design-tutorial, paper-source/modern-gpu-cores/modern-gpu-cores.md), not the live pages. Not on the
 pipe: constant-bank loads (LDC: the Guide's "adu - Address Divergence Unit ... It also provides support for constant
 loads and block-level barrier instructions"), so BAR neither; ULDC and S2UR (the uniform datapath); MEMBAR, DEPBAR,
@@ -110,11 +119,11 @@ RATES = {cc: EACH for cc in ((7, 5), (8, 0), (8, 6), (8, 9), (9, 0))}  # the sam
 # whitepapers); FP32 and IMAD share the FMA datapath everywhere (at the FP32 row's rate: NVIDIA's forum answers above)
 SHARED_FP32_INTEGER = {(8, 6): 128, (8, 9): 128}
 # The load/store pipe, in warp instructions per clock (above): the MIO's issue to it, per SM (NVIDIA's forum answers:
-# read for Volta and Ampere); what the shared memory structures accept, per SM, and each sub-partition's address
-# calculation (Huerta et al. MICRO 2025, 5.4, Table 1: read for 8.6). Assumed for the other compute capabilities, but
-# on 9.0 the shared structures' 1 per 2, which the H100's linear_fwd_kernel outruns (above): the MIO's 1 there
+# read for Volta and Ampere); the memory instructions the SM sustains: 1 per 2 on GA102 (Huerta et al. MICRO 2025,
+# 5.4, Table 1) and GA104, 1 on GA100 and GH100 (the forum answer on ampere_sgemm_128x32_nn, above); 7.5 and 8.9 taken
+# with GA10x; each sub-partition's address calculation (Huerta et al.: read for 8.6, assumed for the others)
 LSU_ISSUE_PER_CLOCK = {cc: 1 for cc in RATES}
-LSU_MEMORY_PER_CLOCK = {**{cc: 0.5 for cc in RATES}, (9, 0): 1}
+LSU_MEMORY_PER_CLOCK = {(7, 5): 0.5, (8, 0): 1, (8, 6): 0.5, (8, 9): 0.5, (9, 0): 1}
 LSU_ADDRESS_PER_CLOCK_PER_SUB_PARTITION = {cc: 0.25 for cc in RATES}
 
 PIPES = {
