@@ -11,6 +11,7 @@ from op_samples import SAMPLES
 
 import helpers
 import kp.files
+import kp.gpumodel.sass
 import kp.toolchain
 from kp.gpumodel.profile import ProfileError, profile
 
@@ -395,3 +396,40 @@ def test_warps_that_exit_at_once_do_not_thin_out_the_round_trips_of_those_that_l
     (launch,) = profile(ext.colsum, torch.randn(3000, 32), 1).launches
     assert (launch.blocks, launch.threads_per_block, launch.load_requests) == (1, 256, 3000)
     assert launch.round_trips_per_warp == 3000
+
+
+SGEMM = kp.files.ROOT / "bench" / "kernels" / "sgemm" / "sgemm.cu"
+
+
+@pytest.mark.skipif(kp.toolchain.find_cuda_root() is None or kp.gpumodel.sass.nvdisasm() is None,
+                    reason="no nvcc or no nvdisasm here: the lines would be the source's, nothing re-read")  # fmt: skip
+def test_the_views_show_the_re_reads_the_estimate_charges_and_the_lines_sum_to_its_wavefronts():
+    """siboehm's kernel 5 at 128³ (one block, 8 warps, 16 tiles) on the RTX A6000 (sm_86): nvcc loads As's rows as 16
+    LDS.128 per warp and tile and re-reads each row's first float with 8 scalar LDS (by hand, tests/test_published_gemm
+    .py: 216 wavefronts per warp and tile, 200 without the LDS). The As line's figures in the table and the advice
+    include the LDS's 8 x 8 x 16 = 1024 requests, among its 3072, and say so; a re-read's lanes are whole (32 per
+    request) and its worst request the scalar LDS's 2-way conflict (the two rows 256 bytes apart, one bank). The shared
+    lines sum to the wavefronts the estimate charges, 216 x 8 x 16 (the compiled lines alone: 200 x 8 x 16). `.lines`
+    are the H100's as charged."""
+    checked = helpers.load_kernel(SGEMM, target="cpu", check=True, quiet=True)
+    torch.manual_seed(0)
+    p = profile(checked.sgemm, torch.randn(128, 128), torch.randn(128, 128), torch.randn(128, 128), 0.5, 3.0, 5)
+    (kernel,) = {la.kernel for la in p.launches}
+    as_line = next(n for n, ln in enumerate(SGEMM.read_text().splitlines(), 1) if "regM[i] = As[" in ln)
+    found = [i.opcode for i in p.kernel_sass(kernel, "RTX A6000") if i.line == as_line and i.space == "shared"]
+    if sorted(found) != ["LDS"] * 8 + ["LDS.128"] * 16:
+        pytest.skip(f"this nvcc compiles kernel 5's As loads otherwise than the hand count assumes: {found}")
+    gpu = "RTX A6000"
+    (work,) = p.work(2 * 128**3, gpu)
+    shared = [ln for ln in p.charged_lines(gpu) if ln.space == "shared"]
+    assert sum(ln.units for ln in shared) == work.shared_wavefronts == 216 * 8 * 16
+    assert sum(ln.units for ln in p.compiled(gpu)[0] if ln.space == "shared") == 200 * 8 * 16  # what the views showed
+    table = p.table(gpu)
+    (row,) = [r for r in table.rows if r["line"] == f"sgemm.cu:{as_line}" and r["access"] == "shared load"]
+    assert (row["requests"], row["lanes"]) == ("3072 incl. 1024 re-read", "32") and "re-read: requests" in table.title
+    said = [a for a in p.advice(gpu) if f"sgemm.cu:{as_line} " in a]
+    assert said == [
+        f"a 2-way bank conflict: 32 lanes read bank 0 at bench/kernels/sgemm/sgemm.cu:{as_line} (3.33 wavefronts per "
+        "request where 3 would do, 1024 of its 3072 requests nvcc's narrower re-reads)"
+    ]
+    assert p.lines == p.charged_lines("H100")
