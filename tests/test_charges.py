@@ -71,9 +71,10 @@ def test_a_launch_is_charged_no_fewer_sectors_than_it_touched():
     assert charged(10, 1.0, 0) == 10
 
 
-# One warp's tile of siboehm's kernel 5: 64 scalar As reads in the trace (8 rows x 8 columns, 2 wavefronts each: the
-# warp's two rows are 256 bytes apart, one bank), served by 16 LDS.128 (4 wavefronts each) and 8 scalar LDS re-reading
-# each row's first float (cuda_cpu_profile.h's regroupings: width 4 as traced, width 16 as the LDS.128 serve them)
+# A synthetic line shaped after one warp's tile of siboehm's kernel 5: 64 scalar reads in the trace (8 rows x 8
+# columns, 2 wavefronts each: two rows 256 bytes apart, one bank), served by 16 LDS.128 of 4 wavefronts each (lanes
+# that do not pair up; kernel 5's own As loads pair, lanes n and n^1 on one address, and take 2) and 8 scalar LDS
+# re-reading each row's first float (cuda_cpu_profile.h's regroupings: width 4 as traced, width 16 as the LDS.128)
 AS_ROWS = Line("k", "k.cu", 7, "shared", "load", 16, 64, 64, 1024, 512, sass=("LDS",) * 8 + ("LDS.128",) * 16,
                widths=((4, (64, 128, 64, 2, 0, 32)), (16, (16, 64, 64, 1, 0, 8))), basis="SASS sm_86")  # fmt: skip
 Ins = collections.namedtuple("Ins", "file line space kind width text offset cls opcode function routine labels",

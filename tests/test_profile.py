@@ -405,12 +405,15 @@ SGEMM = kp.files.ROOT / "bench" / "kernels" / "sgemm" / "sgemm.cu"
                     reason="no nvcc or no nvdisasm here: the lines would be the source's, nothing re-read")  # fmt: skip
 def test_the_views_show_the_re_reads_the_estimate_charges_and_the_lines_sum_to_its_wavefronts():
     """siboehm's kernel 5 at 128³ (one block, 8 warps, 16 tiles) on the RTX A6000 (sm_86): nvcc loads As's rows as 16
-    LDS.128 per warp and tile and re-reads each row's first float with 8 scalar LDS (by hand, tests/test_published_gemm
-    .py: 216 wavefronts per warp and tile, 200 without the LDS). The As line's figures in the table and the advice
-    include the LDS's 8 x 8 x 16 = 1024 requests, among its 3072, and say so; a re-read's lanes are whole (32 per
-    request) and its worst request the scalar LDS's 2-way conflict (the two rows 256 bytes apart, one bank). The shared
-    lines sum to the wavefronts the estimate charges, 216 x 8 x 16 (the compiled lines alone: 200 x 8 x 16). `.lines`
-    are the H100's as charged."""
+    LDS.128 per warp and tile (lanes 0-15 on one row's float4, 16-31 on the next: lanes n and n^1 on one address, a
+    packed load of two phases of 16 lanes, 2 wavefronts each) and re-reads each row's first float with 8 scalar LDS
+    (the two rows 256 bytes apart, one bank: 2 each). By hand (tests/test_published_gemm.py): 8 STS + 16 LDS + 32 As
+    LDS.128 + 128 Bs LDS.128 = 184 wavefronts per warp and tile, 168 without the LDS. The As line's figures in the
+    table and the advice include the LDS's 8 x 8 x 16 = 1024 requests, among its 3072, and say so; a re-read's lanes
+    are whole (32 per request) and its worst request the scalar LDS's 2-way conflict. Per request the line takes
+    (16 x 2 + 8 x 2) / 24 = 2 wavefronts where (16 x 2 + 8 x 1) / 24 = 1.67 would do (a packed LDS.128's ideal is one
+    wavefront per 256 bytes, 2). The shared lines sum to the wavefronts the estimate charges, 184 x 8 x 16 (the
+    compiled lines alone: 168 x 8 x 16). `.lines` are the H100's as charged."""
     checked = helpers.load_kernel(SGEMM, target="cpu", check=True, quiet=True)
     torch.manual_seed(0)
     p = profile(checked.sgemm, torch.randn(128, 128), torch.randn(128, 128), torch.randn(128, 128), 0.5, 3.0, 5)
@@ -422,14 +425,14 @@ def test_the_views_show_the_re_reads_the_estimate_charges_and_the_lines_sum_to_i
     gpu = "RTX A6000"
     (work,) = p.work(2 * 128**3, gpu)
     shared = [ln for ln in p.charged_lines(gpu) if ln.space == "shared"]
-    assert sum(ln.units for ln in shared) == work.shared_wavefronts == 216 * 8 * 16
-    assert sum(ln.units for ln in p.compiled(gpu)[0] if ln.space == "shared") == 200 * 8 * 16  # what the views showed
+    assert sum(ln.units for ln in shared) == work.shared_wavefronts == 184 * 8 * 16
+    assert sum(ln.units for ln in p.compiled(gpu)[0] if ln.space == "shared") == 168 * 8 * 16  # what the views showed
     table = p.table(gpu)
     (row,) = [r for r in table.rows if r["line"] == f"sgemm.cu:{as_line}" and r["access"] == "shared load"]
     assert (row["requests"], row["lanes"]) == ("3072 incl. 1024 re-read", "32") and "re-read: requests" in table.title
     said = [a for a in p.advice(gpu) if f"sgemm.cu:{as_line} " in a]
     assert said == [
-        f"a 2-way bank conflict: 32 lanes read bank 0 at bench/kernels/sgemm/sgemm.cu:{as_line} (3.33 wavefronts per "
-        "request where 3 would do, 1024 of its 3072 requests nvcc's narrower re-reads)"
+        f"a 2-way bank conflict: 32 lanes read bank 0 at bench/kernels/sgemm/sgemm.cu:{as_line} (2 wavefronts per "
+        "request where 1.67 would do, 1024 of its 3072 requests nvcc's narrower re-reads)"
     ]
     assert p.lines == p.charged_lines("H100")
