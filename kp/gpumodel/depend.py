@@ -155,6 +155,9 @@ def latency(instruction, compute_capability):
         return SHARED_LOAD_CLOCKS[compute_capability]
     if base in CONSTANT_RESULT:
         return CONSTANT_LOAD_CLOCKS[compute_capability]
+    # Fixed-latency ALU results: the Programming Guide's 4. MUFU, S2R, conversions (F2I, I2F, F2F) and FP64 also land
+    # here, and through scheduled_path their figure is the release of the barrier they set: 4 for them is an
+    # assumption, not a measurement (none was found for them: gpu_constants.ALU_LATENCY_CLOCKS), which understates them.
     return ALU_LATENCY_CLOCKS
 
 
