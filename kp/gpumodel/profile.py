@@ -114,15 +114,15 @@ class Profile(CompiledCounts):
         source view) show the figures the estimate adds up. Cached per arch."""
         key = ("charged", arch_of(gpu))
         if key not in self._compiled:
-            lines, widths, runs = self.compiled(gpu)[0], {}, self._instruction_runs(gpu)
-            for kernel, pairs in runs.items():
+            lines, widths, ran = self.compiled(gpu)[0], {}, self._instruction_runs(gpu)
+            for kernel, pairs in ran.items():
                 for i, runs in pairs:  # the widths each line's instructions ran at
                     widths.setdefault((kernel, i.file, i.line, i.space, i.kind), set()).update(
                         [i.width] if runs else []
                     )
             self._compiled[key] = [
                 new if new.requests == old.requests else _with_rereads(old, new, widths[_key(old)])
-                for old, new in zip(lines, reloaded(lines, runs, {k: self.kernel_sass(k, gpu) for k in runs}))
+                for old, new in zip(lines, reloaded(lines, ran, {k: self.kernel_sass(k, gpu) for k in ran}))
             ]
         return self._compiled[key]
 
