@@ -16,6 +16,7 @@ import re
 from collections import defaultdict
 
 from kp.files import ROOT
+from kp.gpumodel.counts import WARP
 from kp.table import Table
 
 STYLE = (
@@ -52,7 +53,7 @@ def _severity(line):
         return "warn" if line.divergent else ""
     if (line.space == "shared" and line.worst >= 4) or (line.space == "global" and line.excess >= 4):
         return "bad"
-    if line.excess >= 1.5 or (line.space == "shared" and line.worst >= 2) or line.active_lanes < 31.5:
+    if line.excess >= 1.5 or (line.space == "shared" and line.worst >= 2) or line.active_lanes < WARP - 0.5:
         return "warn"
     return ""
 
@@ -239,7 +240,7 @@ def line_advice(lines, branches):
                 "some lanes took it and some did not, and the warp ran both paths one after the other"
             )
     for ln in lines:  # lanes left out mid-warp; a warp's lanes 0..k-1 (the ragged end of `i < n`) are not
-        if ln.active_lanes < 31.5 and ln.scattered >= DIVERGENT_SHARE * ln.requests:
+        if ln.active_lanes < WARP - 0.5 and ln.scattered >= DIVERGENT_SHARE * ln.requests:
             said.append(
                 f"divergence at {ln.file}:{ln.line}: {ln.active_lanes:.3g} of 32 lanes active per {ln.space} "
                 f"{ln.kind} on average"

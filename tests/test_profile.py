@@ -436,3 +436,21 @@ def test_the_views_show_the_re_reads_the_estimate_charges_and_the_lines_sum_to_i
         "request where 1.67 would do, 1024 of its 3072 requests nvcc's narrower re-reads)"
     ]
     assert p.lines == p.charged_lines("H100")
+
+
+def test_a_lines_worst_request_among_its_re_reads_is_the_most_ways_at_the_lowest_bank():
+    """_with_rereads names a line's worst request over its compiled width and the widths its re-reads ran at as
+    cuda_cpu_profile.h names a request's: the most wavefronts, and of equally many the lowest bank (a 2-way conflict at
+    bank 5 wide and at bank 3 narrow: bank 3); more ways win at any bank."""
+    import dataclasses
+
+    from kp.gpumodel.counts import Line
+    from kp.gpumodel.profile import _with_rereads
+
+    widths = ((4, (8, 16, 8, 2, 3, 16)), (16, (16, 32, 32, 2, 5, 16)))
+    wide = Line("k", "k.cu", 7, "shared", "load", 16, 32, 32, 8192, 512, 2, 5, 16, widths=widths)
+    got = _with_rereads(wide, dataclasses.replace(wide, requests=24, units=48), {4, 16})
+    assert (got.worst, got.worst_bank, got.worst_lanes, got.rereads, got.lanes) == (2, 3, 16, 8, 768)
+    worse = dataclasses.replace(wide, widths=((4, (8, 24, 8, 3, 9, 8)), widths[1]))
+    got = _with_rereads(worse, dataclasses.replace(worse, requests=24, units=56), {4, 16})
+    assert (got.worst, got.worst_bank, got.worst_lanes) == (3, 9, 8)

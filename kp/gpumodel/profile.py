@@ -273,11 +273,13 @@ def _with_rereads(compiled, charged, widths):
     """`charged` (reloaded's `compiled` line) as the views show it: `rereads`, the requests reloaded added; its active
     lanes per request as `compiled`'s (kp.gpumodel.compiled._as_width's rule: a regrouping keeps the mean); its worst
     request the worst at the `widths` its instructions ran at (kernel 5's scalar re-reads conflict 2-way where its
-    LDS.128 do not), of the regroupings reloaded charged them by (Line.widths)."""
+    LDS.128 do not), of the regroupings reloaded charged them by (Line.widths). Of equally bad ones, the lowest bank
+    (cuda_cpu_profile.h's "the lowest bank of the most words"), then the first: the compiled line's."""
     regrouped = dict(compiled.widths)
-    worst = max(
+    worst = min(
         [(compiled.worst, compiled.worst_bank, compiled.worst_lanes)]
-        + [regrouped[w][3:] for w in widths if w in regrouped]
+        + [regrouped[w][3:] for w in widths if w in regrouped],
+        key=lambda found: (-found[0], found[1]),
     )
     return dataclasses.replace(
         charged,
