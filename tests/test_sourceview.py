@@ -28,16 +28,16 @@ def line(n, space="global", kind="load", requests=10, units=40, ideal=40, lanes=
 
 def test_counted_lines_show_their_figures_with_the_source_and_the_worst_are_highlighted():
     source = SimpleNamespace(
-        lines=[line(18), line(55, "shared", units=320, ideal=10, worst=32)],
+        lines=[line(20), line(57, "shared", units=320, ideal=10, worst=32)],
         advice=lambda: ["a 32-way bank conflict: ..."],
     )
     page = profile_html(source)
     assert "a model, not a measurement" in page and "<li>a 32-way bank conflict: ...</li>" in page
-    assert "out[i] = x[(int64_t)i * k];" in page and "<td>4 (4)</td>" in page  # line 18, as it is
-    assert "<tr class='bad'><td>55</td>" in page and "<td>32 (1)</td>" in page
-    assert "<tr class=''><td>18</td>" in page  # coalesced, all lanes: not highlighted
-    assert "<td>16</td>" in page and "<td>57</td>" in page  # two lines of context either side
-    assert "<td>15</td>" not in page and "<td>58</td>" not in page
+    assert "out[i] = x[(int64_t)i * k];" in page and "<td>4 (4)</td>" in page  # line 20, as it is
+    assert "<tr class='bad'><td>57</td>" in page and "<td>32 (1)</td>" in page
+    assert "<tr class=''><td>20</td>" in page  # coalesced, all lanes: not highlighted
+    assert "<td>18</td>" in page and "<td>59</td>" in page  # two lines of context either side
+    assert "<td>17</td>" not in page and "<td>60</td>" not in page
 
 
 def test_a_line_with_inactive_lanes_is_marked():
