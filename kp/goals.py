@@ -4,7 +4,10 @@ says that a kernel's counter must stay at or under `most`, and `misses(prof, goa
 learner reads it ("sectors per request: 32 at 04_map2d.cu:9, the goal is at most 4").
 
 The counters, from the Profile as nvcc's SASS for the H100 serves the accesses (`prof.lines`, `prof.branches`,
-`prof.instructions`):
+`prof.instructions`). `prof.lines` hold the requests of the narrower instructions nvcc re-reads a line with
+(kp.gpumodel.charges.reloaded: an LDS beside a line's LDS.128), so "bank-conflict ways" sees a re-read's conflict too,
+and a goal of no bank conflicts can miss on it where the wide loads alone would meet it: intended, since the GPU runs
+those instructions and Nsight Compute counts their wavefronts (tests/test_goals.py, kernel 5's As line on sm_86):
   "sectors per request"   per line of global loads or stores (`kind` picks one): 32-byte sectors per warp request
   "bank-conflict ways"    per line of shared-memory accesses: its worst request's N of an N-way conflict (1: none)
   "divergent branches"    per line of branch conditions: warp executions whose lanes went both ways, less those split

@@ -113,7 +113,7 @@ def _gpu_model(prof):
         sectors = sum(ln.units for ln in loads) / sum(ln.requests for ln in loads)
         ideal = sum(ln.ideal for ln in loads) / sum(ln.requests for ln in loads)
         said.append(f"global loads: {sectors:.3g} sectors per request (ideal {ideal:.3g})")
-    shared = [ln for ln in prof.lines if ln.space == "shared"]
+    shared = [ln for ln in prof.lines if ln.space == "shared"]  # nvcc's narrower re-reads included (kp.goals)
     if shared:
         worst = max(shared, key=lambda ln: ln.worst)
         said.append(

@@ -71,9 +71,10 @@ def test_a_launch_is_charged_no_fewer_sectors_than_it_touched():
     assert charged(10, 1.0, 0) == 10
 
 
-# One warp's tile of siboehm's kernel 5: 64 scalar As reads in the trace (8 rows x 8 columns, 2 wavefronts each: the
-# warp's two rows are 256 bytes apart, one bank), served by 16 LDS.128 (4 wavefronts each) and 8 scalar LDS re-reading
-# each row's first float (cuda_cpu_profile.h's regroupings: width 4 as traced, width 16 as the LDS.128 serve them)
+# A synthetic line shaped after one warp's tile of siboehm's kernel 5: 64 scalar reads in the trace (8 rows x 8
+# columns, 2 wavefronts each: two rows 256 bytes apart, one bank), served by 16 LDS.128 of 4 wavefronts each (lanes
+# that do not pair up; kernel 5's own As loads pair, lanes n and n^1 on one address, and take 2) and 8 scalar LDS
+# re-reading each row's first float (cuda_cpu_profile.h's regroupings: width 4 as traced, width 16 as the LDS.128)
 AS_ROWS = Line("k", "k.cu", 7, "shared", "load", 16, 64, 64, 1024, 512, sass=("LDS",) * 8 + ("LDS.128",) * 16,
                widths=((4, (64, 128, 64, 2, 0, 32)), (16, (16, 64, 64, 1, 0, 8))), basis="SASS sm_86")  # fmt: skip
 Ins = collections.namedtuple("Ins", "file line space kind width text offset cls opcode function routine labels",
@@ -87,11 +88,17 @@ def at_offsets(runs):
             for k, pairs in runs.items()}  # fmt: skip
 
 
+def reload(lines, runs):
+    """reloaded of `runs` (at_offsets), each kernel's listing the instructions the runs name."""
+    runs = at_offsets(runs)
+    return reloaded(lines, runs, {k: [i for i, _ in pairs] for k, pairs in runs.items()})
+
+
 def test_what_nvcc_re_reads_with_narrower_instructions_is_charged_at_their_width():
     """16 LDS.128 and 8 LDS each ran once: 24 requests, 16 x 4 + 8 x 2 = 80 wavefronts (the trace's 64 accesses
     regrouped at 16 bytes count 16 requests and 64 wavefronts: the 8 LDS are missing)."""
     runs = {"k": [(Ins("k.cu", 7, "shared", "load", 16), 1.0)] * 16 + [(Ins("k.cu", 7, "shared", "load", 4), 1.0)] * 8}
-    (got,) = reloaded([AS_ROWS], at_offsets(runs))
+    (got,) = reload([AS_ROWS], runs)
     assert (got.requests, got.units, got.ideal) == (24, 80, 64 + 8)
 
 
@@ -101,7 +108,7 @@ def test_a_scalar_path_beside_a_packed_one_adds_nothing():
     runs = {"k": [(Ins("k.cu", 7, "shared", "load", 16), 1.0)] * 12 + [(Ins("k.cu", 7, "shared", "load", 4), 1.0)] * 4}
     runs["other"] = [(Ins("k.cu", 7, "shared", "load", 4), 9.0)]
     runs["k"] += [(Ins("k.cu", 8, "shared", "load", 4), 9.0), (Ins("k.cu", 7, "shared", "store", 4), 9.0)]
-    assert reloaded([AS_ROWS], at_offsets(runs)) == [AS_ROWS]
+    assert reload([AS_ROWS], runs) == [AS_ROWS]
 
 
 def test_a_line_with_a_predicated_instruction_re_reads_nothing():
@@ -109,7 +116,7 @@ def test_a_line_with_a_predicated_instruction_re_reads_nothing():
     lane on making no request; runs above the line's requests are those warps, not re-reads."""
     runs = {"k": [(Ins("k.cu", 7, "shared", "load", 16), 1.0)] * 16 + [(Ins("k.cu", 7, "shared", "load", 4, "@!P0 LDS"),
                                                                       1.0)] * 8}  # fmt: skip
-    assert reloaded([AS_ROWS], at_offsets(runs)) == [AS_ROWS]
+    assert reload([AS_ROWS], runs) == [AS_ROWS]
 
 
 def test_a_line_over_two_basic_blocks_re_reads_nothing():
@@ -120,7 +127,21 @@ def test_a_line_over_two_basic_blocks_re_reads_nothing():
         [(Ins("k.cu", 7, "", "", 0, "BRA", cls="control"), 1.0)],
     )
     runs = {"k": wide + bra + [(Ins("k.cu", 7, "shared", "load", 4), 1.0)] * 8}
-    assert reloaded([AS_ROWS], at_offsets(runs)) == [AS_ROWS]
+    assert reload([AS_ROWS], runs) == [AS_ROWS]
+
+
+def test_the_basic_blocks_are_the_whole_listings_not_those_of_the_instructions_with_runs():
+    """The instruction runs leave out the open slow-division side of nvcc's 64-bit division, the BRA that rejoins it
+    among them: the LDS.128 and the LDS on either side of that BRA are in two basic blocks of the kernel's listing
+    (kp.gpumodel.runs.block_runs splits it so), which the runs' instructions alone would merge into one and charge."""
+    bra = Ins("k.cu", 9, "", "", 0, "BRA", cls="control")
+    whole = [(Ins("k.cu", 7, "shared", "load", 16), 1.0)] * 16 + [(bra, 0.0)] + [(Ins("k.cu", 7, "shared", "load", 4),
+                                                                                   1.0)] * 8  # fmt: skip
+    code = at_offsets({"k": whole})["k"]
+    runs = {"k": [(i, n) for i, n in code if i.opcode != "BRA"]}
+    assert reloaded([AS_ROWS], runs, {"k": [i for i, _ in code]}) == [AS_ROWS]
+    (merged,) = reloaded([AS_ROWS], runs, {"k": [i for i, _ in runs["k"]]})  # the runs' instructions alone
+    assert merged.requests == 24
 
 
 def test_a_line_re_reads_where_its_widths_share_one_basic_block_unpredicated():
@@ -145,11 +166,11 @@ def test_runs_the_trace_cannot_have_made_or_a_rounding_above_the_requests_re_rea
     open, not re-reads (capping them at the 8 LDS's runs would charge 8); runs a solver's rounding puts within half a
     request (and a ten-thousandth of the requests) above them, 0.4 here, charge nothing either."""
     runs = {"k": [(Ins("k.cu", 7, "shared", "load", 16), 2.0)] * 16 + [(Ins("k.cu", 7, "shared", "load", 4), 1.0)] * 8}
-    assert reloaded([AS_ROWS], at_offsets(runs)) == [AS_ROWS]
+    assert reload([AS_ROWS], runs) == [AS_ROWS]
     scalar = [(Ins("k.cu", 7, "shared", "load", 4), 1.1)] * 4  # 4.4 runs where the line's fallback made 4 requests
     runs = {"k": [(Ins("k.cu", 7, "shared", "load", 16), 1.0)] * 12 + scalar}
-    assert reloaded([AS_ROWS], at_offsets(runs)) == [AS_ROWS]
+    assert reload([AS_ROWS], runs) == [AS_ROWS]
 
 
 def test_without_sass_nothing_is_re_read():
-    assert reloaded([SHARED, MEMBERS], {}) == [SHARED, MEMBERS]
+    assert reloaded([SHARED, MEMBERS], {}, {}) == [SHARED, MEMBERS]

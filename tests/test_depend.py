@@ -31,11 +31,12 @@ def listing(*lines):
 
 
 def scheduled(*rows):
-    """Instructions from (SASS line, stall, write barrier, read barrier, wait mask) rows, each with its second 64-bit
-    word as nvdisasm -hex prints it (the control bits at bit 41: stall, yield, write, read, wait; 7: no barrier)."""
+    """Instructions from (SASS line, stall, write barrier, read barrier, wait mask[, yield]) rows, each with its second
+    64-bit word as nvdisasm -hex prints it (the control bits at bit 41: stall, yield, write, read, wait; 7: no barrier;
+    the yield bit clear where the yield is set, as kp.gpumodel.sass reads it: no yield unless a row says so)."""
     body = ""
-    for k, (line, stall, write, read, wait) in enumerate(rows):
-        bits = stall | 1 << 4 | write << 5 | read << 8 | wait << 11
+    for k, (line, stall, write, read, wait, *yields) in enumerate(rows):
+        bits = stall | (not any(yields)) << 4 | write << 5 | read << 8 | wait << 11
         body += f"        /*{16 * k:04x}*/                   {line} ;\n        /* 0x{bits << 41:016x} */\n"
     return parse_sass(f'\t.section\t.text._Z1kPf,"ax",@progbits\n\t//## File "k.cu", line 1\n{body}')
 
@@ -259,6 +260,18 @@ def test_with_control_bits_one_warp_waits_the_stall_counts_the_compiler_wrote_no
     assert critical_path(scheduled(*[(t, 1, w, r, m) for t, _, w, r, m in chain]), H100) == 32
     pair = scheduled(("IMAD R2, R4, R5, R2", 2, 7, 7, 0), ("IMAD R3, R4, R5, R3", 2, 7, 7, 0))
     assert scheduled_path(pair, H100) == 4
+
+
+def test_with_control_bits_a_yield_keeps_the_warp_from_issuing_the_next_clock():
+    """Huerta et al. (MICRO 2025, section 4): with the yield set, "in the next cycle it must not issue an instruction of
+    the same warp", and a stall count above one waits at least that, "no matter whether Yield is set or not". 8 FFMAs
+    of stall 1 with the yield set: 2 clocks each, 16 (8 without it); of stall 4: 32 either way; of stall 0: 2 each."""
+    flags = [(t, 1, w, r, m, True) for t, _, w, r, m in [("FFMA R3, R3, R4, R5", 4, 7, 7, 0)] * 8]
+    assert all(i.control_bits.yield_ for i in scheduled(*flags))
+    assert scheduled_path(scheduled(*flags), H100) == 16
+    assert scheduled_path(scheduled(*[(t, 4, w, r, m, True) for t, _, w, r, m, _ in flags]), H100) == 32
+    assert scheduled_path(scheduled(*[(t, 0, w, r, m, True) for t, _, w, r, m, _ in flags]), H100) == 16
+    assert scheduled_path(scheduled(*[(t, 1, w, r, m) for t, _, w, r, m, _ in flags]), H100) == 8
 
 
 def test_with_control_bits_a_wait_on_a_barrier_waits_for_its_variable_latency_producer():

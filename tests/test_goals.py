@@ -5,8 +5,14 @@ has, and a wrong one is refused naming the argument."""
 import types
 
 import pytest
+import torch
 
+import helpers
+import kp.files
+import kp.gpumodel.profile
+import kp.gpumodel.sass
 import kp.puzzle
+import kp.toolchain
 from kp.goals import Goal, Miss, misses
 from kp.puzzle import grade, puzzle
 
@@ -173,3 +179,34 @@ def test_a_right_but_slow_kernel_fails_naming_the_counter_and_its_line(tmp_path,
     named = [m for m in result.missed if m.goal.counter == counter]
     assert named and all(str(m).startswith(f"{counter}: ") for m in named), result.message
     assert f" at {path.name}:{line}" in str(named[0]) and str(named[0]) in result.message, (line, result.message)
+
+
+SGEMM = kp.files.ROOT / "bench" / "kernels" / "sgemm" / "sgemm.cu"
+
+
+@pytest.mark.skipif(kp.toolchain.find_cuda_root() is None or kp.gpumodel.sass.nvdisasm() is None,
+                    reason="no nvcc or no nvdisasm here: the lines would be the source's, nothing re-read")  # fmt: skip
+def test_a_bank_conflict_goal_sees_the_conflict_of_what_nvcc_re_reads_narrower():
+    """siboehm's kernel 5 at 128³ (tests/test_profile.py) on the RTX A6000's SASS (sm_86): nvcc loads As's rows with
+    LDS.128 whose lanes pair up on one address (no conflict) and re-reads each row's first float with a scalar LDS, the
+    warp's two rows 256 bytes apart in one bank: a 2-way conflict. The lines a goal reads (Profile.lines, the H100's
+    charged_lines) include such re-reads, as the GPU runs them and Nsight Compute counts them, so on those lines the As
+    line misses a goal of no bank conflicts; counted at the LDS.128's width alone (the compiled lines, without the
+    re-reads) it would not. (The H100's nvcc loads this line with scalar LDS, 2-way anyway: the A6000 shows a
+    re-read.)"""
+    checked = helpers.load_kernel(SGEMM, target="cpu", check=True, quiet=True)
+    torch.manual_seed(0)
+    p = kp.gpumodel.profile.profile(
+        checked.sgemm, torch.randn(128, 128), torch.randn(128, 128), torch.randn(128, 128), 0.5, 3.0, 5
+    )
+    (kernel,) = {la.kernel for la in p.launches}
+    as_line = next(n for n, ln in enumerate(SGEMM.read_text().splitlines(), 1) if "regM[i] = As[" in ln)
+    found = [i.opcode for i in p.kernel_sass(kernel, "RTX A6000") if i.line == as_line and i.space == "shared"]
+    if sorted(found) != ["LDS"] * 8 + ["LDS.128"] * 16:
+        pytest.skip(f"this nvcc compiles kernel 5's As loads otherwise than the hand count assumes: {found}")
+    assert p.lines == p.charged_lines("H100")  # what a goal reads: the lines as charged, re-reads included
+    (wide,) = [ln for ln in p.compiled("RTX A6000")[0] if ln.line == as_line and ln.space == "shared"]
+    assert wide.worst == 1  # the LDS.128 alone: lanes paired on one row's float4, no conflict
+    charged = types.SimpleNamespace(lines=p.charged_lines("RTX A6000"))
+    missed = {m.where: m.value for m in misses(charged, [Goal("bank-conflict ways", 1)])}
+    assert missed[f"sgemm.cu:{as_line}"] == 2

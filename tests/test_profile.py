@@ -11,6 +11,7 @@ from op_samples import SAMPLES
 
 import helpers
 import kp.files
+import kp.gpumodel.sass
 import kp.toolchain
 from kp.gpumodel.profile import ProfileError, profile
 
@@ -395,3 +396,61 @@ def test_warps_that_exit_at_once_do_not_thin_out_the_round_trips_of_those_that_l
     (launch,) = profile(ext.colsum, torch.randn(3000, 32), 1).launches
     assert (launch.blocks, launch.threads_per_block, launch.load_requests) == (1, 256, 3000)
     assert launch.round_trips_per_warp == 3000
+
+
+SGEMM = kp.files.ROOT / "bench" / "kernels" / "sgemm" / "sgemm.cu"
+
+
+@pytest.mark.skipif(kp.toolchain.find_cuda_root() is None or kp.gpumodel.sass.nvdisasm() is None,
+                    reason="no nvcc or no nvdisasm here: the lines would be the source's, nothing re-read")  # fmt: skip
+def test_the_views_show_the_re_reads_the_estimate_charges_and_the_lines_sum_to_its_wavefronts():
+    """siboehm's kernel 5 at 128³ (one block, 8 warps, 16 tiles) on the RTX A6000 (sm_86): nvcc loads As's rows as 16
+    LDS.128 per warp and tile (lanes 0-15 on one row's float4, 16-31 on the next: lanes n and n^1 on one address, a
+    packed load of two phases of 16 lanes, 2 wavefronts each) and re-reads each row's first float with 8 scalar LDS
+    (the two rows 256 bytes apart, one bank: 2 each). By hand (tests/test_published_gemm.py): 8 STS + 16 LDS + 32 As
+    LDS.128 + 128 Bs LDS.128 = 184 wavefronts per warp and tile, 168 without the LDS. The As line's figures in the
+    table and the advice include the LDS's 8 x 8 x 16 = 1024 requests, among its 3072, and say so; a re-read's lanes
+    are whole (32 per request) and its worst request the scalar LDS's 2-way conflict. Per request the line takes
+    (16 x 2 + 8 x 2) / 24 = 2 wavefronts where (16 x 2 + 8 x 1) / 24 = 1.67 would do (a packed LDS.128's ideal is one
+    wavefront per 256 bytes, 2). The shared lines sum to the wavefronts the estimate charges, 184 x 8 x 16 (the
+    compiled lines alone: 168 x 8 x 16). `.lines` are the H100's as charged."""
+    checked = helpers.load_kernel(SGEMM, target="cpu", check=True, quiet=True)
+    torch.manual_seed(0)
+    p = profile(checked.sgemm, torch.randn(128, 128), torch.randn(128, 128), torch.randn(128, 128), 0.5, 3.0, 5)
+    (kernel,) = {la.kernel for la in p.launches}
+    as_line = next(n for n, ln in enumerate(SGEMM.read_text().splitlines(), 1) if "regM[i] = As[" in ln)
+    found = [i.opcode for i in p.kernel_sass(kernel, "RTX A6000") if i.line == as_line and i.space == "shared"]
+    if sorted(found) != ["LDS"] * 8 + ["LDS.128"] * 16:
+        pytest.skip(f"this nvcc compiles kernel 5's As loads otherwise than the hand count assumes: {found}")
+    gpu = "RTX A6000"
+    (work,) = p.work(2 * 128**3, gpu)
+    shared = [ln for ln in p.charged_lines(gpu) if ln.space == "shared"]
+    assert sum(ln.units for ln in shared) == work.shared_wavefronts == 184 * 8 * 16
+    assert sum(ln.units for ln in p.compiled(gpu)[0] if ln.space == "shared") == 168 * 8 * 16  # what the views showed
+    table = p.table(gpu)
+    (row,) = [r for r in table.rows if r["line"] == f"sgemm.cu:{as_line}" and r["access"] == "shared load"]
+    assert (row["requests"], row["lanes"]) == ("3072 incl. 1024 re-read", "32") and "re-read: requests" in table.title
+    said = [a for a in p.advice(gpu) if f"sgemm.cu:{as_line} " in a]
+    assert said == [
+        f"a 2-way bank conflict: 32 lanes read bank 0 at bench/kernels/sgemm/sgemm.cu:{as_line} (2 wavefronts per "
+        "request where 1.67 would do, 1024 of its 3072 requests nvcc's narrower re-reads)"
+    ]
+    assert p.lines == p.charged_lines("H100")
+
+
+def test_a_lines_worst_request_among_its_re_reads_is_the_most_ways_at_the_lowest_bank():
+    """_with_rereads names a line's worst request over its compiled width and the widths its re-reads ran at as
+    cuda_cpu_profile.h names a request's: the most wavefronts, and of equally many the lowest bank (a 2-way conflict at
+    bank 5 wide and at bank 3 narrow: bank 3); more ways win at any bank."""
+    import dataclasses
+
+    from kp.gpumodel.counts import Line
+    from kp.gpumodel.profile import _with_rereads
+
+    widths = ((4, (8, 16, 8, 2, 3, 16)), (16, (16, 32, 32, 2, 5, 16)))
+    wide = Line("k", "k.cu", 7, "shared", "load", 16, 32, 32, 8192, 512, 2, 5, 16, widths=widths)
+    got = _with_rereads(wide, dataclasses.replace(wide, requests=24, units=48), {4, 16})
+    assert (got.worst, got.worst_bank, got.worst_lanes, got.rereads, got.lanes) == (2, 3, 16, 8, 768)
+    worse = dataclasses.replace(wide, widths=((4, (8, 24, 8, 3, 9, 8)), widths[1]))
+    got = _with_rereads(worse, dataclasses.replace(worse, requests=24, units=56), {4, 16})
+    assert (got.worst, got.worst_bank, got.worst_lanes) == (3, 9, 8)

@@ -310,13 +310,19 @@ def test_an_fma_loop_without_loads_issues_its_instructions_and_waits_on_its_depe
     UMOV, MOV: once, at its bound, what the entry ran), the loop (UIADD3, FFMA, ISETP, BRA back: n times, the loop
     test's evaluations that continued, 4097 - 1), `@P0 EXIT` (1) and the store's block (5): 4 n + 19 instructions.
     Before the basic blocks: 2.75 n (the mean fragment of the loop line), issued() 11 n.
-    Each SM's one warp issues in order and waits for what it reads (kp.gpumodel.depend: ALU results 4 clocks): the
-    loop's UIADD3 at 0, FFMA at 1, ISETP (reads UR4) at 4, BRA (reads P1) at 8, the next run's UIADD3 at 9: 9 clocks
-    a run, 5 more than its 4 instructions; the entry's critical path is 15 clocks (S2R R0 and ULDC feed the IMAD at 9,
-    the IMAD the second ISETP at 13, the BRA issues after it, in order: 5 more than its 10), the store's block 10
-    (LDC.64 feeds IMAD.WIDE at 4, it the STG at 8: 5 more than its 5), the preheader
-    is open (no waits charged), `@P0 EXIT` 1. So (4 n + 19) + 5 n + 10 = 9 n + 29 clocks, bound by the waits. Before
-    dependent instructions were modelled, one instruction a clock: 4 n + 19, which one warp cannot reach."""
+    Each SM's one warp issues as the compiler's control bits schedule it (kp.gpumodel.depend.scheduled_path: an
+    instruction issues its predecessor's stall count after it, a clock at least, or when the barriers it waits on are
+    released; a block's last stall is its own, the clocks to the next block's first): the loop's UIADD3 (stall 1) at 0,
+    FFMA (5) at 1, ISETP.LE (13) at 6, BRA (5) at 19, the next run's UIADD3 at 24: 24 clocks a run, 20 more than its 4
+    instructions (the register rule, ALU results 4 clocks, gave 9). The entry: LDC R1 (stall 8) at 0, LDC R2 (1, sets
+    barrier 0) at 8, S2R R5 (1, barrier 1) at 9, ULDC at 10, HFMA2 at 11, S2R R0 (1, barrier 1) at 12, ISETP (waits
+    barrier 0, released at 8 + 4, the constant cache) at 13, IMAD (waits barrier 1, released at 12 + 4: depend takes S2R
+    at the ALU's 4, an assumption) at 16, stall 5, ISETP (7) at 21, BRA (6) at 28: 34 clocks, 24 more than its 10. The
+    store's block: LDC.64 (1, barrier 0) at 0, ULDC.64 (1) at 1, IMAD.WIDE (waits barrier 0) at 4, stall 5, STG (1) at
+    9, EXIT (5) at 10: 15, 10 more than its 5. `@P0 EXIT` (stall 5): 5, 4 more than its 1. The preheader, whose runs
+    block_runs fixes at the entry's (the old docstring took it as open): MOV (1) at 0, UMOV (1) at 1, MOV (7) at 2: 9, 6
+    more than its 3. So (4 n + 19) + 20 n + 44 = 24 n + 63 clocks, bound by the waits; under the register rule 9 n + 29.
+    Before dependent instructions were modelled, one instruction a clock: 4 n + 19, which one warp cannot reach."""
     n = 4096
     p = profile(k.run, NAMES.index("fma_loop"), torch.zeros(4 * n), torch.zeros(n), max_blocks=4)
     issued = p.issued()["fma_loop"]
@@ -324,8 +330,8 @@ def test_an_fma_loop_without_loads_issues_its_instructions_and_waits_on_its_depe
     per_warp = p.issue_instructions()["fma_loop"] / 128
     assert per_warp == sum(issued.values()) / 128 == 4 * n + 19
     (e,) = p.estimate_detail("H100").launches
-    assert (e.bound, e.seconds) == ("issue (dependent)", pytest.approx((9 * n + 29) / 1.98e9))
-    assert e.stall_s == pytest.approx((5 * n + 10) / 1.98e9)
+    assert (e.bound, e.seconds) == ("issue (dependent)", pytest.approx((24 * n + 63) / 1.98e9))
+    assert e.stall_s == pytest.approx((20 * n + 44) / 1.98e9)
 
 
 @needs_sass

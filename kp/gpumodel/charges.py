@@ -96,7 +96,7 @@ def re_reads(instructions, block):
     )
 
 
-def reloaded(lines, instruction_runs):
+def reloaded(lines, instruction_runs, listings):
     """`lines` (kp.gpumodel.compiled.as_compiled's) with the requests and wavefronts of the narrower shared
     instructions that re-read what a line's widest instruction already requested (the module's "Reloads"): per line,
     the runs of its SASS instructions of its space and kind beyond its compiled requests, at most the narrower ones'
@@ -105,10 +105,13 @@ def reloaded(lines, instruction_runs):
     could not merge); nor does a line that does not re-read (re_reads: a predicated instruction, whose runs count warps
     that requested nothing, or its instructions in several basic blocks, which may be two paths, one never run), nor
     one whose widest instructions alone ran more than its requests (runs not fixed by the trace).
-    `instruction_runs`: {kernel: [(Instruction, warp-level runs)]}, kp.gpumodel.compiled's _instruction_runs."""
+    `instruction_runs`: {kernel: [(Instruction, warp-level runs)]}, kp.gpumodel.compiled's _instruction_runs;
+    `listings`: {kernel: its whole SASS listing}, whose basic blocks re_reads asks (as kp.gpumodel.runs.block_runs
+    splits them): the instruction runs leave some instructions out (the open slow-division side, a BRA rejoining it
+    among them), and without them two blocks would read as one."""
     found, block = {}, {}
     for kernel, pairs in instruction_runs.items():
-        block[kernel] = block_of(sorted((i for i, _ in pairs), key=lambda i: i.offset))
+        block[kernel] = block_of(listings[kernel])
         for i, runs in pairs:
             if i.space == "shared" and i.width:
                 found.setdefault((kernel, i.file, i.line, i.space, i.kind), []).append((i, runs))

@@ -42,6 +42,10 @@ class Line:
     widths: tuple = ()
     sass: tuple = ()  # as_compiled: nvcc's memory instructions of this space and kind at the line ("LDS.128", ...)
     basis: str = "source"  # "source": the source's accesses; "SASS sm_90": as nvcc compiled them for that arch
+    # Of `requests`, those of narrower SASS instructions re-reading what the line's widest ones read (siboehm's kernel
+    # 5 at sm_86: 8 scalar LDS beside 16 LDS.128): the trace never saw them, kp.gpumodel.charges.reloaded adds them
+    # (and their wavefronts, in `units`) as the estimate charges them; kp.gpumodel.profile's views say so
+    rereads: int = 0
 
     @property
     def sectors(self):

@@ -32,17 +32,26 @@ itself, in each instruction's stall count, and a variable-latency one through a 
 the consumer's wait mask names (Jia, Maggioni, Staiger, Scarpazza, "Dissecting the NVIDIA Volta GPU Architecture via
 Microbenchmarking", 2018, 2.1: "While most instructions have fixed latency and can be statically scheduled by the
 assembler, instructions involving memory and shared resources typically have variable latency [...] The hardware will
-stall the later instruction until the results of the earlier one are available"; Huerta et al., MICRO 2025, section 4,
-as summaries of it give it, its text not read here: a warp may not issue until its stall counter has run out, nor an
-instruction before the dependence counters it names are zero). One warp then issues an instruction `stall` clocks after
-the one before (one at least: one issue per clock), or when the barriers it waits for are released, whichever is later
-(scheduled_path). A barrier is released the producer's latency after its issue (latency below: the shared load's, the
-constant cache's, the ALU's for the others that vary, MUFU, S2R, conversions; a global load's at once, the memory
-term's); a read barrier a clock after (when the producer's sources are read is not given: an assumption that understates
-it). The stall counts hold what the register rule misses: a pipe that takes a warp instruction every other clock (the
-compiler spaces them), a dependence across a block's edge (the last instruction's stall covers the next block's first).
-Not modelled: the yield bit (it hands the scheduler to another warp, which one warp alone does not wait for) and
-DEPBAR's partial waits (LDGSTS, whose latency is the memory term's).
+stall the later instruction until the results of the earlier one are available"; Huerta, Abaie Shoushtary, Cruz,
+González, "Dissecting and Modeling the Architecture of Modern GPU Cores", MICRO 2025, section 4, read in the stored copy
+kp.gpumodel.pipes cites: instructions "that depend on older variable-latency instructions have the corresponding
+Dependence counters set to one in the Dependence counters mask, and are stalled until these counters reach zero"). One
+warp then issues an instruction `stall` clocks after the one before (one at least: one issue per clock; two at least
+after a yield, below), or when the barriers it waits for are released, whichever is later (scheduled_path). The yield
+bit (kp.gpumodel.sass.Control.yield_, True where set: the bit clear, as kp.gpumodel.sass reads it) costs one warp alone
+a clock: Huerta et al., section 4: Yield "is used to indicate the hardware that in the next cycle it must not issue an
+instruction of the same warp. If the rest of the warps of the sub-core are not ready in the next cycle, no instruction
+is issued. [...] If the Stall counter is set to a value greater than one, the warp will stall for at least one cycle, so
+in this case, no matter whether Yield is set or not"; and 5.1.2: "We also tested a scenario where Yield is set and no
+more warps are available [...] and we observed that the scheduler generates a bubble of one cycle". So max(1 + yield,
+stall) clocks to the warp's next issue. A barrier is released the producer's latency after its issue (latency below: the
+shared load's, the constant cache's, the ALU's for the others that vary, MUFU, S2R, conversions; a global load's at
+once, the memory term's); a read barrier a clock after (when the producer's sources are read is not given: an assumption
+that understates it). The stall counts hold what the register rule misses: a pipe that takes a warp instruction every
+other clock (the compiler spaces them), a dependence across a block's edge (the last instruction's stall covers the next
+block's first).
+Not modelled: DEPBAR's partial waits (LDGSTS, whose latency is the memory term's), and the 45 clocks Huerta et al.
+measured after a stall of 0 with the yield set (ERRBAR and the self-branch after the last EXIT, which sass leaves out).
 """
 
 import re
@@ -146,6 +155,9 @@ def latency(instruction, compute_capability):
         return SHARED_LOAD_CLOCKS[compute_capability]
     if base in CONSTANT_RESULT:
         return CONSTANT_LOAD_CLOCKS[compute_capability]
+    # Fixed-latency ALU results: the Programming Guide's 4. MUFU, S2R, conversions (F2I, I2F, F2F) and FP64 also land
+    # here, and through scheduled_path their figure is the release of the barrier they set: 4 for them is an
+    # assumption, not a measurement (none was found for them: gpu_constants.ALU_LATENCY_CLOCKS), which understates them.
     return ALU_LATENCY_CLOCKS
 
 
@@ -172,11 +184,12 @@ def critical_path(instructions, compute_capability):
 
 def scheduled_path(instructions, compute_capability):
     """The clocks one warp needs per run of a basic block run again and again, as the compiler's control bits schedule
-    it (see the module's docstring): each instruction issues its predecessor's stall count after it (at least a clock),
-    or once every barrier in its wait mask is released, whichever is later; a barrier is released its producer's
-    latency after the producer's issue. The clocks between the ends of two runs (a loop's carried waits count; at the
-    first run nothing is pending). 8 FFMAs with stall 4 each: 32; with stall 1: 8; an LDS (stall 1, barrier 0) and an
-    FFMA waiting for barrier 0: 23 + 1 on every cc here."""
+    it (see the module's docstring): each instruction issues its predecessor's stall count after it (at least a clock,
+    two where the predecessor yields), or once every barrier in its wait mask is released, whichever is later; a
+    barrier is released its producer's latency after the producer's issue. The clocks between the ends of two runs (a
+    loop's carried waits count; at the first run nothing is pending). 8 FFMAs with stall 4 each: 32; with stall 1: 8;
+    with stall 1 and the yield set: 16; an LDS (stall 1, barrier 0) and an FFMA waiting for barrier 0: 23 + 1 on every
+    cc here."""
     released, clock, ends = {}, 0, []
     for _ in range(2):
         for i in instructions:
@@ -186,7 +199,7 @@ def scheduled_path(instructions, compute_capability):
                 released[bits.write] = max(released.get(bits.write, 0), clock + latency(i, compute_capability))
             if bits.read < 6:
                 released[bits.read] = max(released.get(bits.read, 0), clock + 1)
-            clock += max(1, bits.stall)
+            clock += max(1 + bits.yield_, bits.stall)  # a yield: no issue of this warp the next clock
         ends.append(clock)
     return ends[1] - ends[0]
 

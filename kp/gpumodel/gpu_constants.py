@@ -96,7 +96,8 @@ SHARED_LOAD_CLOCKS = {(9, 0): 23, (8, 9): 23, (8, 6): 23, (8, 0): 23, (7, 5): 23
 #   assumption past 7.5. (A constant-cache miss, 62-448 cycles there, is not modelled.)
 CONSTANT_LOAD_CLOCKS = {(9, 0): 4, (8, 9): 4, (8, 6): 4, (8, 0): 4, (7, 5): 4}
 
-# The SM clock a board holds under a sustained FP32 load, MHz (lowest, highest): gpu-benches' gpu-roofline (Ernst,
+# Not a constant (the model reads none; kept as the record of why GPUS keeps the data sheets' boost clocks): the SM
+# clock boards held under a sustained FP32 load, MHz (lowest, highest): gpu-benches' gpu-roofline (Ernst,
 # Hager, Wellein et al., github.com/te42kyfo/gpu-benches, gpu-roofline/*.txt, read 2026-11-28 at 1c36d50): every SM
 # runs FMA chains over streamed data, one launch per arithmetic intensity, and NVML's SM clock (its median over 2 s)
 # and power are printed beside the FLOP/s (float: they pass these boards' FP64 peaks); the ranges are those of the
@@ -114,7 +115,6 @@ CONSTANT_LOAD_CLOCKS = {(9, 0): 4, (8, 9): 4, (8, 6): 4, (8, 0): 4, (7, 5): 4}
 # are other boards of the A6000's and the 4090's chips at other power limits (an A6000 user on NVIDIA's forum, "SM
 # Clock on RTX A6000 never reaches max frequency", saw 1935 MHz under a CUDA warm-up before "SW Power Scaling" cut it,
 # the settled clock not given), so nothing here sets their clocks: a measurement on the board itself would.
-FP32_LOAD_CLOCK_MHZ = {"A100 40GB": (1410, 1410), "H200": (1980, 1980), "A40": (1665, 1725), "L40": (1515, 1740)}
 
 # The least time one launch takes, seconds: an assumption, not measured by this project: issue 23's ~2-3 us for an
 # empty kernel timed with CUDA events; we take 2.5 us. (The README's 9.55 us per torch.add of 1024 elements is the

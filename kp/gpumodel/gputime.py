@@ -24,26 +24,25 @@ The terms of one launch:
 - local memory (LDL/STL: per-thread arrays indexed by data, spills): its lines pass the L1 pipe; the share the L1
   cannot keep (the resident threads' stacks against the unified L1 less the shared memory carved out:
   kp.gpumodel.caches.local_miss_share) goes to the L2 term (not DRAM: the L2 is taken to hold it);
-- issue: the warp instructions the launch executed (kp.gpumodel.compiled: the SASS each line ran) over the issue
-  rate of the SMs holding blocks: each of an SM's schedulers issues one warp instruction per clock, and only while
-  it holds a warp, so the busiest SM issues min(schedulers, its resident warps) per clock (kp.gpumodel.gpu_constants);
-  and no faster than its warps' dependent instructions allow: W warps sharing a scheduler take, for one run each of a
-  basic block, max(W x (its instructions + its bank bubbles), its critical path) clocks (kp.gpumodel.depend: what
-  one warp alone needs, issuing in order as the compiler's control bits schedule it, its stall counts and its waits on
-  dependency barriers; Volkov 2016, "Understanding Latency Hiding on GPUs"), summed over the blocks' runs that the
-  trace fixes; the bubbles are the clocks its instructions
-  wait for the register file's two banks (kp.gpumodel.register_banks: two or three sources in one bank, not served by
-  `.reuse`; a microbenchmark study's rule), each a clock its scheduler issues nothing, hidden under a longer path.
-  Named "issue (dependent)" where the waits on the path are the larger part;
-- arithmetic pipes: the per-lane pipes (FP32, integer, IMAD, special functions, shuffle, conversions, FP64) give
-  fewer results per clock than issue asks of them on some GPUs (an FFMA holds an A100 sub-partition's 16 FP32 lanes 2
-  clocks): each pipe's warp instructions on the busiest SM (kp.gpumodel.compiled) x 32 / its results per clock per SM,
-  the sub-partitions holding warps busy (kp.gpumodel.pipes: the CUDA C++ Programming Guide's throughput table; FP32 and
-  IMAD share the FMA datapath; on 8.6 and 8.9 FP32 and integer share 128 lanes); beside them the SM's load/store
-  pipe, three ways: every instruction it takes (loads, stores, atomics, S2R, VOTE, shuffles) one per clock per SM,
-  its memory instructions one per 2 clocks per SM (1 on 9.0), and one per 4 clocks per sub-partition holding warps
-  (kp.gpumodel.pipes); the slowest named ("FP32 pipe", "integer pipe", "FMA pipe", "LSU pipe", "LSU address pipe",
-  ...);
+- issue: the warp instructions the launch executed (kp.gpumodel.compiled: the SASS each line ran) over the issue rate of
+  the SMs holding blocks: each of an SM's schedulers issues one warp instruction per clock, and only while it holds a
+  warp, so the busiest SM issues min(schedulers, its resident warps) per clock (kp.gpumodel.gpu_constants); and no
+  faster than its warps' dependent instructions allow: W warps sharing a scheduler take, for one run each of a basic
+  block, max(W x (its instructions + its bank bubbles), its critical path) clocks (kp.gpumodel.depend: what one warp
+  alone needs, issuing in order as the compiler's control bits schedule it, its stall counts and its waits on dependency
+  barriers; the register rule, each register read waited for, only where a listing has no control bits; Volkov 2016,
+  "Understanding Latency Hiding on GPUs"), summed over the blocks' runs that the trace fixes; the bubbles are the clocks
+  its instructions wait for the register file's two banks (kp.gpumodel.register_banks: two or three sources in one bank,
+  not served by `.reuse`; a microbenchmark study's rule), each a clock its scheduler issues nothing, hidden under a
+  longer path. Named "issue (dependent)" where the waits on the path are the larger part;
+- arithmetic pipes: the per-lane pipes (FP32, integer, IMAD, special functions, shuffle, conversions, FP64) give fewer
+  results per clock than issue asks of them on some GPUs (an FFMA holds an A100 sub-partition's 16 FP32 lanes 2 clocks):
+  each pipe's warp instructions on the busiest SM (kp.gpumodel.compiled) x 32 / its results per clock per SM, the
+  sub-partitions holding warps busy (kp.gpumodel.pipes: the CUDA C++ Programming Guide's throughput table; FP32 and IMAD
+  share the FMA datapath; on 8.6 and 8.9 FP32 and integer share 128 lanes); beside them the SM's load/store pipe, three
+  ways: every instruction it takes (loads, stores, atomics, S2R, VOTE, shuffles) one per clock per SM, its memory
+  instructions one per 2 clocks per SM (1 on 8.0 and 9.0), and one per 4 clocks per sub-partition holding warps
+  (kp.gpumodel.pipes); the slowest named ("FP32 pipe", "integer pipe", "FMA pipe", "LSU pipe", "LSU address pipe", ...);
 - launch: no launch takes less than the GPU's launch floor.
 
 How the terms combine (kp.gpumodel.overlap, where the rule is derived): by what can run at the same time on the
@@ -57,7 +56,8 @@ arithmetic pipe); with many, the max of the terms. Where the chain is the longes
 the launches' times. Every block is taken to do the same work (the launch's counts / its blocks).
 
 Not modelled: the L2's two partitions (a far hit is slower: kp.gpumodel.gpu_constants), dependent instructions across
-basic blocks and in blocks the trace leaves open (kp.gpumodel.depend), tensor cores, overlap between launches, clocks
+basic blocks (a dependency barrier set in one and waited on in the next; the last stall count does cover the next
+block's first) and in blocks the trace leaves open (kp.gpumodel.depend), tensor cores, overlap between launches, clocks
 below boost, partly exposed latency near the edge between the two memory terms (add2_v1, one float per thread, is
 modelled as add2 is: the README says by how much it misses), atomics' serialisation at the L2 (no sourced rate yet),
 local latency.

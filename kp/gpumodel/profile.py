@@ -11,13 +11,16 @@ active lanes, divergent executions; `.branch_lanes` and `.branch_picture(line)`:
 The counting rules (warp requests from the threads' accesses, 32-byte sectors, 32 banks of 4 bytes and their
 wavefronts), with their sources, are in kernels/common/cuda_cpu_profile.h, which counts; this module reads the
 counts, puts them at their `.cu` lines (addr2line), counts them as nvcc's SASS for the GPU serves them
-(kp.gpumodel.sass: `.lines` are the H100's, `.compiled(gpu)` another GPU's; `.instructions`, the SASS instructions each
-line ran; `.sass(line)`, what nvcc made of a line) and models. Without nvcc or nvdisasm the lines stay counted as the
+(kp.gpumodel.sass: `.lines` are the H100's, `.charged_lines(gpu)` another GPU's, both with the requests of the narrower
+instructions nvcc re-reads a line with, which the estimate charges and the trace does not see, `.compiled(gpu)`
+without them; `.table(gpu)` and `.advice(gpu)` show them; `.instructions`, the SASS instructions each line ran;
+`.sass(line)`, what nvcc made of a line) and models. Without nvcc or nvdisasm the lines stay counted as the
 source wrote the accesses, and `.basis` says so. Never loads a kernel itself (kp.gpumodel.sass compiles one for its
 SASS, cached).
 """
 
 import ctypes
+import dataclasses
 import warnings
 
 import torch
@@ -26,7 +29,7 @@ from kp.build import cpu_runtime
 from kp.gpumodel.caches import parse_sharing
 from kp.gpumodel.charges import charged, compiled_shares, in_flight_sites, reloaded
 from kp.gpumodel.compiled import CompiledCounts
-from kp.gpumodel.counts import WARP, Advice, collector_paused, parse
+from kp.gpumodel.counts import Advice, collector_paused, parse
 from kp.gpumodel.depend import dependent_blocks
 from kp.gpumodel.gputime import LaunchWork, estimate
 from kp.gpumodel.local import local_work
@@ -34,10 +37,8 @@ from kp.gpumodel.ptxas import launch_resources
 from kp.gpumodel.register_banks import conflict_cycles
 from kp.gpumodel.sass import arch_of
 from kp.pictures import banks, branch_lanes, picture
-from kp.sourceview import instruction_advice, profile_html
-from kp.table import Table
+from kp.sourceview import instruction_advice, line_advice, line_table, profile_html
 
-DIVERGENT_SHARE = 0.05  # advice names a branch when at least this share of its warp executions diverge
 # Each floating dtype's C++ type, as ptxas names a kernel's instantiations (colsum_v1<float>, poly2_fwd_kernel<__half>)
 CTYPES = {torch.float32: "float", torch.float64: "double", torch.float16: "__half", torch.bfloat16: "__nv_bfloat16"}
 
@@ -101,8 +102,29 @@ class Profile(CompiledCounts):
         self.worst, self.arrays, self.touches = counts.worst, counts.arrays, counts.touches  # for kp.pictures
         self.branch_lanes = counts.branch_lanes  # kp.pictures too
         self._compiled, self._sass = {}, {}
-        # As the H100's SASS serves the accesses (the source's accesses where there is no SASS: `basis` says which).
-        self.lines, self.instructions, self.basis = self.compiled("H100")
+        # As the H100's SASS serves the accesses (the source's accesses where there is no SASS: `basis` says which),
+        # with what nvcc re-reads by narrower instructions (charged_lines): the figures the estimate charges
+        _, self.instructions, self.basis = self.compiled("H100")
+        self.lines = self.charged_lines("H100")
+
+    def charged_lines(self, gpu="H100"):
+        """The lines as `gpu`'s SASS serves their accesses (compiled) with the requests and wavefronts of the
+        narrower instructions nvcc re-reads them with (kp.gpumodel.charges.reloaded; _with_rereads): what work()
+        charges, so that a kernel's shared lines sum to its launches' wavefronts and the views (table, advice, the
+        source view) show the figures the estimate adds up. Cached per arch."""
+        key = ("charged", arch_of(gpu))
+        if key not in self._compiled:
+            lines, widths, ran = self.compiled(gpu)[0], {}, self._instruction_runs(gpu)
+            for kernel, pairs in ran.items():
+                for i, runs in pairs:  # the widths each line's instructions ran at
+                    widths.setdefault((kernel, i.file, i.line, i.space, i.kind), set()).update(
+                        [i.width] if runs else []
+                    )
+            self._compiled[key] = [
+                new if new.requests == old.requests else _with_rereads(old, new, widths[_key(old)])
+                for old, new in zip(lines, reloaded(lines, ran, {k: self.kernel_sass(k, gpu) for k in ran}))
+            ]
+        return self._compiled[key]
 
     @property
     def sampled(self):
@@ -152,7 +174,7 @@ class Profile(CompiledCounts):
         total_blocks = sum(la.blocks for la in self.launches) or 1
         issued, pipes = self.issue_instructions(gpu), self.pipe_instructions(gpu)
         kernel_blocks, runs = {}, self._instruction_runs(gpu)
-        compiled_lines = reloaded(self.compiled(gpu)[0], runs)  # with what nvcc re-reads by narrower instructions
+        compiled_lines = self.charged_lines(gpu)  # with what nvcc re-reads by narrower instructions
         for la in self.launches:
             kernel_blocks[la.kernel] = kernel_blocks.get(la.kernel, 0) + la.blocks
         banked = {k: conflict_cycles(self.kernel_sass(k, gpu), found) for k, found in runs.items()}
@@ -210,67 +232,19 @@ class Profile(CompiledCounts):
     def estimate_detail(self, gpu="H100", flops=0.0):
         return estimate(gpu, self.work(flops, gpu))
 
-    def table(self):
-        """One row per counted line: the figures a learner reads first (where, what, how many requests and how much
-        each moved against the ideal, active lanes), the kernel last; short enough to fit Lab's output area."""
-        rows = [
-            {
-                "line": f"{ln.file.rsplit('/', 1)[-1]}:{ln.line}",
-                "access": f"{ln.space} {ln.kind}",
-                "requests": ln.requests,
-                "per request (ideal)": f"{ln.per_request:.3g} ({ln.ideal / ln.requests:.3g})" if ln.requests else "",
-                "unit": "sectors" if ln.space == "global" else "wavefronts",
-                "lanes": f"{ln.active_lanes:.3g}",
-                "kernel": ln.kernel,
-            }
-            for ln in self.lines
-        ] + [
-            {
-                "line": f"{b.file.rsplit('/', 1)[-1]}:{b.line}",
-                "access": "branch",
-                "requests": b.executions,
-                "per request (ideal)": f"{b.divergent} (0)",
-                "unit": "diverged",
-                "lanes": f"{b.active_lanes:.3g}",
-                "kernel": b.kernel,
-            }
-            for b in self.branches
-        ]
-        title = "the GPU model's counters per line (a model, counted on the CPU stand-in; Nsight Compute's rules; "
-        return Table(rows, title + f"{self.counted_as})")
+    def table(self, gpu="H100"):
+        """One row per counted line as `gpu`'s SASS serves it (charged_lines: with nvcc's re-reads, which the table
+        says where there are any) and per line of branches (kp.sourceview.line_table)."""
+        return line_table(self.charged_lines(gpu), self.branches, _counted_as(self.compiled(gpu)[2]))
 
-    def advice(self):
+    def advice(self, gpu="H100"):
         """The lines worth a look, worst first, in plain words: an Advice (a list; printed, a sentence per line, or
-        that there is nothing to say)."""
-        said = []
-        for ln in sorted(self.lines, key=lambda ln: -ln.excess * ln.requests):
-            where, verb = f"{ln.file}:{ln.line}", {"load": "read", "store": "write", "atomic": "update"}[ln.kind]
-            if ln.space == "shared" and ln.worst >= 2:
-                said.append(
-                    f"a {ln.worst}-way bank conflict: {ln.worst_lanes} lanes {verb} bank {ln.worst_bank} at {where} "
-                    f"({ln.per_request:.3g} wavefronts per request where {ln.ideal / ln.requests:.3g} would do)"
-                )
-            elif ln.space == "global" and ln.excess >= 1.5:
-                said.append(
-                    f"uncoalesced {ln.kind}s at {where}: {ln.per_request:.3g} sectors per request where "
-                    f"{ln.ideal / ln.requests:.3g} would do: the lanes of a warp {verb} bytes that are not next to "
-                    "each other"
-                )
-        for b in sorted(self.branches, key=lambda b: -b.divergent):
-            if b.divergent > b.split and b.divergent - b.split >= DIVERGENT_SHARE * b.executions:  # not a guard's
-                said.append(
-                    f"a divergent branch at {b.file}:{b.line}: in {b.divergent} of its {b.executions} warp executions "
-                    "some lanes took it and some did not, and the warp ran both paths one after the other"
-                )
-        for ln in self.lines:  # lanes left out mid-warp; a warp's lanes 0..k-1 (the ragged end of `i < n`) are not
-            if ln.active_lanes < WARP - 0.5 and ln.scattered >= DIVERGENT_SHARE * ln.requests:
-                said.append(
-                    f"divergence at {ln.file}:{ln.line}: {ln.active_lanes:.3g} of 32 lanes active per {ln.space} "
-                    f"{ln.kind} on average"
-                )
-        found = [self.kernel_sass(kernel) for kernel in dict.fromkeys(la.kernel for la in self.launches)]
+        that there is nothing to say). The lines as `gpu`'s SASS serves them (charged_lines): a line's figures include
+        what nvcc re-reads with narrower instructions, and its sentence says so."""
+        said = line_advice(self.charged_lines(gpu), self.branches)
+        found = [self.kernel_sass(kernel, gpu) for kernel in dict.fromkeys(la.kernel for la in self.launches)]
         local = [i for sass in found if not isinstance(sass, str) for i in sass if i.space == "local"]
-        said += instruction_advice(self.instructions, local, hotspot=bool(said or local))
+        said += instruction_advice(self.compiled(gpu)[1], local, hotspot=bool(said or local))
         return Advice(dict.fromkeys(said))
 
     def __repr__(self):
@@ -278,14 +252,40 @@ class Profile(CompiledCounts):
         counted = len({(x.file, x.line) for x in [*self.lines, *self.branches]})
         head = f"<Profile of {len(self.launches)} launch(es) of {kernels}"
         sampled = f"; {self.sampled}" if self.sampled else ""
-        return f"{head}: {counted} lines counted (a model; {self.counted_as}){sampled}>"
-
-    @property
-    def counted_as(self):
-        """How `.lines` were counted, in words: as nvcc's SASS serves the accesses, or as the source wrote them."""
-        if self.basis.startswith("SASS"):
-            return f"the accesses as nvcc compiled them, {self.basis}"
-        return f"counted as the source wrote it: {self.basis[len('source (') : -1]}"
+        return f"{head}: {counted} lines counted (a model; {_counted_as(self.basis)}){sampled}>"
 
     def _repr_html_(self):
         return profile_html(self)
+
+
+def _counted_as(basis):
+    """A `basis` (kp.gpumodel.compiled: "SASS sm_90", "source (why)") in words, for a view's title."""
+    if basis.startswith("SASS"):
+        return f"the accesses as nvcc compiled them, {basis}"
+    return f"counted as the source wrote it: {basis[len('source (') : -1]}"
+
+
+def _key(line):
+    return line.kernel, line.file, line.line, line.space, line.kind
+
+
+def _with_rereads(compiled, charged, widths):
+    """`charged` (reloaded's `compiled` line) as the views show it: `rereads`, the requests reloaded added; its active
+    lanes per request as `compiled`'s (kp.gpumodel.compiled._as_width's rule: a regrouping keeps the mean); its worst
+    request the worst at the `widths` its instructions ran at (kernel 5's scalar re-reads conflict 2-way where its
+    LDS.128 do not), of the regroupings reloaded charged them by (Line.widths). Of equally bad ones, the lowest bank
+    (cuda_cpu_profile.h's "the lowest bank of the most words"), then the first: the compiled line's."""
+    regrouped = dict(compiled.widths)
+    worst = min(
+        [(compiled.worst, compiled.worst_bank, compiled.worst_lanes)]
+        + [regrouped[w][3:] for w in widths if w in regrouped],
+        key=lambda found: (-found[0], found[1]),
+    )
+    return dataclasses.replace(
+        charged,
+        rereads=charged.requests - compiled.requests,
+        lanes=round(compiled.lanes * charged.requests / compiled.requests),
+        worst=worst[0],
+        worst_bank=worst[1],
+        worst_lanes=worst[2],
+    )
