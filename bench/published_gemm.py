@@ -130,6 +130,7 @@ def terms(e):
     """A launch's terms as the model weighs them (ms), and its occupancy and hit shares, for the detail table."""
     ms = {"memory (DRAM bytes / bandwidth)": e.bandwidth_s, "latency (round trips)": e.latency_s, "L2": e.l2_s}
     ms.update({"shared memory": e.shared_s, "L1 pipe (shared + global lines)": e.l1_s, "issue": e.issue_s})
+    ms["schedule (sub-cores simulated)"] = e.schedule_s
     occ = e.occupancy
     return {
         "bound": e.bound,

@@ -37,6 +37,7 @@ class LaunchEstimate:
     phases_add: bool = False  # barriers, and one block's memory + its SM phases outlast every term
     pipe_s: float = 0.0  # the busiest SM's warp instructions on its slowest arithmetic pipe (kp.gpumodel.pipes)
     pipe_bound: str = "pipe"  # which: "FP32 pipe", "integer pipe", "FMA pipe", "FP32 + integer pipe", ...
+    schedule_s: float = 0.0  # the busiest SM's sub-cores simulated issuing its blocks (kp.gpumodel.subcores); 0: none
 
 
 @dataclasses.dataclass(frozen=True)
@@ -86,6 +87,7 @@ def _terms(e):
         "issue": e.issue_s,
         e.pipe_bound: e.pipe_s,
         "L2": e.l2_s,
+        "schedule": e.schedule_s,
     }
     ranked = sorted((t for t in terms.items() if t[1] > 0), key=lambda t: -t[1])
     return ", ".join(f"{name} {_time(seconds)}".replace(" ", NO_BREAK) for name, seconds in ranked) or "none"

@@ -72,6 +72,7 @@ from kp.gpumodel.gpu_constants import UNIFIED_L1_BYTES
 from kp.gpumodel.gpus import WARP, gpu, occupancy
 from kp.gpumodel.overlap import combine
 from kp.gpumodel.pipes import busiest_pipe
+from kp.gpumodel.subcores import SHARED_SPACE, schedule_clocks
 
 
 @dataclasses.dataclass(frozen=True)
@@ -109,6 +110,9 @@ class LaunchWork:
     # known (kp.gpumodel.depend)
     dependent_blocks: tuple = ()
     pipes: tuple = ()  # ((pipe, warp instructions), ...) on the arithmetic pipes (kp.gpumodel.pipes); (): not counted
+    # ((warp-level runs, block), ...) of the basic blocks the sub-cores' simulation takes (kp.gpumodel.subcores); ():
+    # none (no SASS, no control bits), and the schedule term is left out
+    scheduled: tuple = ()
 
     @property
     def dram_bytes(self):
@@ -166,6 +170,28 @@ def _dependent_waits(g, work, warps):
     return sum(runs * max(0.0, path / per_scheduler - (n + b) / ipc) for runs, n, path, b in work.dependent_blocks)
 
 
+def _schedule(g, work, busiest, resident, warps_per_block, latency, l1_lines, issue_rate):
+    """The schedule term of the busiest SM (kp.gpumodel.subcores): its `resident` blocks' warps running the simulated
+    blocks' runs, each global or local load waiting `latency` (the launch's round trip), each shared instruction the
+    launch's shared wavefronts over its shared instructions and each global or local one its 128-byte lines over
+    those; the instructions of the blocks not simulated at `issue_rate` beside. 0.0 without simulated blocks."""
+    if not work.scheduled:
+        return 0.0
+    shared = sum(r * sum(op.split(".")[0] in SHARED_SPACE for op, *_ in b) for r, b in work.scheduled)
+    other = sum(r * sum(_global_memory(op) for op, *_ in b) for r, b in work.scheduled)
+    wavefronts = (work.shared_wavefronts / shared if shared else 1.0, l1_lines / other if other else 1.0)
+    scheduled = tuple((r * busiest, b) for r, b in work.scheduled)
+    clocks, simulated = schedule_clocks(g, scheduled, warps_per_block, resident, work.warps * busiest,
+                                        latency * g.clock_hz, tuple(max(1.0, f) for f in wavefronts))  # fmt: skip
+    rest = max(0.0, work.issued * busiest - simulated)
+    return clocks / g.clock_hz + rest / issue_rate
+
+
+def _global_memory(opcode):
+    """Whether a SASS opcode is a global or local memory access (its lines pass the L1 data pipe)."""
+    return opcode.split(".")[0] in ("LDG", "STG", "LD", "ST", "LDL", "STL", "ATOM", "ATOMG", "RED", "REDG", "LDGSTS")
+
+
 def estimate_launch(gpu_or_name, work):
     """One launch's modelled time on a GPU (see the module's docstring for the terms)."""
     g = gpu(gpu_or_name)
@@ -216,6 +242,9 @@ def estimate_launch(gpu_or_name, work):
         memory_side = memory_s
     pipe_name = "shared memory" if work.shared_wavefronts >= l1_lines else "L1"
     on_sm = {"compute": compute_s, issue_name: issue_s, pipe_name: l1_s, arithmetic_name: pipe_s}
+    schedule_s = _schedule(g, work, busiest, resident, warps_per_block, latency, l1_lines, issue_rate)
+    if schedule_s:
+        on_sm["schedule"] = schedule_s
     # One block slot's blocks in sequence (as many as the waves), each with the SM to itself: the busiest SM's compute
     # and L1 pipe shared out by its blocks; its issue at the rate of one block's warps (kp.gpumodel.overlap)
     slot = waves / math.ceil(work.grid_blocks / g.sms)
@@ -227,7 +256,8 @@ def estimate_launch(gpu_or_name, work):
     chain_sm[arithmetic_name] = busiest_pipe(g, ((p, n * waves / work.grid_blocks) for p, n in work.pipes),
                                              warps_per_block)[1]  # fmt: skip
     sm_name = max(on_sm, key=on_sm.get)
-    _, phases_add = combine(memory_side, on_sm[sm_name], max(chain_sm.values()), work.barriers > 0)
+    # the schedule waits for its loads at its barriers itself: with it the phases are not added again
+    _, phases_add = combine(memory_side, on_sm[sm_name], max(chain_sm.values()), work.barriers > 0 and not schedule_s)
     if phases_add:
         chain_name = max(chain_sm, key=chain_sm.get)
         terms = {f"{memory_name} + {chain_name}": memory_side + chain_sm[chain_name], "launch": g.launch_floor}
@@ -259,6 +289,7 @@ def estimate_launch(gpu_or_name, work):
         latency=latency,
         hit_shares=shares,
         phases_add=phases_add,
+        schedule_s=schedule_s,
     )
 
 
