@@ -31,12 +31,12 @@ from kp.gpumodel.charges import charged, compiled_shares, in_flight_sites, reloa
 from kp.gpumodel.compiled import CompiledCounts
 from kp.gpumodel.counts import Advice, collector_paused, parse
 from kp.gpumodel.depend import dependent_blocks
-from kp.gpumodel.subcores import scheduled_blocks
 from kp.gpumodel.gputime import LaunchWork, estimate
 from kp.gpumodel.local import local_work
 from kp.gpumodel.ptxas import launch_resources
 from kp.gpumodel.register_banks import conflict_cycles
 from kp.gpumodel.sass import arch_of
+from kp.gpumodel.subcores import scheduled_blocks
 from kp.pictures import banks, branch_lanes, picture
 from kp.sourceview import instruction_advice, line_advice, line_table, profile_html
 

@@ -297,10 +297,10 @@ def as_block(instructions):
 
 def block_clocks(g, block, warps_per_block, blocks, runs_per_warp, memory_latency, wavefronts):
     """(clocks for one run of a basic block by each resident warp, the runs simulated): `block` as as_block gives it;
-    `blocks` resident on the SM, `warps_per_block` each; `runs_per_warp` how often each warp runs it over the launch; `memory_latency` in
-    clocks; `wavefronts` (per shared, per global instruction). A block each warp runs twice or more is taken in steady
-    state: the clocks of 3 runs less those of 1, over 2 (what the loop's first run pays, it pays once); else one run's
-    clocks from all the warps starting together."""
+    `blocks` resident on the SM, `warps_per_block` each; `runs_per_warp` how often each warp runs it over the launch;
+    `memory_latency` in clocks; `wavefronts` (per shared, per global instruction). A block each warp runs twice or more
+    is taken in steady state: the clocks of 3 runs less those of 1, over 2 (what the loop's first run pays, it pays
+    once); else one run's clocks from all the warps starting together."""
     on = (tuple(g.compute_capability), tuple(sorted(rates(g).items())), warps_per_block, blocks)
     memory = (round(memory_latency), tuple(round(f, 3) for f in wavefronts))
     once = round_clocks(block, *on, 1, *memory)
