@@ -43,6 +43,13 @@ The terms of one launch:
   ways: every instruction it takes (loads, stores, atomics, S2R, VOTE, shuffles) one per clock per SM, its memory
   instructions one per 2 clocks per SM (1 on 8.0 and 9.0), and one per 4 clocks per sub-partition holding warps
   (kp.gpumodel.pipes); the slowest named ("FP32 pipe", "integer pipe", "FMA pipe", "LSU pipe", "LSU address pipe", ...);
+- schedule: the busiest SM's sub-cores simulated clock by clock issuing the basic blocks the trace fixes, its resident
+  warps each running them as often as the launch does (kp.gpumodel.subcores: the compiler's control bits, the issue
+  policy, the units' input latches, the register file's ports and cache, the memory queue and its rates, the L1 data
+  pipe's wavefronts, BAR.SYNC, and each global or local load's result the round trip's latency later, all from the
+  published measurements that module quotes); the instructions of blocks it leaves out at the issue rate beside. It
+  holds what the max of the terms above misses: in-order warps that wait on a unit, a queue or a barrier while
+  another unit idles. Left out (0) without SASS or control bits;
 - launch: no launch takes less than the GPU's launch floor.
 
 How the terms combine (kp.gpumodel.overlap, where the rule is derived): by what can run at the same time on the
@@ -52,8 +59,10 @@ barriers (__syncthreads) a block cycles through a memory phase (its loads, waite
 max(M + C, B x C): the launch takes max(memory, SM side, memory + the SM time one block slot runs in sequence, each
 block with the SM to itself). With one block per SM the phases add, max(memory, L2) + max(compute, issue, L1 pipe,
 arithmetic pipe); with many, the max of the terms. Where the chain is the longest the bound names both sides
-("latency + compute"). Launches are taken as run back to back (as `make bench` times them): the total is the sum of
-the launches' times. Every block is taken to do the same work (the launch's counts / its blocks).
+("latency + compute"). With a schedule term the phases are not added: the simulation waits for a block's loads at its
+barriers itself, and the memory side (DRAM, L2) bounds it from outside, max(memory, SM side with the schedule).
+Launches are taken as run back to back (as `make bench` times them): the total is the sum of the launches' times.
+Every block is taken to do the same work (the launch's counts / its blocks).
 
 Not modelled: the L2's two partitions (a far hit is slower: kp.gpumodel.gpu_constants), dependent instructions across
 basic blocks (a dependency barrier set in one and waited on in the next; the last stall count does cover the next

@@ -30,6 +30,10 @@ own SM time (its instructions at one per clock on one scheduler) and B the warps
 warp's round trips are counted as the loads in flight together (kp.gpumodel.compiled), and nvcc issues the next
 iteration's loads ahead of this one's compute in unrolled loops, so no phase need wait for the other; there the
 terms are taken to overlap fully, max(memory_s, sm_s).
+
+Where kp.gpumodel.subcores simulates a launch's blocks (its SASS has control bits), the rule is not applied: the
+simulation runs each block's warps through their loads, barriers and compute with the latencies and rates in it, so
+the phases show there, in the "schedule" term (kp.gpumodel.gputime), not twice.
 """
 
 

@@ -152,11 +152,11 @@ def round_clocks(block, cc, per_clock, warps_per_block, blocks, runs, memory_lat
                 address_free[s] = clock + address_gap
                 shared_free = clock + memory_gap
                 fronts = wavefronts[0] if base in SHARED_SPACE else wavefronts[1]
-            else:
+            else:  # S2R, VOTE, shuffles: the pipe's issue, no memory access
                 shared_free = max(shared_free, clock + lsu_gap)
-                fronts = 1
-            start = max(clock, data_free)
-            data_free = start + fronts
+                fronts = 0
+            start = max(clock, data_free) if fronts else clock
+            data_free = start + fronts if fronts else data_free
             if write is not None:
                 if base in MEMORY_LOADS:
                     write[0] = clock + memory_latency
