@@ -28,15 +28,17 @@ A module imports only modules on floors below its own (no circles, nothing impor
              kp.checksource  where a check-mode finding sits in its `.cu`: the loop a race spans, the `if` over barriers
              kp.puzzlefiles  what runs a puzzle's kernel: its launcher and binding, made from its spec
     floor 3  kp.doctor       every check a target's build needs, and `python helpers.py doctor`
-             kp.gpumodel.gputime  a modelled time of counted launches on a named GPU (LaunchWork -> Estimate)
+             kp.gpumodel.subcores  one SM's four sub-cores issuing a basic block's SASS, clock by clock
              kp.gpumodel.depend   dependent instructions: a basic block's critical path through its registers
              kp.gpumodel.counts   the GPU model's counts as records (Line, Launch, ...), put at their `.cu` lines
              kp.standin      the CPU stand-in's shared pieces: translator, runtime, precompiled header, link stubs
     floor 4  kp.build        build key, flags per target, ninja -> Build
              kp.gpumodel.runs     the equations for a kernel's basic blocks' runs, from the trace's lines and branches
+             kp.gpumodel.schedule  which basic blocks the sub-cores simulate; a launch's clocks of them, by waves
     floor 5  kp.check        check mode's findings (KernelCheckError, KernelCheckWarning) and last writers
              kp.gpumodel.ptxas    ptxas's registers, shared memory and spills per kernel, without a GPU
              kp.gpumodel.sass     the SASS nvcc compiled for a GPU's arch, each instruction at its `.cu` line
+             kp.gpumodel.gputime  a modelled time of counted launches on a named GPU (LaunchWork -> Estimate)
              kp.bench        median_ms, bench -> BenchResult
              kp.package      an op as a wheel (`import <op>`: torch.ops.<op>.*) and a CMake library -> Package
     floor 6  kp.load         a built library registered under a fresh namespace -> LoadedKernel (hot reload)
@@ -51,7 +53,7 @@ A module imports only modules on floors below its own (no circles, nothing impor
     floor 9  kp.puzzle       notebook 00's puzzles: their table and files, puzzle(name), hints, the scoreboard
              kp.exercise     the lessons' exercises: their table and files, exercise(name), hints
 
-The GPU model's nineteen modules are one room, kp/gpumodel/ (its __init__ draws how data flows through it: trace ->
+The GPU model's twenty-one modules are one room, kp/gpumodel/ (its __init__ draws how data flows through it: trace ->
 counts -> SASS -> caches -> time); each keeps its floor above.
 
 tests/test_layout.py holds the package to this.

@@ -5,7 +5,7 @@ import pytest
 
 from kp.gpumodel.gpus import gpu
 from kp.gpumodel.pipes import rates
-from kp.gpumodel.subcores import NONE, QUEUE, block_clocks, round_clocks
+from kp.gpumodel.subcores import NONE, QUEUE, round_clocks, simulate
 
 A6000, A100 = gpu("RTX A6000"), gpu("A100")
 
@@ -54,7 +54,7 @@ def test_integer_takes_the_shared_datapath_on_86():
 def test_register_bank_ports_and_the_reuse_cache():
     """Two banks, one read a clock each (5.3): an FFMA reading R2, R4, R6 (one bank) takes 3 clocks of its port, so 8
     of them take 24 clocks a run; with every source's reuse bit set the second on hit the cache and read nothing: the
-    first FFMA's 3 reads, then one a clock (a run of 8 in 3 + 7 = 10, the loop's next run hitting from its first)."""
+    first FFMA's 3 reads, then none (8 clocks a run)."""
     three = ((0, 2, False), (1, 4, False), (2, 6, False))
     block = [_instruction("FFMA", reads=three)] * 8
     assert _steady(A6000, block) == 24
@@ -72,41 +72,56 @@ def test_memory_instructions_one_sub_core_every_four_clocks_four_every_eight():
 
 
 def test_the_memory_queue_holds_five_then_issue_stalls():
-    """ "The instruction reserves a queue entry after dispatch and frees it when it leaves the unit" (5.4), five
-    entries: one warp's LDS issue at clocks 0-4, the first entering the address calculation at clock 1 (holding its
-    entry until clock 5), so the sixth issues at 5 as the second enters; the seventh waits for the next to leave at 9,
-    the eighth at 13: a run of 6 ends at clock 6, of 7 at 10, of 8 at 14."""
+    """Table 1 of Huerta et al. (one sub-core): "each sub-core can issue one instruction per cycle for five consecutive
+    memory instructions. The issue of the 6th memory instruction is stalled", then one every 4 clocks: relative to
+    the first, the sixth issues at 11, the seventh at 15, the eighth at 19 (the table's cycles 2-6, 13, 17, 21). A run
+    of n of one warp ends a clock after its last issue: 5, 12, 16, 20."""
     assert QUEUE == 5
-    assert [_clocks(A6000, [_instruction("LDS")] * n) for n in (5, 6, 7, 8)] == [5, 6, 10, 14]
+    assert [_clocks(A6000, [_instruction("LDS")] * n) for n in (5, 6, 7, 8)] == [5, 12, 16, 20]
 
 
 def test_a_load_result_waits_its_latency():
-    """An LDG (its result to dependence counter 0) and an FMUL waiting on counter 0: the LDG leaves the queue a clock
-    after its issue, its result comes the launch's latency later (here 500), the FMUL issues then: 502 clocks for one
-    run of one warp. A shared load instead: released SHARED_LOAD_CLOCKS (23) after it starts on the data pipe."""
+    """An LDG (its result to dependence counter 0) and an FMUL waiting on counter 0: the result comes the launch's
+    latency after the LDG's issue (here 500), the FMUL issues then: 501 clocks for one run of one warp. A shared load
+    instead: Table 2's 24 clocks from issue to a dependent's issue (32-bit, a register address)."""
     block = [_instruction("LDG.E", write=0), _instruction("FMUL", wait=1, reads=((0, 2, False),))]
-    assert _clocks(A6000, block, latency=500) == 502
+    assert _clocks(A6000, block, latency=500) == 501
     shared = [_instruction("LDS", write=0), _instruction("FMUL", wait=1, reads=((0, 2, False),))]
-    assert _clocks(A6000, shared) == 1 + 23 + 1
+    assert _clocks(A6000, shared) == 24 + 1
+
+
+def _issues(g, block, warps_per_block, blocks=1, runs=1):
+    log = []
+    on = (tuple(g.compute_capability), tuple(sorted(rates(g).items())))
+    simulate(tuple(block), *on, warps_per_block, blocks, runs, 500, (1.0, 1.0), log=log)
+    return log
 
 
 def test_barrier_holds_a_block_until_its_last_warp():
-    """Warps 0 and 4 share sub-core 0; warps 1-3 have one each. After an LDG whose result warp w reads, then BAR.SYNC,
-    every warp of the block leaves the barrier together: with two blocks of 8 warps each barrier-separated phase
-    cannot overlap its own block's, but the other block's can. One block of 8 takes as long as the slowest warp's
-    load; the same 8 warps as 8 blocks of 1 warp (no one to wait for) take no longer."""
-    block = [_instruction("LDG.E", write=0), _instruction("FMUL", wait=1, reads=((0, 2, False),)), _instruction("BAR")]
-    together = _clocks(A6000, block, warps_per_block=8)
-    alone = _clocks(A6000, block, warps_per_block=1, blocks=8)
-    assert together >= alone
-    assert together >= 500
+    """BAR.SYNC: no warp of a block issues past it before the block's last warp has issued it. Eight warps each load
+    (their results 500 clocks on), wait, then BAR, then FMUL: every FMUL after the barrier issues after the last BAR.
+    With a NOP in its place the first warps run on: some FMUL issues before the last NOP."""
+    wait = _instruction("FMUL", wait=1, reads=((0, 2, False),))
+    for barrier, held in (("BAR.SYNC.DEFER_BLOCKING", True), ("NOP", False)):
+        block = [_instruction("LDG.E", write=0), wait, _instruction(barrier), FMUL]
+        log = _issues(A6000, block, warps_per_block=8)
+        last_barrier = max(c for c, _, k in log if k == 2)
+        first_after = min(c for c, _, k in log if k == 3)
+        assert (first_after > last_barrier) is held
 
 
-def test_block_clocks_takes_a_loop_in_steady_state():
-    """block_clocks: a block run twice or more per warp is a loop: 3 runs less 1, over 2; once: the one run."""
-    block = tuple([FMUL] * 8)
-    assert block_clocks(A100, block, 1, 1, 100, 500, (1.0, 1.0)) == (16, 3)
-    assert block_clocks(A100, block, 1, 1, 1, 500, (1.0, 1.0)) == (_clocks(A100, block), 1)
+def test_the_scheduler_keeps_to_one_warp_then_takes_the_youngest():
+    """CGGTY (5.1.2): sub-core 0 holds warps 0 and 4 (warp ID % 4); with four independent FMULs each, it issues warp
+    4's four (the youngest first, then greedily the same warp), then warp 0's."""
+    log = _issues(A6000, [FMUL] * 4, warps_per_block=8)
+    assert [w for _, w, _ in log if w % 4 == 0] == [4, 4, 4, 4, 0, 0, 0, 0]
+
+
+def test_imad_takes_one_datapath_on_86():
+    """IMAD on 8.6 runs on one of the two 16-lane datapaths (NVIDIA's forum answer, "FMAheavy pipe handles IMAD, IDP,
+    and FP32 operations. FMAlite pipe handles FP32"): eight of one warp issue 2 clocks apart, 16 a run."""
+    imad = _instruction("IMAD", reads=((0, 2, False),))
+    assert _steady(A6000, [imad] * 8) == 16
 
 
 @pytest.mark.parametrize("g", [A6000, A100])

@@ -15,8 +15,10 @@
   wavefronts), which the trace counts as the source wrote the accesses, to what that SASS requests;
 - caches: kp.gpumodel.caches, the L1s and the one L2: the sectors DRAM moves, from the sampled blocks' sharing;
 - time: kp.gpumodel.gputime, the terms of a launch and how they combine (kp.gpumodel.overlap: by the blocks resident
-  per SM), on kp.gpumodel.gpus's GPU table (data sheets, occupancy) and kp.gpumodel.gpu_constants (what no data sheet
-  gives, each with its source; kp.gpumodel.pipes: the arithmetic pipes' rates per compute capability);
+  per SM; kp.gpumodel.subcores simulates an SM's sub-cores issuing the hot basic blocks, kp.gpumodel.schedule says
+  which and adds their clocks up wave by wave), on kp.gpumodel.gpus's GPU table (data sheets, occupancy) and
+  kp.gpumodel.gpu_constants (what no data sheet gives, each with its source; kp.gpumodel.pipes: the arithmetic pipes'
+  rates per compute capability);
   kp.gpumodel.estimates holds and prints the result (LaunchEstimate, Estimate).
 
 Imports nothing itself: import the module you need (kp.gpumodel.profile for profile()).

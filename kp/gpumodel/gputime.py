@@ -81,7 +81,7 @@ from kp.gpumodel.gpu_constants import UNIFIED_L1_BYTES
 from kp.gpumodel.gpus import WARP, gpu, occupancy
 from kp.gpumodel.overlap import combine
 from kp.gpumodel.pipes import busiest_pipe
-from kp.gpumodel.subcores import SHARED_SPACE, schedule_clocks
+from kp.gpumodel.schedule import schedule_seconds
 
 
 @dataclasses.dataclass(frozen=True)
@@ -179,28 +179,6 @@ def _dependent_waits(g, work, warps):
     return sum(runs * max(0.0, path / per_scheduler - (n + b) / ipc) for runs, n, path, b in work.dependent_blocks)
 
 
-def _schedule(g, work, busiest, resident, warps_per_block, latency, l1_lines, issue_rate):
-    """The schedule term of the busiest SM (kp.gpumodel.subcores): its `resident` blocks' warps running the simulated
-    blocks' runs, each global or local load waiting `latency` (the launch's round trip), each shared instruction the
-    launch's shared wavefronts over its shared instructions and each global or local one its 128-byte lines over
-    those; the instructions of the blocks not simulated at `issue_rate` beside. 0.0 without simulated blocks."""
-    if not work.scheduled:
-        return 0.0
-    shared = sum(r * sum(op.split(".")[0] in SHARED_SPACE for op, *_ in b) for r, b in work.scheduled)
-    other = sum(r * sum(_global_memory(op) for op, *_ in b) for r, b in work.scheduled)
-    wavefronts = (work.shared_wavefronts / shared if shared else 1.0, l1_lines / other if other else 1.0)
-    scheduled = tuple((r * busiest, b) for r, b in work.scheduled)
-    clocks, simulated = schedule_clocks(g, scheduled, warps_per_block, resident, work.warps * busiest,
-                                        latency * g.clock_hz, tuple(max(1.0, f) for f in wavefronts))  # fmt: skip
-    rest = max(0.0, work.issued * busiest - simulated)
-    return clocks / g.clock_hz + rest / issue_rate
-
-
-def _global_memory(opcode):
-    """Whether a SASS opcode is a global or local memory access (its lines pass the L1 data pipe)."""
-    return opcode.split(".")[0] in ("LDG", "STG", "LD", "ST", "LDL", "STL", "ATOM", "ATOMG", "RED", "REDG", "LDGSTS")
-
-
 def estimate_launch(gpu_or_name, work):
     """One launch's modelled time on a GPU (see the module's docstring for the terms)."""
     g = gpu(gpu_or_name)
@@ -251,7 +229,8 @@ def estimate_launch(gpu_or_name, work):
         memory_side = memory_s
     pipe_name = "shared memory" if work.shared_wavefronts >= l1_lines else "L1"
     on_sm = {"compute": compute_s, issue_name: issue_s, pipe_name: l1_s, arithmetic_name: pipe_s}
-    schedule_s = _schedule(g, work, busiest, resident, warps_per_block, latency, l1_lines, issue_rate)
+    trip_s = max(memory_s, l2_s) / (waves * work.dram_round_trips_per_warp) if waited else latency
+    schedule_s = schedule_seconds(g, work, resident, warps_per_block, max(latency, trip_s), l1_lines, issue_rate)
     if schedule_s:
         on_sm["schedule"] = schedule_s
     # One block slot's blocks in sequence (as many as the waves), each with the SM to itself: the busiest SM's compute

@@ -36,7 +36,7 @@ from kp.gpumodel.local import local_work
 from kp.gpumodel.ptxas import launch_resources
 from kp.gpumodel.register_banks import conflict_cycles
 from kp.gpumodel.sass import arch_of
-from kp.gpumodel.subcores import scheduled_blocks
+from kp.gpumodel.schedule import scheduled_blocks
 from kp.pictures import banks, branch_lanes, picture
 from kp.sourceview import instruction_advice, line_advice, line_table, profile_html
 

@@ -49,33 +49,53 @@ block's first run inherits from the block before (each warp starts with its coun
 """
 
 import functools
+import math
 
-from kp.gpumodel.cfg import blocks as basic_blocks
-from kp.gpumodel.gpu_constants import ALU_LATENCY_CLOCKS, CONSTANT_LOAD_CLOCKS, SHARED_LOAD_CLOCKS
+from kp.gpumodel.gpu_constants import ALU_LATENCY_CLOCKS
 from kp.gpumodel.pipes import (
     LSU_ADDRESS_PER_CLOCK_PER_SUB_PARTITION,
     LSU_ISSUE_PER_CLOCK,
     LSU_MEMORY_PER_CLOCK,
     SHARED_FP32_INTEGER,
     pipe_of,
-    rates,
 )
-from kp.gpumodel.register_banks import BANKS, WINDOW, _applies, sources
+from kp.gpumodel.register_banks import BANKS, WINDOW
 
 QUEUE = 5  # memory instructions a sub-core buffers: 4 queue entries and a latch (Huerta et al. 2025, 5.4)
 SUB_CORES = 4
 NONE = 7  # a control field naming no dependence counter
+# Clocks from a memory instruction's issue to its start in the address calculation: Table 1 (one sub-core) issues the
+# first five at cycles 2-6 and the sixth at 13, so the first's entry frees 11 clocks after its issue, the last 4 of
+# them in the address calculation (one every 4 clocks): 11 - 4 = 7 before it (the Control stage and the dispatch)
+DISPATCH = 7
 MEMORY_LOADS = {"LDG", "LD", "LDL", "ATOM", "ATOMG", "LDGSTS"}  # results the launch's round trip brings
 SHARED_LOADS = {"LDS", "LDSM", "ATOMS"}
-CONSTANT_LOADS = {"LDC"}
-MEMORY = MEMORY_LOADS | SHARED_LOADS | {"STG", "ST", "STL", "STS", "STSM", "RED", "REDG"}
+STORES = {"STG", "ST", "STL", "STS", "STSM", "RED", "REDG"}
+MEMORY = MEMORY_LOADS | SHARED_LOADS | STORES
 SHARED_SPACE = SHARED_LOADS | {"STS", "STSM"}
+GLOBAL_SPACE = MEMORY_LOADS | {"STG", "ST", "STL", "RED", "REDG"}  # their 128-byte lines pass the L1 data pipe
+# Huerta et al. 2025, Table 2 (Ampere, a regular register as the address; clocks from issue to the earliest consumer:
+# RAW, a reader of the result; WAR, a writer of a source), by width in bytes: 4, 8, 16. Shared loads RAW 24/24/26, WAR
+# 9; global loads WAR 11 (their RAW is the launch's round trip); shared stores WAR 12/14/18, global stores 14/16/20;
+# LDGSTS 13; LDC RAW 26 with an immediate address (c[0x0][...]), 29 with a register. Atomics, LDSM and local accesses
+# are taken as their space's loads or stores (not in the table).
+SHARED_LOAD_RAW = {4: 24, 8: 24, 16: 26}
+CONSTANT_LOAD_RAW = {"immediate": 26, "register": 29}
+WAR = {"shared load": {4: 9, 8: 9, 16: 9}, "global load": {4: 11, 8: 11, 16: 11},
+       "shared store": {4: 12, 8: 14, 16: 18}, "global store": {4: 14, 8: 16, 16: 20}}  # fmt: skip
+
+
+def _width(opcode):
+    """A memory opcode's bytes per lane: LDS.128 16, LDG.E.64 8, else 4."""
+    parts = opcode.split(".")
+    return 16 if "128" in parts else 8 if "64" in parts else 4
 
 
 @functools.lru_cache(maxsize=256)
 def _decode(block, cc, per_clock):
-    """Per instruction: (base opcode, units it may take, latch clocks, the queue's kind: None, "memory", "lsu", its
-    result's latency, bar). `block`: ((opcode, stall, yield, write, read, wait, bubbles), ...)."""
+    """Per instruction: (base opcode, units it may take, latch clocks, queue kind (None, "memory", "lsu"), result
+    clocks (after issue; for a queued one, after it starts on the data pipe), read clocks (WAR, after issue), barrier
+    ("sync", "arrive" or None), space ("shared", "global" or None))."""
     per_clock = dict(per_clock)
     shared_lanes = cc in SHARED_FP32_INTEGER
     out = []
@@ -86,95 +106,105 @@ def _decode(block, cc, per_clock):
         units, latch = (), 0
         if queue is None and pipe is not None and pipe in per_clock:
             latch = max(1, round(32 / (per_clock[pipe] / SUB_CORES)))
-            if shared_lanes and pipe in ("FP32", "IMAD"):
+            if shared_lanes and pipe == "FP32":
                 units, latch = ("A", "B"), 2
-            elif shared_lanes and pipe == "integer":
+            elif shared_lanes and pipe in ("integer", "IMAD"):
                 units, latch = ("B",), 2
             else:
                 units = ("FMA",) if pipe in ("FP32", "IMAD") else (pipe,)
+        width = _width(opcode)
+        space = "shared" if base in SHARED_SPACE else "global" if base in GLOBAL_SPACE else None
+        result, read = ALU_LATENCY_CLOCKS, 1
         if base in SHARED_LOADS:
-            result = SHARED_LOAD_CLOCKS[cc]
-        elif base in CONSTANT_LOADS:
-            result = CONSTANT_LOAD_CLOCKS[cc]
-        else:
-            result = ALU_LATENCY_CLOCKS
-        out.append((base, units, latch, queue, result, base == "BAR"))
+            result, read = SHARED_LOAD_RAW[width] - DISPATCH, WAR["shared load"][width]
+        elif base in MEMORY_LOADS:
+            result, read = 0, WAR["global load"][width]  # the round trip, set by the simulation
+        elif base in STORES:
+            read = WAR[f"{space} store"][width]
+        elif base == "LDC":
+            result = CONSTANT_LOAD_RAW["immediate"]  # the block holds no operands: kernel parameters' c[0x0][...]
+        barrier = ("arrive" if "ARV" in opcode.split(".") else "sync") if base == "BAR" else None
+        out.append((base, units, latch, queue, result, read, barrier, space))
     return tuple(out)
 
 
-@functools.lru_cache(maxsize=512)
+@functools.lru_cache(maxsize=1024)
 def round_clocks(block, cc, per_clock, warps_per_block, blocks, runs, memory_latency, wavefronts):
     """The clocks the SM needs until each of its resident warps (`blocks` blocks of `warps_per_block`) has run `block`
     `runs` times, from all starting together. `per_clock`: the pipes' results per clock per SM (kp.gpumodel.pipes.rates,
-    as sorted items); `memory_latency`: clocks a global or local load's result takes; `wavefronts`: (per shared
-    instruction, per global or local instruction) on the L1 data pipe."""
+    as sorted items); `memory_latency`: clocks from a global or local load's issue to its result; `wavefronts`: (per
+    shared instruction, per global or local instruction) on the L1 data pipe."""
+    return simulate(block, cc, per_clock, warps_per_block, blocks, runs, memory_latency, wavefronts)
+
+
+def simulate(block, cc, per_clock, warps_per_block, blocks, runs, memory_latency, wavefronts, log=None):
+    """round_clocks, uncached; `log`, a list, gets (clock, warp, instruction index) for every issue."""
+    if runs < 1 or warps_per_block < 1 or blocks < 1 or not block:
+        raise ValueError(f"a simulation needs a block and runs, warps, blocks: {len(block)}, {runs}, "
+                         f"{warps_per_block}, {blocks}")  # fmt: skip
     decoded = _decode(block, cc, per_clock)
     n = len(block)
     memory_gap = 1 / LSU_MEMORY_PER_CLOCK[cc]
     lsu_gap = 1 / LSU_ISSUE_PER_CLOCK[cc]
     address_gap = 1 / LSU_ADDRESS_PER_CLOCK_PER_SUB_PARTITION[cc]
     warps = warps_per_block * blocks
-    sub_core = [w % SUB_CORES for w in range(warps)]
-    on = [[w for w in range(warps) if sub_core[w] == s] for s in range(SUB_CORES)]
+    youngest_first = [[w for w in reversed(range(warps)) if w % SUB_CORES == s] for s in range(SUB_CORES)]
     pc, done_runs, ready_at = [0] * warps, [0] * warps, [0] * warps
-    counters = [[[] for _ in range(6)] for _ in range(warps)]  # per warp, per counter: release clocks (None: pending)
+    counters = [[[] for _ in range(6)] for _ in range(warps)]  # per warp and counter: its pending releases
     at_barrier, arrived = [False] * warps, [0] * blocks
     latches = [{} for _ in range(SUB_CORES)]  # unit -> the clock it is free
-    issue_free = [0] * SUB_CORES  # the register file's bubbles hold the sub-core
+    issue_free = [0] * SUB_CORES  # the register file's ports hold the sub-core
     cache = [{} for _ in range(SUB_CORES)]  # the register file cache: (bank, slot) -> (warp, register)
-    ports = [set() for _ in range(SUB_CORES)]  # (bank, clock) read ports reserved
-    queues = [[] for _ in range(SUB_CORES)]  # (warp, index, write slot, read slot)
-    address_free = [0.0] * SUB_CORES
-    shared_free = data_free = 0.0
+    ports = [[0] * BANKS for _ in range(SUB_CORES)]  # each bank's first clock with its read port free
+    queues = [[] for _ in range(SUB_CORES)]  # (warp, index, issue clock, write slot, read slot)
+    address_free = [0] * SUB_CORES
+    shared_free = lsu_free = data_free = 0
     last = [None] * SUB_CORES
-    clock, finished = 0, 0
-
-    def waits(w, mask, now):
-        for c in range(6):
-            if mask >> c & 1 and any(r[0] is None or r[0] > now for r in counters[w][c]):
-                return True
-        return False
-
+    clock = finished = first = 0
     while finished < warps:
         moved = False
-        for s in range(SUB_CORES):  # the head of each sub-core's queue into the shared structures
+        for t in range(SUB_CORES):  # the queues' heads into the shared structures, the sub-cores in turn
+            s = (first + t) % SUB_CORES
             q = queues[s]
-            if not q or address_free[s] > clock:
+            if not q or lsu_free > clock:
                 continue
-            w, k, write, read = q[0]
-            kind = decoded[k][3]
-            if (shared_free if kind == "memory" else 0) > clock:
+            w, k, issued, write, read = q[0]
+            base, _, _, kind, result, war, _, space = decoded[k]
+            if issued + DISPATCH > clock:
+                continue
+            if kind == "memory" and (address_free[s] > clock or shared_free > clock):
                 continue
             q.pop(0)
             moved = True
-            base = decoded[k][0]
+            first = (s + 1) % SUB_CORES
+            lsu_free = clock + lsu_gap
+            fronts = 0
             if kind == "memory":
                 address_free[s] = clock + address_gap
                 shared_free = clock + memory_gap
-                fronts = wavefronts[0] if base in SHARED_SPACE else wavefronts[1]
-            else:  # S2R, VOTE, shuffles: the pipe's issue, no memory access
-                shared_free = max(shared_free, clock + lsu_gap)
-                fronts = 0
+                fronts = wavefronts[0] if space == "shared" else wavefronts[1]
             start = max(clock, data_free) if fronts else clock
             data_free = start + fronts if fronts else data_free
             if write is not None:
                 if base in MEMORY_LOADS:
-                    write[0] = clock + memory_latency
+                    write[0] = issued + max(memory_latency, clock + 1 - issued)
                 else:
-                    write[0] = start + max(0.0, fronts - 1) + decoded[k][4]
+                    write[0] = math.ceil(start + max(0.0, fronts - 1) + result)
             if read is not None:
-                read[0] = clock + 1
+                read[0] = max(clock + 1, issued + war)
         for s in range(SUB_CORES):
             if issue_free[s] > clock:
                 continue
             pick = None
-            order = [last[s]] if last[s] is not None else []
-            for w in order + sorted(on[s], reverse=True):  # greedy, then the youngest
+            for w in ([last[s]] if last[s] is not None else []) + youngest_first[s]:  # greedy, then the youngest
                 if ready_at[w] > clock or at_barrier[w] or done_runs[w] >= runs:
                     continue
                 k = pc[w]
-                base, units, latch, kind, result, bar = decoded[k]
-                if waits(w, block[k][5], clock):
+                units, kind = decoded[k][1], decoded[k][3]
+                mask = block[k][5]
+                if mask and any(
+                    r[0] is None or r[0] > clock for c in range(6) if mask >> c & 1 for r in counters[w][c]
+                ):
                     continue
                 if units and all(latches[s].get(u, 0) > clock for u in units):
                     continue
@@ -187,15 +217,17 @@ def round_clocks(block, cc, per_clock, warps_per_block, blocks, runs, memory_lat
             moved = True
             w, k = pick, pc[pick]
             last[s] = w
+            if log is not None:
+                log.append((clock, w, k))
             _, stall, yield_, write, read, _, reads = block[k]
-            base, units, latch, kind, result, bar = decoded[k]
+            _, units, latch, kind, result, _, barrier, _ = decoded[k]
             if units:
                 unit = next(u for u in units if latches[s].get(u, 0) <= clock)
                 latches[s][unit] = clock + latch
             write_slot = [None] if write < 6 else None
             read_slot = [None] if read < 6 else None
             if kind:
-                queues[s].append((w, k, write_slot, read_slot))
+                queues[s].append((w, k, clock, write_slot, read_slot))
             else:
                 if write_slot:
                     write_slot[0] = clock + result
@@ -203,11 +235,10 @@ def round_clocks(block, cc, per_clock, warps_per_block, blocks, runs, memory_lat
                     read_slot[0] = clock + 1
             for c, slot in ((write, write_slot), (read, read_slot)):
                 if slot is not None:
-                    kept = [r for r in counters[w][c] if r[0] is None or r[0] > clock]
-                    counters[w][c] = kept + [slot]
+                    counters[w][c] = [r for r in counters[w][c] if r[0] is None or r[0] > clock] + [slot]
             ready_at[w] = clock + max(1 + bool(yield_), stall)
             issue_free[s] = clock + 1 if reads is None else _read_ports(reads, w, clock, cache[s], ports[s]) + 1
-            if bar:
+            if barrier == "sync":
                 at_barrier[w] = True
                 b = w // warps_per_block
                 arrived[b] += 1
@@ -223,102 +254,43 @@ def round_clocks(block, cc, per_clock, warps_per_block, blocks, runs, memory_lat
                 finished += done_runs[w] == runs
         clock += 1
         if not moved:  # nothing issued or left a queue: on to the next clock anything can change
-            clock = max(clock, _next_event(clock, ready_at, counters, latches, issue_free, address_free, shared_free))
+            later = _next_event(clock, ready_at, counters, latches, issue_free, address_free, (shared_free, lsu_free),
+                                queues)  # fmt: skip
+            if later is None:
+                raise RuntimeError(f"the schedule of a {n}-instruction block is stuck at clock {clock}: no warp can "
+                                   "ever issue (a barrier not every warp of a block reaches?)")  # fmt: skip
+            clock = later
     return clock
 
 
-def _read_ports(reads, warp, clock, cache, reserved):
+def _read_ports(reads, warp, clock, cache, free):
     """The clock from which an instruction issued at `clock` reads its sources (kp.gpumodel.register_banks' rule, its
-    sources' words): each bank gives one read a clock, the instruction's reads falling in WINDOW clocks; an operand
-    whose register the cache holds for this warp at its bank and slot is not read, and every read there replaces
-    what the cache held (kept only where its reuse bit is set). Reserves the ports; a later clock than `clock` holds
-    the sub-core's issue until then (the Allocate stage stalls the pipeline behind it)."""
+    sources' words): each bank gives one read a clock (`free`: each bank's first free clock, reads reserved in order),
+    the instruction's reads of a bank falling within WINDOW clocks of its start; an operand whose register the cache
+    holds for this warp at its bank and slot is not read, and every read there replaces what the cache held (kept only
+    where its reuse bit is set). A later clock than `clock` holds the sub-core's issue until then (the Allocate stage
+    stalls the pipeline behind it)."""
     need = [0] * BANKS
     for slot, register, reuse in reads:
         bank = register % BANKS
         need[bank] += cache.get((bank, slot)) != (warp, register)
         cache[(bank, slot)] = (warp, register) if reuse else None
-    start = clock
-    while not all(sum((b, start + k) not in reserved for k in range(WINDOW)) >= n for b, n in enumerate(need)):
-        start += 1
-    for bank, n in enumerate(need):
-        free = [start + k for k in range(WINDOW) if (bank, start + k) not in reserved]
-        reserved.update((bank, c) for c in free[:n])
-    if len(reserved) > 64:
-        reserved.difference_update([p for p in reserved if p[1] < clock])
+    start = max([clock] + [free[b] + n - WINDOW for b, n in enumerate(need) if n])
+    for b, n in enumerate(need):
+        if n:
+            free[b] = max(start, free[b]) + n
     return start
 
 
-def _next_event(clock, ready_at, counters, latches, issue_free, address_free, shared_free):
-    """The earliest clock at or after `clock` when a warp's stall, a counter, a latch, a sub-core's bubbles or the
-    memory path frees (`clock` itself when none is pending or one frees then)."""
+def _next_event(clock, ready_at, counters, latches, issue_free, address_free, shared, queues):
+    """The earliest clock at or after `clock` when a warp's stall, a counter, a latch, a sub-core's ports or the memory
+    path frees, or a queued instruction's dispatch ends; None when nothing is pending (the schedule is stuck)."""
     times = [t for t in ready_at if t >= clock]
     times += [r[0] for per in counters for c in per for r in c if r[0] is not None and r[0] >= clock]
     times += [t for latch in latches for t in latch.values() if t >= clock]
     times += [t for t in issue_free if t >= clock] + [t for t in address_free if t >= clock]
-    times += [shared_free] if shared_free >= clock else []
-    return min(times, default=clock)
-
-
-SIMULATED_SHARE = 0.01  # blocks issuing less than this share of a kernel's instructions are left to the issue rate
-
-
-def scheduled_blocks(counts, kernel, gpu="H100", share=1.0):
-    """((warp-level runs x `share`, block), ...) of `kernel`'s basic blocks in `gpu`'s SASS that the simulation takes:
-    those whose runs the trace fixes (counts: a kp.gpumodel.profile.Profile; its block_runs), whose listing has control
-    bits, and which issue at least SIMULATED_SHARE of those blocks' instructions; a block as the simulation reads it
-    ((opcode, stall, yield, write counter, read counter, wait mask, register-bank bubbles) per instruction). () without
-    SASS or control bits."""
-    found = counts.kernel_sass(kernel, gpu)
-    graph = None if isinstance(found, str) else basic_blocks(found)
-    if not graph:
-        return ()
-    at = counts.block_runs(kernel, gpu)
-    known = []
-    for b in graph:
-        runs = at.get(b.instructions[0].offset, (None, 0))[0]
-        if runs and all(i.control_bits for i in b.instructions):
-            known.append((runs, b.instructions))
-    issued = sum(runs * len(ins) for runs, ins in known)
-    return tuple((runs * share, as_block(ins)) for runs, ins in known if runs * len(ins) >= SIMULATED_SHARE * issued)
-
-
-def as_block(instructions):
-    """A basic block's kp.gpumodel.sass Instructions (with control bits) as the simulation reads them: (opcode, stall,
-    yield, write counter, read counter, wait mask, register sources) each, the sources ((slot, register, reuse), ...)
-    of an instruction that reads its operands through the register file's ports (kp.gpumodel.register_banks), else
-    None."""
-    return tuple(
-        (i.opcode, i.control_bits.stall, bool(i.control_bits.yield_), i.control_bits.write, i.control_bits.read,
-         i.control_bits.wait, tuple(sources(i.text)) if _applies(i) else None)
-        for i in instructions
-    )  # fmt: skip
-
-
-def block_clocks(g, block, warps_per_block, blocks, runs_per_warp, memory_latency, wavefronts):
-    """(clocks for one run of a basic block by each resident warp, the runs simulated): `block` as as_block gives it;
-    `blocks` resident on the SM, `warps_per_block` each; `runs_per_warp` how often each warp runs it over the launch;
-    `memory_latency` in clocks; `wavefronts` (per shared, per global instruction). A block each warp runs twice or more
-    is taken in steady state: the clocks of 3 runs less those of 1, over 2 (what the loop's first run pays, it pays
-    once); else one run's clocks from all the warps starting together."""
-    on = (tuple(g.compute_capability), tuple(sorted(rates(g).items())), warps_per_block, blocks)
-    memory = (round(memory_latency), tuple(round(f, 3) for f in wavefronts))
-    once = round_clocks(block, *on, 1, *memory)
-    if runs_per_warp < 2:
-        return once, 1
-    return (round_clocks(block, *on, 3, *memory) - once) / 2, 3
-
-
-def schedule_clocks(g, scheduled, warps_per_block, blocks, warps, memory_latency, wavefronts):
-    """(the clocks the busiest SM's schedule takes for its share of the simulated blocks' runs, the warp instructions
-    they hold): `scheduled` ((launch-wide warp-level runs on that SM, block), ...), `warps` the launch's warps, the
-    rest as block_clocks. A block's runs on the SM over its resident warps are rounds, each a simulated round's
-    clocks."""
-    clocks = instructions = 0.0
-    resident = warps_per_block * blocks
-    launch_warps = max(1, warps)
-    for runs, block in scheduled:
-        per_round, _ = block_clocks(g, block, warps_per_block, blocks, runs / launch_warps, memory_latency, wavefronts)
-        clocks += per_round * runs / resident
-        instructions += runs * len(block)
-    return clocks, instructions
+    times += [t for t in shared if t >= clock] + [e[2] + DISPATCH for q in queues for e in q]
+    pending = any(q for q in queues)
+    if not times:
+        return clock if pending else None
+    return max(clock, math.ceil(min(times)))

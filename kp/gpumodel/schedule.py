@@ -1,0 +1,96 @@
+"""The schedule term's inputs and clocks (issue 31, item 4): which basic blocks of a kernel's SASS kp.gpumodel.subcores
+simulates and as what (scheduled_blocks, as_block), and the busiest SM's clocks for a launch's runs of them, wave by
+wave (block_clocks, schedule_clocks, schedule_seconds: kp.gpumodel.gputime's "schedule" term). Owns the bookkeeping
+between a profile's counts and the simulation; never simulates (kp.gpumodel.subcores) and never combines terms.
+"""
+
+import math
+
+from kp.gpumodel.cfg import blocks as basic_blocks
+from kp.gpumodel.pipes import rates
+from kp.gpumodel.register_banks import _applies, sources
+from kp.gpumodel.subcores import GLOBAL_SPACE, SHARED_SPACE, round_clocks
+
+SIMULATED_SHARE = 0.01  # blocks issuing less than this share of a kernel's instructions are left to the issue rate
+
+
+def scheduled_blocks(counts, kernel, gpu="H100", share=1.0):
+    """((warp-level runs x `share`, block), ...) of `kernel`'s basic blocks in `gpu`'s SASS that the simulation takes:
+    those whose runs the trace fixes (counts: a kp.gpumodel.profile.Profile; its block_runs), whose listing has control
+    bits, and which issue at least SIMULATED_SHARE of those blocks' instructions; a block as the simulation reads it
+    ((opcode, stall, yield, write counter, read counter, wait mask, register-bank bubbles) per instruction). () without
+    SASS or control bits."""
+    found = counts.kernel_sass(kernel, gpu)
+    graph = None if isinstance(found, str) else basic_blocks(found)
+    if not graph:
+        return ()
+    at = counts.block_runs(kernel, gpu)
+    known = []
+    for b in graph:
+        runs = at.get(b.instructions[0].offset, (None, 0))[0]
+        if runs and all(i.control_bits for i in b.instructions):
+            known.append((runs, b.instructions))
+    issued = sum(runs * len(ins) for runs, ins in known)
+    return tuple((runs * share, as_block(ins)) for runs, ins in known if runs * len(ins) >= SIMULATED_SHARE * issued)
+
+
+def as_block(instructions):
+    """A basic block's kp.gpumodel.sass Instructions (with control bits) as the simulation reads them: (opcode, stall,
+    yield, write counter, read counter, wait mask, register sources) each, the sources ((slot, register, reuse), ...)
+    of an instruction that reads its operands through the register file's ports (kp.gpumodel.register_banks), else
+    None."""
+    return tuple(
+        (i.opcode, i.control_bits.stall, bool(i.control_bits.yield_), i.control_bits.write, i.control_bits.read,
+         i.control_bits.wait, tuple(sources(i.text)) if _applies(i) else None)
+        for i in instructions
+    )  # fmt: skip
+
+
+def block_clocks(g, block, warps_per_block, blocks, runs_per_warp, memory_latency, wavefronts):
+    """The clocks one SM needs for `blocks` resident blocks of `warps_per_block` warps to run a basic block
+    `runs_per_warp` times each: one run from all the warps starting together, then each further run at the steady
+    state's clocks (two runs' less one run's: what a loop's first run pays, it pays once); under one run (a block some
+    warps skip), one run's clocks times the share. `block` as as_block gives it; `memory_latency` in clocks;
+    `wavefronts` (per shared, per global instruction)."""
+    on = (tuple(g.compute_capability), tuple(sorted(rates(g).items())), warps_per_block, blocks)
+    memory = (round(memory_latency), tuple(round(f, 3) for f in wavefronts))
+    once = round_clocks(block, *on, 1, *memory)
+    if runs_per_warp <= 1:
+        return once * runs_per_warp
+    steady = round_clocks(block, *on, 2, *memory) - once
+    return once + (runs_per_warp - 1) * steady
+
+
+def schedule_clocks(g, scheduled, warps_per_block, resident, blocks_on_sm, memory_latency, wavefronts):
+    """(the clocks the busiest SM's schedule takes, the warp instructions it holds): `scheduled` ((runs per warp,
+    block), ...) of the simulated blocks; `blocks_on_sm` the blocks the SM runs over the launch, `resident` at once:
+    full waves of `resident`, then the rest together (a last wave of fewer warps hides less: simulated apart)."""
+    full, rest = divmod(blocks_on_sm, resident)
+    clocks = instructions = 0.0
+    for runs, block in scheduled:
+        wave = block_clocks(g, block, warps_per_block, resident, runs, memory_latency, wavefronts)
+        clocks += full * wave
+        if rest:
+            clocks += block_clocks(g, block, warps_per_block, rest, runs, memory_latency, wavefronts)
+        instructions += runs * len(block) * warps_per_block * blocks_on_sm
+    return clocks, instructions
+
+
+def schedule_seconds(g, work, resident, warps_per_block, trip_s, l1_lines, issue_rate):
+    """The schedule term of the busiest SM (kp.gpumodel.subcores): the blocks it runs over the launch, `resident` at a
+    time, their warps running the simulated blocks as often as the launch's warps do; each global or local load's
+    result `trip_s` after its issue (the launch's round trip, loaded: a wave's memory time over its round trips where
+    the bandwidth binds), each shared instruction the launch's shared wavefronts over its shared instructions, each
+    global or local one its 128-byte lines over those; the instructions of the blocks not simulated at `issue_rate`
+    beside. 0.0 without simulated blocks."""
+    if not work.scheduled:
+        return 0.0
+    shared = sum(r * sum(op.split(".")[0] in SHARED_SPACE for op, *_ in b) for r, b in work.scheduled)
+    other = sum(r * sum(op.split(".")[0] in GLOBAL_SPACE for op, *_ in b) for r, b in work.scheduled)
+    wavefronts = (work.shared_wavefronts / shared if shared else 1.0, l1_lines / other if other else 1.0)
+    per_warp = tuple((r / work.warps, b) for r, b in work.scheduled)
+    on_sm = math.ceil(work.grid_blocks / g.sms)
+    clocks, simulated = schedule_clocks(g, per_warp, warps_per_block, min(resident, on_sm), on_sm,
+                                        trip_s * g.clock_hz, tuple(max(1.0, f) for f in wavefronts))  # fmt: skip
+    rest = max(0.0, work.issued * on_sm / work.grid_blocks - simulated)
+    return clocks / g.clock_hz + rest / issue_rate

@@ -1,0 +1,53 @@
+"""kp.gpumodel.schedule: a launch's clocks of the simulated basic blocks, wave by wave, and the schedule term
+kp.gpumodel.gputime takes from them, on blocks whose clocks follow by hand (kp.gpumodel.subcores' rules)."""
+
+from kp.gpumodel.gpus import gpu
+from kp.gpumodel.gputime import LaunchWork, estimate_launch
+from kp.gpumodel.pipes import rates
+from kp.gpumodel.schedule import block_clocks, schedule_clocks
+from kp.gpumodel.subcores import NONE, round_clocks
+
+A6000, A100 = gpu("RTX A6000"), gpu("A100")
+FMUL = ("FMUL", 1, False, NONE, NONE, 0, ((0, 2, False),))  # one source read: the register file never holds it up
+
+
+def _clocks(g, block, warps_per_block=1, blocks=1, runs=1):
+    on = (tuple(g.compute_capability), tuple(sorted(rates(g).items())))
+    return round_clocks(tuple(block), *on, warps_per_block, blocks, runs, 500, (1.0, 1.0))
+
+
+def test_block_clocks_takes_a_loop_in_steady_state():
+    """block_clocks: one run from all the warps starting together, then each further run at the steady state's clocks
+    (two runs' less one's); under one run, one run's clocks times the share."""
+    block = tuple([FMUL] * 8)
+    once, twice = _clocks(A100, block), _clocks(A100, block, runs=2)
+    assert (once, twice) == (15, 31)
+    assert block_clocks(A100, block, 1, 1, 100, 500, (1.0, 1.0)) == once + 99 * (twice - once)
+    assert block_clocks(A100, block, 1, 1, 0.5, 500, (1.0, 1.0)) == once * 0.5
+
+
+def test_the_last_partial_wave_is_simulated_apart():
+    """schedule_clocks: 4 blocks on the SM, 3 resident: one wave of 3 and one of 1, each its own simulation (a block
+    of 8 FMULs of 1-warp blocks, 1 run per warp: on an A100 the three blocks' warps sit on three sub-cores, so both
+    waves take a run's 15 clocks, issues at 0, 2, ..., 14: 30 in all, not the 4/3 x 15 of one wave's clocks shared
+    out)."""
+    block = tuple([FMUL] * 8)
+    clocks, instructions = schedule_clocks(A100, ((1.0, block),), 1, 3, 4, 500, (1.0, 1.0))
+    assert clocks == _clocks(A100, block, blocks=3) + _clocks(A100, block, blocks=1) == 30
+    assert instructions == 4 * 8
+
+
+def test_the_schedule_term_is_the_busiest_sms_clocks():
+    """schedule_seconds through estimate_launch: 2 x 84 one-warp blocks on an RTX A6000 (84 SMs) put 2 on the busiest
+    SM, resident together on two sub-cores; each warp runs 8 FMULs 10000 times (8 clocks a run on 8.6: one run, then
+    9999 more at the steady 8): 80000 clocks, at the 1.8 GHz boost clock (44 µs, past the launch floor); every
+    instruction is in the simulated block, so nothing is added at the issue rate."""
+    block = tuple([FMUL] * 8)
+    blocks = 2 * A6000.sms
+    work = LaunchWork(kernel="k", grid_blocks=blocks, threads_per_block=32, issued=10000 * 8 * blocks,
+                      scheduled=((10000 * blocks, block),))  # fmt: skip
+    e = estimate_launch(A6000, work)
+    assert round(e.schedule_s * A6000.clock_hz, 6) == 80000
+    assert e.bound == "schedule"
+    assert LaunchWork(kernel="k", grid_blocks=blocks, threads_per_block=32).scheduled == ()
+    assert estimate_launch(A6000, LaunchWork(kernel="k", grid_blocks=blocks, threads_per_block=32)).schedule_s == 0.0
