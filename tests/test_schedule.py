@@ -39,15 +39,16 @@ def test_the_last_partial_wave_is_simulated_apart():
 
 def test_the_schedule_term_is_the_busiest_sms_clocks():
     """schedule_seconds through estimate_launch: 2 x 84 one-warp blocks on an RTX A6000 (84 SMs) put 2 on the busiest
-    SM, resident together on two sub-cores; each warp runs 8 FMULs 10000 times (8 clocks a run on 8.6: one run, then
-    9999 more at the steady 8): 80000 clocks, at the 1.8 GHz boost clock (44 µs, past the launch floor); every
-    instruction is in the simulated block, so nothing is added at the issue rate."""
-    block = tuple([FMUL] * 8)
+    SM, resident together on two sub-cores; each warp runs a chain of 8 FMULs (stall counts of 4) 10000 times: one run
+    of 7 x 4 + 1 = 29 clocks, then 9999 more at the steady 32: 319997 clocks at the 1.8 GHz boost clock (178 µs). Every
+    instruction is in the simulated block, so nothing is added at the issue rate; the issue term (2 warps on 2
+    schedulers, 80000 clocks) knows nothing of the chain here (no dependent blocks given), so the schedule binds."""
+    block = tuple([("FMUL", 4, *FMUL[2:])] * 8)
     blocks = 2 * A6000.sms
     work = LaunchWork(kernel="k", grid_blocks=blocks, threads_per_block=32, issued=10000 * 8 * blocks,
                       scheduled=((10000 * blocks, block),))  # fmt: skip
     e = estimate_launch(A6000, work)
-    assert round(e.schedule_s * A6000.clock_hz, 6) == 80000
+    assert round(e.schedule_s * A6000.clock_hz, 6) == 319997
     assert e.bound == "schedule"
     assert LaunchWork(kernel="k", grid_blocks=blocks, threads_per_block=32).scheduled == ()
     assert estimate_launch(A6000, LaunchWork(kernel="k", grid_blocks=blocks, threads_per_block=32)).schedule_s == 0.0
