@@ -117,8 +117,8 @@ def test_the_gpu_model_counts_no_bank_conflict_in_v7_and_models_it_faster_than_v
     """v6's transposed stores and its reads of W's tile are 2-way bank conflicts; v7's padded tiles and Pack reads
     have none, in any configuration, and every configuration with more blocks than the H100 has SMs models faster.
     The larger tiles make 128 blocks here (128 x 64, 64 x 128) or 64 (128 x 128), at most one on each SM: a block's
-    load and compute phases, separated by its barriers, cannot overlap (kp.gpumodel.overlap), so at this size they
-    model slower than v6's 256 blocks, two to an SM."""
+    load and compute phases, separated by its barriers, cannot overlap (the sub-cores' simulation waits at them:
+    kp.gpumodel.subcores, the schedule term), so at this size they model slower than v6's 256 blocks, two to an SM."""
     checked = helpers.load_kernel("linear_ladder", target="cpu", check=True, quiet=True)
     v6, v6_seconds = modelled(checked, 6)
     assert max(ln.worst for ln in v6.lines if ln.space == "shared") == 2
@@ -131,7 +131,7 @@ def test_the_gpu_model_counts_no_bank_conflict_in_v7_and_models_it_faster_than_v
         if v7.launches[0].blocks > H100_SMS:
             assert seconds < v6_seconds, (tiles, seconds, v6_seconds)
         else:
-            assert v7.launches[0].blocks in (64, 128) and launch.phases_add, (tiles, launch.bound)
+            assert v7.launches[0].blocks in (64, 128) and launch.bound == "schedule", (tiles, launch.bound)
             assert seconds > v6_seconds, (tiles, seconds, v6_seconds)
 
 
