@@ -229,8 +229,7 @@ def estimate_launch(gpu_or_name, work):
         memory_side = memory_s
     pipe_name = "shared memory" if work.shared_wavefronts >= l1_lines else "L1"
     on_sm = {"compute": compute_s, issue_name: issue_s, pipe_name: l1_s, arithmetic_name: pipe_s}
-    trip_s = max(memory_s, l2_s) / (waves * work.dram_round_trips_per_warp) if waited else latency
-    schedule_s = schedule_seconds(g, work, resident, warps_per_block, max(latency, trip_s), l1_lines, issue_rate)
+    schedule_s = schedule_seconds(g, work, resident, warps_per_block, latency, l1_lines, issue_rate)
     if schedule_s:
         on_sm["schedule"] = schedule_s
     # One block slot's blocks in sequence (as many as the waves), each with the SM to itself: the busiest SM's compute

@@ -17,30 +17,46 @@ SIMULATED_SHARE = 0.01  # blocks issuing less than this share of a kernel's inst
 def scheduled_blocks(counts, kernel, gpu="H100", share=1.0):
     """((warp-level runs x `share`, block), ...) of `kernel`'s basic blocks in `gpu`'s SASS that the simulation takes:
     those whose runs the trace fixes (counts: a kp.gpumodel.profile.Profile; its block_runs), whose listing has control
-    bits, and which issue at least SIMULATED_SHARE of those blocks' instructions; a block as the simulation reads it
-    ((opcode, stall, yield, write counter, read counter, wait mask, register-bank bubbles) per instruction). () without
-    SASS or control bits."""
+    bits, and which issue at least SIMULATED_SHARE of those blocks' instructions; a block as as_block gives it. A
+    global, local or shared access at a line where the trace saw none of its space ran predicated off (nvcc
+    if-converts short branches: `@P0 LDG` under a false P0 moves nothing): it is simulated as a NOP. One at a line
+    that did run is simulated as run (a line's `@P0` and `@!P0` forms both wait). () without SASS or control bits."""
     found = counts.kernel_sass(kernel, gpu)
     graph = None if isinstance(found, str) else basic_blocks(found)
     if not graph:
         return ()
     at = counts.block_runs(kernel, gpu)
+    accessed = {(ln.file, ln.line, ln.space) for ln in counts.source_lines if ln.kernel == kernel and ln.requests}
     known = []
     for b in graph:
         runs = at.get(b.instructions[0].offset, (None, 0))[0]
         if runs and all(i.control_bits for i in b.instructions):
             known.append((runs, b.instructions))
     issued = sum(runs * len(ins) for runs, ins in known)
-    return tuple((runs * share, as_block(ins)) for runs, ins in known if runs * len(ins) >= SIMULATED_SHARE * issued)
+    return tuple(
+        (runs * share, as_block(ins, accessed)) for runs, ins in known if runs * len(ins) >= SIMULATED_SHARE * issued
+    )
 
 
-def as_block(instructions):
+def as_block(instructions, accessed=None):
     """A basic block's kp.gpumodel.sass Instructions (with control bits) as the simulation reads them: (opcode, stall,
     yield, write counter, read counter, wait mask, register sources) each, the sources ((slot, register, reuse), ...)
     of an instruction that reads its operands through the register file's ports (kp.gpumodel.register_banks), else
-    None."""
+    None. `accessed`: the (file, line, space) the trace saw accesses at; a memory instruction elsewhere becomes a NOP
+    (None: every one ran)."""
+
+    def opcode(i):
+        space = "global" if i.space == "local" else i.space
+        ran = (
+            accessed is None
+            or not i.space
+            or (i.file, i.line, space) in accessed
+            or (i.file, i.line, i.space) in accessed
+        )
+        return i.opcode if ran else "NOP"
+
     return tuple(
-        (i.opcode, i.control_bits.stall, bool(i.control_bits.yield_), i.control_bits.write, i.control_bits.read,
+        (opcode(i), i.control_bits.stall, bool(i.control_bits.yield_), i.control_bits.write, i.control_bits.read,
          i.control_bits.wait, tuple(sources(i.text)) if _applies(i) else None)
         for i in instructions
     )  # fmt: skip
@@ -79,10 +95,11 @@ def schedule_clocks(g, scheduled, warps_per_block, resident, blocks_on_sm, memor
 def schedule_seconds(g, work, resident, warps_per_block, trip_s, l1_lines, issue_rate):
     """The schedule term of the busiest SM (kp.gpumodel.subcores): the blocks it runs over the launch, `resident` at a
     time, their warps running the simulated blocks as often as the launch's warps do; each global or local load's
-    result `trip_s` after its issue (the launch's round trip, loaded: a wave's memory time over its round trips where
-    the bandwidth binds), each shared instruction the launch's shared wavefronts over its shared instructions, each
-    global or local one its 128-byte lines over those; the instructions of the blocks not simulated at `issue_rate`
-    beside. 0.0 without simulated blocks."""
+    result `trip_s` after its issue (the launch's round trip, unloaded: where DRAM's or the L2's bandwidth binds, their
+    terms bound the launch from outside, and a load the simulation waits for twice, as predicated forms of one line
+    are, would wait a loaded latency twice), each shared instruction the launch's shared wavefronts over its shared
+    instructions, each global or local one its 128-byte lines over those; the instructions of the blocks not simulated
+    at `issue_rate` beside. 0.0 without simulated blocks."""
     if not work.scheduled:
         return 0.0
     shared = sum(r * sum(op.split(".")[0] in SHARED_SPACE for op, *_ in b) for r, b in work.scheduled)
