@@ -1,18 +1,15 @@
 """One SM's four sub-cores issuing a basic block's SASS clock by clock (issue 31, item 4): the resident warps each run
 the block again and again, as the compiler's control bits and the shared structures let them. Owns the simulation and
-its rules; kp.gpumodel.gputime turns its clocks into the "schedule" term, kp.gpumodel.profile hands it the blocks
-(kp.gpumodel.cfg, their runs from the trace). Never reads a trace and never combines terms.
+its rules; kp.gpumodel.schedule chooses the blocks and adds their clocks up for kp.gpumodel.gputime's "schedule" term.
+Never reads a trace and never combines terms.
 
-Why a simulation: the model's other SM-side terms (issue, the arithmetic pipes, the load/store pipe, the L1 data pipe,
-one warp's dependent path) each bound the time alone, and their max is what the hardware reaches only when every
-resource is kept busy while the others are. In-order warps, each holding an instruction a busy unit cannot take,
-barriers that line a block's warps up, and loads whose results a warp waits for, keep the hardware from it: published
-GEMM timings sit 15-35% above the max on kernels where three of those terms are within 20% of each other. No constant
-is fitted here: every rule below is a published measurement's, and the clocks come out of them.
+Why: the other SM-side terms (issue, the pipes, the L1 data pipe, one warp's path) each bound the time alone, and
+their max is reached only where every resource is kept busy while the others are; in-order warps waiting on a busy
+unit, a queue or a barrier keep the hardware from it. No constant is fitted here: every rule is a measurement's.
 
 The rules (Huerta, Abaie Shoushtary, Cruz, González, "Dissecting and Modeling the Architecture of Modern GPU Cores",
 MICRO 2025, measured on Ampere GA102 boards incl. the RTX A6000, Turing and Blackwell; read in the stored copy
-kp.gpumodel.pipes cites):
+kp.gpumodel.pipes cites; taken for 7.5, 8.0, 8.9 and 9.0 alike, an assumption):
 - warps are placed on sub-cores "in a round robin manner (i.e., warp ID %4)" (5.2); each sub-core "can issue a single
   instruction per cycle" (4);
 - the issue policy, CGGTY (5.1.2): "a greedy policy that selects an instruction from the same warp if it meets the
@@ -24,28 +21,36 @@ kp.gpumodel.pipes cites):
   input latch that must be free when the instruction reaches the execution stage. This latch is occupied for two
   cycles if the width of the execution unit is just half warp, and for one cycle if its width is a full warp" (a unit
   of k lanes per sub-core: 32 / k clocks; the lanes are kp.gpumodel.pipes' results per clock per SM over the four
-  sub-cores; on 8.6 and 8.9, where FP32 and integer share lanes, two half-warp latches, FP32 and IMAD taking either,
-  integer only the second: the GA102 whitepaper's two datapaths, "one [...] FP32 [...] the other [...] either FP32 or
-  INT32");
-- the register file's bubbles (kp.gpumodel.register_banks: the Allocate stage holds the sub-core's pipeline "upwards"
-  until its ports are free, 5.3): an instruction with b bubbles keeps its sub-core from issuing for b more clocks;
-- memory instructions (and the load/store pipe's others: shuffles, S2R, VOTE) wait in a queue of the sub-core:
-  "each sub-core can buffer five consecutive instructions" (4 entries and a latch, 5.4; a sixth's issue stalls); each
-  sub-core's address calculation takes one memory instruction every four clocks, the structures the sub-cores share
-  one every two (kp.gpumodel.pipes' rates per compute capability: 1 per clock on 8.0 and 9.0); then the L1 data pipe,
-  shared by the SM, serves the instruction's wavefronts, one a clock (a shared access's bank-conflict wavefronts, a
-  global or local access's 128-byte lines: kp.gpumodel.gputime passes their means per instruction);
-- results (kp.gpumodel.depend.latency): a shared load's dependence counter is released SHARED_LOAD_CLOCKS after its
-  last wavefront starts; a global or local load's the launch's round-trip latency after it leaves the queue
-  (kp.gpumodel.gputime: L1, L2 or DRAM by the share each serves); a fixed-latency result's its latency after issue; a
-  read counter a clock after the instruction leaves the queue (its sources read);
+  sub-cores; on 8.6 and 8.9, where FP32 and integer share lanes, two half-warp latches, FP32 taking either, integer
+  and IMAD only the second: the GA102 whitepaper's two datapaths, one FP32 only, "the other [...] either FP32 or
+  INT32", and an answer on NVIDIA's developer forum, "separate-cuda-core-pipeline-for-fp16-and-fp32" post 7: "FMAheavy
+  pipe handles IMAD, IDP, and FP32 operations. FMAlite pipe handles FP32");
+- the register file (5.3; kp.gpumodel.register_banks' rule): two banks, one read a clock each, an instruction's reads
+  within three clocks, the reuse cache per bank and operand slot (another warp's read there evicts it); where they
+  cannot be read in time the Allocate stage holds the sub-core's pipeline "upwards": no issue until they can;
+- memory instructions wait in a queue of their sub-core: "each sub-core can buffer five consecutive instructions" (4
+  entries and a latch, 5.4), an entry held until its instruction leaves the address calculation; one enters that 7
+  clocks after its issue at the earliest (DISPATCH: Table 1), one every four clocks per sub-core; the structures the
+  sub-cores share take one every two (kp.gpumodel.pipes' rates per compute capability: 1 per clock on 8.0 and 9.0),
+  the sub-cores' queues served in turn; S2R, VOTE and shuffles pass the pipe's issue (one a clock for the SM, the
+  forum answers kp.gpumodel.pipes quotes) with no address or data; then the L1 data pipe, shared by the SM, serves an
+  access's wavefronts, one a clock (a shared access's bank-conflict wavefronts, a global or local access's 128-byte
+  lines: kp.gpumodel.schedule passes their means per instruction);
+- results, from Table 2 (Ampere, "issue to the earliest consumer"): a shared load's 24 clocks (26 at 128 bits) after
+  its issue, later by what the queue and the data pipe held it; LDC 26 (an immediate address: the listing's operands
+  are not kept); a global or local load's the launch's round trip (kp.gpumodel.gputime: L1, L2 or DRAM by the share
+  each serves) after its issue; a memory instruction's sources free to overwrite (its read counter) 9-20 clocks after
+  its issue by kind and width (WAR); a fixed-latency result's ALU_LATENCY_CLOCKS, and S2R's, MUFU's, the conversions'
+  and FP64's too (an assumption that understates them, as kp.gpumodel.depend says);
 - BAR.SYNC: a warp waits there until every warp of its block has arrived (the CUDA C++ Programming Guide,
-  __syncthreads); then all issue on from the next clock.
+  __syncthreads); then all issue on from the next clock. BAR.ARV arrives without waiting.
 
 What it leaves out: instruction fetch (Huerta et al.'s stream buffer "behaves close to a perfect instruction cache"
-for loops, 7.3), constant-cache misses, the L1's and L2's queues (the memory terms bound those from outside), the
-FP64 and tensor pipes' sharing between sub-cores (FP64 taken per sub-core at a quarter of the SM's rate), and what a
-block's first run inherits from the block before (each warp starts with its counters at zero).
+for loops, 7.3), constant-cache misses, the L1's and L2's queues (the memory terms bound those from outside), the data
+pipe pushing back on the queues, memory instructions' register reads, a barrier's thread count (every BAR.SYNC is the
+whole block's), DEPBAR's partial waits (LDGSTS pipelines: too fast), tensor-core instructions' rates (none), the FP64
+pipe's sharing between sub-cores (FP64 taken per sub-core at a quarter of the SM's rate), and what a block's first run
+inherits from the block before (each warp starts with its counters at zero).
 """
 
 import functools
