@@ -48,8 +48,8 @@ kp.gpumodel.pipes cites; taken for 7.5, 8.0, 8.9 and 9.0 alike, an assumption):
 Left out: instruction fetch (their stream buffer "behaves close to a perfect instruction cache", 7.3), constant misses,
 the L1's and L2's queues (the memory terms bound those from outside), the data pipe pushing back on the queues, memory
 instructions' register reads, a barrier's thread count (every BAR.SYNC is the whole block's), DEPBAR's partial waits
-(LDGSTS pipelines: too fast), tensor-core instructions' rates (none), the FP64 pipe's sharing between sub-cores (FP64
-taken per sub-core at a quarter of the SM's rate), and what a block's first run inherits from the block before (each warp starts with its counters at zero).
+(LDGSTS pipelines: too fast), tensor-core instructions' rates (none), the FP64 pipe's sharing between sub-cores (a
+quarter of the SM's rate per sub-core), and what a block's first run inherits (each warp starts with counters at 0).
 """
 
 import functools
