@@ -15,7 +15,8 @@ class LaunchEstimate:
     kernel: str
     seconds: float
     # "memory", "latency", "L2", "compute", "issue", "issue (dependent)", "shared memory", "L1", an arithmetic pipe's
-    # ("FP32 pipe", "integer pipe", ...: kp.gpumodel.pipes), "launch"; "A + B": phases add
+    # ("FP32 pipe", "integer pipe", ...: kp.gpumodel.pipes), "schedule" (kp.gpumodel.subcores), "launch"; "A + B":
+    # phases add
     bound: str
     dram_bytes: int
     achieved_bandwidth: float  # dram_bytes / seconds, bytes/s
