@@ -158,10 +158,9 @@ void layernorm_bwd(const T* g, const T* x, const T* w, const S* mean, const S* r
 }
 
 // The instantiations the binding calls.
-#define LAYERNORM_INSTANTIATE(T, S)                                                                           \
-  template void layernorm_fwd<T, S>(const T*, const T*, const T*, T*, S*, S*, int64_t, int64_t, double,       \
-                                    cudaStream_t);                                                            \
-  template void layernorm_bwd<T, S>(const T*, const T*, const T*, const S*, const S*, T*, T*, T*, S*, S*, int64_t, \
+#define LAYERNORM_INSTANTIATE(T, S)                                                                                    \
+  template void layernorm_fwd<T, S>(const T*, const T*, const T*, T*, S*, S*, int64_t, int64_t, double, cudaStream_t); \
+  template void layernorm_bwd<T, S>(const T*, const T*, const T*, const S*, const S*, T*, T*, T*, S*, S*, int64_t,     \
                                     int64_t, cudaStream_t);
 LAYERNORM_INSTANTIATE(float, float)
 LAYERNORM_INSTANTIATE(double, double)

@@ -55,8 +55,8 @@ std::tuple<kp::Tensor, kp::Tensor, kp::Tensor> layernorm(kp::Tensor x, kp::Tenso
   KP_DISPATCH_FLOATING_AND_HALF(x.scalar_type(), "layernorm", [&] {
     using S = stat_t<scalar_t>;
     layernorm_fwd<scalar_t, S>(kp::data<const scalar_t>(x, "x"), kp::data<const scalar_t>(weight, "weight"),
-                            kp::data<const scalar_t>(bias, "bias"), kp::data<scalar_t>(y, "y"),
-                            kp::data<S>(mean, "mean"), kp::data<S>(rstd, "rstd"), R, C, eps, kp::stream_of(x));
+                               kp::data<const scalar_t>(bias, "bias"), kp::data<scalar_t>(y, "y"),
+                               kp::data<S>(mean, "mean"), kp::data<S>(rstd, "rstd"), R, C, eps, kp::stream_of(x));
   });
   return {y, mean, rstd};
 }
@@ -88,10 +88,10 @@ std::tuple<kp::Tensor, kp::Tensor, kp::Tensor> layernorm_backward(kp::Tensor gra
   KP_DISPATCH_FLOATING_AND_HALF(x.scalar_type(), op, [&] {
     using S = stat_t<scalar_t>;
     layernorm_bwd<scalar_t, S>(kp::data<const scalar_t>(grad_y, "grad_y"), kp::data<const scalar_t>(x, "x"),
-                            kp::data<const scalar_t>(weight, "weight"), kp::data<const S>(mean, "mean"),
-                            kp::data<const S>(rstd, "rstd"), kp::data<scalar_t>(dx, "grad_x"),
-                            kp::data<scalar_t>(dw, "grad_weight"), kp::data<scalar_t>(db, "grad_bias"),
-                            kp::data<S>(gx, "grad_y_xhat"), kp::data<S>(sums, "sums"), R, C, kp::stream_of(x));
+                               kp::data<const scalar_t>(weight, "weight"), kp::data<const S>(mean, "mean"),
+                               kp::data<const S>(rstd, "rstd"), kp::data<scalar_t>(dx, "grad_x"),
+                               kp::data<scalar_t>(dw, "grad_weight"), kp::data<scalar_t>(db, "grad_bias"),
+                               kp::data<S>(gx, "grad_y_xhat"), kp::data<S>(sums, "sums"), R, C, kp::stream_of(x));
   });
   return {dx, dw, db};
 }

@@ -30,8 +30,8 @@
 #include "common/linear_tiles.cuh"
 
 template <typename T>
-__global__ void linear_v1(const T* __restrict__ X, const T* __restrict__ W, const T* __restrict__ b,
-                          T* __restrict__ Y, int64_t M, int64_t N, int64_t K) {
+__global__ void linear_v1(const T* __restrict__ X, const T* __restrict__ W, const T* __restrict__ b, T* __restrict__ Y,
+                          int64_t M, int64_t N, int64_t K) {
   int64_t i = (int64_t)blockIdx.x * 32 + threadIdx.x, n = (int64_t)blockIdx.y * 32 + threadIdx.y;
   if (i >= M || n >= N) return;
   T acc = b[n];
@@ -40,8 +40,8 @@ __global__ void linear_v1(const T* __restrict__ X, const T* __restrict__ W, cons
 }
 
 template <typename T>
-__global__ void linear_v2(const T* __restrict__ X, const T* __restrict__ W, const T* __restrict__ b,
-                          T* __restrict__ Y, int64_t M, int64_t N, int64_t K) {
+__global__ void linear_v2(const T* __restrict__ X, const T* __restrict__ W, const T* __restrict__ b, T* __restrict__ Y,
+                          int64_t M, int64_t N, int64_t K) {
   int64_t n = (int64_t)blockIdx.x * 32 + threadIdx.x, i = (int64_t)blockIdx.y * 32 + threadIdx.y;
   if (i >= M || n >= N) return;
   T acc = b[n];
@@ -50,8 +50,8 @@ __global__ void linear_v2(const T* __restrict__ X, const T* __restrict__ W, cons
 }
 
 template <typename T>
-__global__ void linear_v3(const T* __restrict__ X, const T* __restrict__ W, const T* __restrict__ b,
-                          T* __restrict__ Y, int64_t M, int64_t N, int64_t K) {
+__global__ void linear_v3(const T* __restrict__ X, const T* __restrict__ W, const T* __restrict__ b, T* __restrict__ Y,
+                          int64_t M, int64_t N, int64_t K) {
   __shared__ T Xs[32][33];  // Xs[row][k]
   __shared__ T Ws[32][33];  // Ws[k][column]: W's tile transposed
   const int tx = threadIdx.x, ty = threadIdx.y;
@@ -71,13 +71,13 @@ __global__ void linear_v3(const T* __restrict__ X, const T* __restrict__ W, cons
 constexpr int V4_BM = 64, V4_BN = 64, V4_BK = 8, V4_TM = 8;  // 64 x 64 outputs per block, 8 per thread
 
 template <typename T>
-__global__ void linear_v4(const T* __restrict__ X, const T* __restrict__ W, const T* __restrict__ b,
-                          T* __restrict__ Y, int64_t M, int64_t N, int64_t K) {
-  __shared__ T Xs[V4_BK][V4_BM];  // Xs[k][row]: X's tile transposed
-  __shared__ T Ws[V4_BK][V4_BN];  // Ws[k][column]: W's tile transposed
-  const int t = threadIdx.x;                              // 512 threads
-  const int col = t % V4_BN, row0 = t / V4_BN * V4_TM;    // this thread: rows row0 .. row0 + 7 of column col
-  const int load_k = t % V4_BK, load_r = t / V4_BK;       // the loads: 64 rows x 8 k of each operand
+__global__ void linear_v4(const T* __restrict__ X, const T* __restrict__ W, const T* __restrict__ b, T* __restrict__ Y,
+                          int64_t M, int64_t N, int64_t K) {
+  __shared__ T Xs[V4_BK][V4_BM];                        // Xs[k][row]: X's tile transposed
+  __shared__ T Ws[V4_BK][V4_BN];                        // Ws[k][column]: W's tile transposed
+  const int t = threadIdx.x;                            // 512 threads
+  const int col = t % V4_BN, row0 = t / V4_BN * V4_TM;  // this thread: rows row0 .. row0 + 7 of column col
+  const int load_k = t % V4_BK, load_r = t / V4_BK;     // the loads: 64 rows x 8 k of each operand
   const int64_t m0 = (int64_t)blockIdx.y * V4_BM, n0 = (int64_t)blockIdx.x * V4_BN;
   T acc[V4_TM] = {};
   for (int64_t k0 = 0; k0 < K; k0 += V4_BK) {
@@ -124,8 +124,8 @@ __device__ __forceinline__ void store_piece(const T (*acc)[V5_TN], const T* __re
 }
 
 template <typename T>
-__global__ void linear_v5(const T* __restrict__ X, const T* __restrict__ W, const T* __restrict__ b,
-                          T* __restrict__ Y, int64_t M, int64_t N, int64_t K) {
+__global__ void linear_v5(const T* __restrict__ X, const T* __restrict__ W, const T* __restrict__ b, T* __restrict__ Y,
+                          int64_t M, int64_t N, int64_t K) {
   __shared__ T Xs[V5_BK][V5_BM];  // Xs[k][row]: X's tile transposed
   __shared__ T Ws[V5_BK][V5_BN];  // Ws[k][column]: W's tile transposed
   const int t = threadIdx.x;
@@ -134,7 +134,7 @@ __global__ void linear_v5(const T* __restrict__ X, const T* __restrict__ W, cons
   T acc[V5_TM][V5_TN] = {};
   for (int64_t k0 = 0; k0 < K; k0 += V5_BK) {
     for (int l = t; l < V5_BK * V5_BM; l += V5_THREADS) {  // 512 elements of each tile, 2 per thread
-      const int kk = l % V5_BK, r = l / V5_BK;               // neighbouring threads: neighbouring k
+      const int kk = l % V5_BK, r = l / V5_BK;             // neighbouring threads: neighbouring k
       const int64_t k = k0 + kk;
       Xs[kk][r] = m0 + r < M && k < K ? X[(m0 + r) * K + k] : T(0);
       Ws[kk][r] = n0 + r < N && k < K ? W[(n0 + r) * K + k] : T(0);
@@ -149,8 +149,8 @@ __global__ void linear_v5(const T* __restrict__ X, const T* __restrict__ W, cons
 // One 8-wide row of a tile: row `r` of A (rows x K) at k0 .. k0 + 7, stored transposed into tile[k][r]; zeros past
 // the edges. 16-byte Packs where `packed` (K a multiple of a Pack, A aligned), element by element otherwise.
 template <typename T>
-__device__ void load_tile_row(const T* __restrict__ A, int64_t rows, int64_t K, int64_t row0, int64_t k0, int r,
-                              int kk, bool packed, T (*tile)[V5_BM]) {
+__device__ void load_tile_row(const T* __restrict__ A, int64_t rows, int64_t K, int64_t row0, int64_t k0, int r, int kk,
+                              bool packed, T (*tile)[V5_BM]) {
   constexpr int N = Pack<T>::N;
   const int64_t row = row0 + r, k = k0 + kk;
   if (packed && row < rows && k + N <= K) {
@@ -162,8 +162,8 @@ __device__ void load_tile_row(const T* __restrict__ A, int64_t rows, int64_t K, 
 }
 
 template <typename T>
-__global__ void linear_v6(const T* __restrict__ X, const T* __restrict__ W, const T* __restrict__ b,
-                          T* __restrict__ Y, int64_t M, int64_t N, int64_t K, bool packed) {
+__global__ void linear_v6(const T* __restrict__ X, const T* __restrict__ W, const T* __restrict__ b, T* __restrict__ Y,
+                          int64_t M, int64_t N, int64_t K, bool packed) {
   constexpr int P = Pack<T>::N;  // elements per Pack: a tile row of 8 is 8 / P Packs
   __shared__ T Xs[V5_BK][V5_BM];
   __shared__ T Ws[V5_BK][V5_BN];
@@ -249,14 +249,14 @@ void linear_ladder(const T* x, const T* w, const T* b, T* y, int64_t M, int64_t 
   if (version == 7) {
     linear_v7_launch(x, w, b, y, M, N, K, tiles, stream);
   } else if (version == 1) {
-    linear_v1<T><<<dim3(ceil_div<int64_t>(M, 32), ceil_div<int64_t>(N, 32)), dim3(32, 32), 0, stream>>>(x, w, b, y, M,
-                                                                                                          N, K);
+    linear_v1<T>
+        <<<dim3(ceil_div<int64_t>(M, 32), ceil_div<int64_t>(N, 32)), dim3(32, 32), 0, stream>>>(x, w, b, y, M, N, K);
   } else if (version == 2) {
-    linear_v2<T><<<dim3(ceil_div<int64_t>(N, 32), ceil_div<int64_t>(M, 32)), dim3(32, 32), 0, stream>>>(x, w, b, y, M,
-                                                                                                          N, K);
+    linear_v2<T>
+        <<<dim3(ceil_div<int64_t>(N, 32), ceil_div<int64_t>(M, 32)), dim3(32, 32), 0, stream>>>(x, w, b, y, M, N, K);
   } else if (version == 3) {
-    linear_v3<T><<<dim3(ceil_div<int64_t>(N, 32), ceil_div<int64_t>(M, 32)), dim3(32, 32), 0, stream>>>(x, w, b, y, M,
-                                                                                                          N, K);
+    linear_v3<T>
+        <<<dim3(ceil_div<int64_t>(N, 32), ceil_div<int64_t>(M, 32)), dim3(32, 32), 0, stream>>>(x, w, b, y, M, N, K);
   } else if (version == 4) {
     linear_v4<T><<<dim3(ceil_div<int64_t>(N, V4_BN), ceil_div<int64_t>(M, V4_BM)), V4_BM * V4_BN / V4_TM, 0, stream>>>(
         x, w, b, y, M, N, K);
@@ -266,7 +266,7 @@ void linear_ladder(const T* x, const T* w, const T* b, T* y, int64_t M, int64_t 
         x, w, b, y, M, N, K, packed);
   } else {
     linear_v5<T><<<dim3(ceil_div<int64_t>(N, V5_BN), ceil_div<int64_t>(M, V5_BM)), V5_THREADS, 0, stream>>>(x, w, b, y,
-                                                                                                           M, N, K);
+                                                                                                            M, N, K);
   }
   KP_CHECK_LAUNCH();
 }

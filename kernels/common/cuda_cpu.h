@@ -475,7 +475,7 @@ inline void* dynamic_shared_memory(const char* name, size_t elem) {
   return detail::state()->dynamic_smem;
 }
 
-#define KP_BRANCH(condition) \
+#define KP_BRANCH(condition)                                                                        \
   ::kp::detail::check_branch(static_cast<bool>(condition), &::kp::detail::branch_site<__COUNTER__>, \
                              ::kp::detail::state())
 
@@ -773,22 +773,22 @@ inline T atomic_update(T* p, F next) {
 }  // namespace detail
 }  // namespace kp
 
-#define KP_ATOMIC_INT(T)                                                                                        \
-  inline T atomicAdd(T* p, T v) { return __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }                          \
-  inline T atomicSub(T* p, T v) { return __atomic_fetch_sub(p, v, __ATOMIC_RELAXED); }                          \
-  inline T atomicExch(T* p, T v) { return __atomic_exchange_n(p, v, __ATOMIC_RELAXED); }                        \
-  inline T atomicAnd(T* p, T v) { return __atomic_fetch_and(p, v, __ATOMIC_RELAXED); }                          \
-  inline T atomicOr(T* p, T v) { return __atomic_fetch_or(p, v, __ATOMIC_RELAXED); }                            \
-  inline T atomicXor(T* p, T v) { return __atomic_fetch_xor(p, v, __ATOMIC_RELAXED); }                          \
-  inline T atomicCAS(T* p, T expected, T desired) {                                                             \
-    __atomic_compare_exchange_n(p, &expected, desired, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);              \
-    return expected; /* the old value, whether or not it was swapped */                                         \
-  }                                                                                                             \
-  inline T atomicMax(T* p, T v) {                                                                               \
-    return ::kp::detail::atomic_update(p, [v](T old) { return old < v ? v : old; });                            \
-  }                                                                                                             \
-  inline T atomicMin(T* p, T v) {                                                                               \
-    return ::kp::detail::atomic_update(p, [v](T old) { return v < old ? v : old; });                            \
+#define KP_ATOMIC_INT(T)                                                                           \
+  inline T atomicAdd(T* p, T v) { return __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }             \
+  inline T atomicSub(T* p, T v) { return __atomic_fetch_sub(p, v, __ATOMIC_RELAXED); }             \
+  inline T atomicExch(T* p, T v) { return __atomic_exchange_n(p, v, __ATOMIC_RELAXED); }           \
+  inline T atomicAnd(T* p, T v) { return __atomic_fetch_and(p, v, __ATOMIC_RELAXED); }             \
+  inline T atomicOr(T* p, T v) { return __atomic_fetch_or(p, v, __ATOMIC_RELAXED); }               \
+  inline T atomicXor(T* p, T v) { return __atomic_fetch_xor(p, v, __ATOMIC_RELAXED); }             \
+  inline T atomicCAS(T* p, T expected, T desired) {                                                \
+    __atomic_compare_exchange_n(p, &expected, desired, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED); \
+    return expected; /* the old value, whether or not it was swapped */                            \
+  }                                                                                                \
+  inline T atomicMax(T* p, T v) {                                                                  \
+    return ::kp::detail::atomic_update(p, [v](T old) { return old < v ? v : old; });               \
+  }                                                                                                \
+  inline T atomicMin(T* p, T v) {                                                                  \
+    return ::kp::detail::atomic_update(p, [v](T old) { return v < old ? v : old; });               \
   }
 KP_ATOMIC_INT(int)
 KP_ATOMIC_INT(unsigned)

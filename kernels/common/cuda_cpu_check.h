@@ -63,12 +63,12 @@ struct LastWrite {
 // The last write and a read of one element of a registered tensor, for races on global memory within a launch.
 struct GlobalAccess {
   uint64_t launch;  // the check launch that made it (g_launches); a record of an earlier launch orders before all
-  uint32_t block;       // CheckState::block of its block
-  uint32_t epoch;       // barriers that block had passed
+  uint32_t block;   // CheckState::block of its block
+  uint32_t epoch;   // barriers that block had passed
   uint16_t tid;
   bool atomic;
-  bool cas;             // an atomicCAS (the CAS loop's plain read of the value it checks is no race with it)
-  uint32_t seq;         // global writes its thread had made, this one included (ticket_order)
+  bool cas;      // an atomicCAS (the CAS loop's plain read of the value it checks is no race with it)
+  uint32_t seq;  // global writes its thread had made, this one included (ticket_order)
   uintptr_t pc;
 };
 
@@ -102,7 +102,7 @@ void recycled_give(void* p, size_t bytes, int pool);
 struct CheckedTensor {
   uintptr_t begin, end;
   size_t elem;
-  uint64_t call;  // the op call that registered it
+  uint64_t call;   // the op call that registered it
   uint64_t since;  // this host thread's check launches when it was registered or last named again (t_launches)
   std::string name;
   Records<LastWrite> writes;     // per element, filled by check launches
@@ -180,10 +180,10 @@ std::atomic<uint64_t> g_launches{0};  // check launches so far: a GlobalAccess o
 // Buffers of dropped registrations, per kind (under g_check_mutex). Never destroyed: the registry's destructor at
 // process exit gives its buffers back here.
 std::vector<std::pair<void*, size_t>>* g_recycled = new std::vector<std::pair<void*, size_t>>[2];
-thread_local uint64_t t_call = 0;    // this host thread's op call
+thread_local uint64_t t_call = 0;      // this host thread's op call
 thread_local uint64_t t_launches = 0;  // this host thread's check launches so far (CheckedTensor::since)
-thread_local std::string t_report;   // findings since Python last took them
-thread_local unsigned t_errors = 0;  // error findings of this op call
+thread_local std::string t_report;     // findings since Python last took them
+thread_local unsigned t_errors = 0;    // error findings of this op call
 thread_local unsigned t_warnings = 0;
 
 }  // namespace
@@ -216,7 +216,7 @@ void recycled_give(void* p, size_t bytes, int pool) {
 
 struct CheckState {
   const Kernel* kernel;
-  uint64_t launch = 0;  // this launch's number (g_launches)
+  uint64_t launch = 0;     // this launch's number (g_launches)
   bool profiling = false;  // the GPU model counts this launch (cuda_cpu_profile.h; read here, not from its TLS)
   // ... into this Profile (cuda_cpu_profile.h's t_profile; profile_of): a plain pointer, since g++ recomputes a
   // thread_local's address (a call under -fPIC) at every use rather than keep it in a register, and the branch hook
@@ -232,9 +232,9 @@ struct CheckState {
   uintptr_t stack_lo = 0, stack_hi = 0;  // the OS thread's stack
   uintptr_t frames_hi = 0;  // the launch's frame (check_launch_begin): the kernel's own frames lie below it
   std::vector<std::pair<uintptr_t, uintptr_t>> tls_blocks;  // libraries' thread_local data (in_thread_local_data)
-  std::vector<uintptr_t> library_pages;                      // pages of libraries' data seen (in_library_data)
+  std::vector<uintptr_t> library_pages;                     // pages of libraries' data seen (in_library_data)
   bool warps_used = false;
-  std::vector<PendingStore> pending;  // stores that race unless they stored the same value (settle_stores)
+  std::vector<PendingStore> pending;            // stores that race unless they stored the same value (settle_stores)
   uint32_t wseq[kMaxBlockThreads] = {};         // global writes of each thread of the running block
   uint32_t fence_seq[kMaxBlockThreads] = {};    // wseq at its last __threadfence()
   uint32_t fence_epoch[kMaxBlockThreads] = {};  // the epoch then (0: none yet)
@@ -351,8 +351,7 @@ void settle_stores(Worker& w) {
   }
 }
 
-void shared_access(Worker& w, SharedVar& v, uintptr_t addr, size_t n, bool write, bool atomic, uintptr_t pc,
-                   bool cas) {
+void shared_access(Worker& w, SharedVar& v, uintptr_t addr, size_t n, bool write, bool atomic, uintptr_t pc, bool cas) {
   CheckState& c = *w.check;
   if (!c.pending.empty()) settle_stores(w);  // the store it waits for has happened
   const unsigned tid = running_tid(w);
@@ -667,7 +666,9 @@ __attribute__((noinline)) void check_access(Worker* w, uintptr_t a, size_t n, bo
       hierarchy_base(profile_of(c), pc, t->begin, t->end);
       profile_touch(*w, profile_of(c), kGlobal, t->name.c_str(), t->begin, (t->end - t->begin) / t->elem, nullptr, 0,
                     (a - t->begin) / t->elem,
-                    atomic ? kAtomic : write ? kStore : kLoad);
+                    atomic  ? kAtomic
+                    : write ? kStore
+                            : kLoad);
     } else {
       global_access(*w, *t, a, write, atomic, pc, cas);
       if (write || atomic) record_write(*w, *t, a, n, pc);
@@ -680,7 +681,10 @@ __attribute__((noinline)) void check_access(Worker* w, uintptr_t a, size_t n, bo
       if (c.profiling) {
         profile_access(*w, profile_of(c), kShared, a, n, write, atomic, pc);
         profile_touch(*w, profile_of(c), kShared, v.name, v.begin, (v.end - v.begin) / v.elem, v.dims, v.rank,
-                      (a - v.begin) / v.elem, atomic ? kAtomic : write ? kStore : kLoad);
+                      (a - v.begin) / v.elem,
+                      atomic  ? kAtomic
+                      : write ? kStore
+                              : kLoad);
       }
       return shared_access(*w, v, a, n, write, atomic, pc, cas);
     }
@@ -692,7 +696,9 @@ __attribute__((noinline)) void check_access(Worker* w, uintptr_t a, size_t n, bo
       profile_touch(*w, profile_of(c), kShared, c.dynamic.name ? c.dynamic.name : "extern __shared__", c.dynamic.begin,
                     (c.dynamic.end - c.dynamic.begin) / c.dynamic.elem, nullptr, 0,
                     (a - c.dynamic.begin) / c.dynamic.elem,
-                    atomic ? kAtomic : write ? kStore : kLoad);
+                    atomic  ? kAtomic
+                    : write ? kStore
+                            : kLoad);
     }
     return shared_access(*w, c.dynamic, a, n, write, atomic, pc, cas);
   }
@@ -704,7 +710,8 @@ __attribute__((noinline)) void check_access(Worker* w, uintptr_t a, size_t n, bo
   if (!c.tensors_known || on_own_stack(*w, c, a)) return;
   const CheckedTensor* near = nullptr;
   uintptr_t distance = UINTPTR_MAX, owner_begin = 0, owner_end = 0;
-  const bool guarded = guard_owner(a, &owner_begin, &owner_end);  // in a tensor's guard: that tensor, whatever is nearer
+  const bool guarded =
+      guard_owner(a, &owner_begin, &owner_end);  // in a tensor's guard: that tensor, whatever is nearer
   for (const CheckedTensor* t : c.tensors) {
     if (guarded && (t->begin < owner_begin || t->end > owner_end)) continue;
     const uintptr_t d = a >= t->end ? a - t->end : t->begin - a;
@@ -839,8 +846,7 @@ void check_collective(Worker& w, unsigned warp, uint32_t group, unsigned mask, C
 bool check_branch(bool taken, const void* site, ThreadState* state) {
   Worker* w = state->worker;
   if (!w || !w->check || !w->running || !w->check->profiling) return taken;
-  return profile_branch_fast(*w, profile_of(*w->check), taken,
-                             reinterpret_cast<uintptr_t>(__builtin_return_address(0)),
+  return profile_branch_fast(*w, profile_of(*w->check), taken, reinterpret_cast<uintptr_t>(__builtin_return_address(0)),
                              reinterpret_cast<uintptr_t>(site));
 }
 
@@ -967,8 +973,7 @@ void check_tensor(const char* name, const void* data, size_t bytes, size_t elem)
   };
   g_tensors.erase(std::remove_if(g_tensors.begin(), g_tensors.end(), stale), g_tensors.end());
   if (g_tensors.size() >= 64) g_tensors.erase(g_tensors.begin());
-  g_tensors.emplace_back(
-      new CheckedTensor{begin, end, elem ? elem : 1, t_call, t_launches, name ? name : "?", {}, {}});
+  g_tensors.emplace_back(new CheckedTensor{begin, end, elem ? elem : 1, t_call, t_launches, name ? name : "?", {}, {}});
 }
 
 // cudaFree (check builds): the registrations of the allocation at `data` go, so that a later launch cannot find
@@ -1037,68 +1042,68 @@ void on_object_size(const char* file, unsigned line, uintptr_t a, unsigned char 
 // cannot be one: that bound keeps a wrong rbp from answering. Anything else goes on to the hook in C++.
 // The hooks are `used`: only the asm names them, which the compiler does not read (LTO could drop them). ELF only:
 // the directives (.type, .size, .pushsection) are ELF's.
-#define KP_TSAN_OWN_FRAME(name)                                        \
-  asm(".pushsection .text\n.p2align 4\n.globl " #name "\n.type " #name ", @function\n" #name \
-      ":\nendbr64\ncmp %rsp, %rdi\njb 1f\ncmp %rbp, %rdi\njae 1f\nmov %rbp, %rax\nsub %rsp, %rax\n"   \
+#define KP_TSAN_OWN_FRAME(name)                                                                     \
+  asm(".pushsection .text\n.p2align 4\n.globl " #name "\n.type " #name ", @function\n" #name        \
+      ":\nendbr64\ncmp %rsp, %rdi\njb 1f\ncmp %rbp, %rdi\njae 1f\nmov %rbp, %rax\nsub %rsp, %rax\n" \
       "cmp $0x80000, %rax\njae 1f\nret\n1:\njmp " #name "_hook\n.size " #name ", .-" #name "\n.popsection\n");
-#define KP_TSAN_PLAIN(n)                                                                                 \
-  KP_TSAN_OWN_FRAME(__tsan_read##n)                                                                      \
-  KP_TSAN_OWN_FRAME(__tsan_write##n)                                                                     \
-  __attribute__((visibility("hidden"), used)) void __tsan_read##n##_hook(void* p) {                      \
-    kp::detail::on_access(reinterpret_cast<uintptr_t>(p), n, false, false, KP_RA);                       \
-  }                                                                                                      \
-  __attribute__((visibility("hidden"), used)) void __tsan_write##n##_hook(void* p) {                     \
-    kp::detail::on_access(reinterpret_cast<uintptr_t>(p), n, true, false, KP_RA);                        \
+#define KP_TSAN_PLAIN(n)                                                             \
+  KP_TSAN_OWN_FRAME(__tsan_read##n)                                                  \
+  KP_TSAN_OWN_FRAME(__tsan_write##n)                                                 \
+  __attribute__((visibility("hidden"), used)) void __tsan_read##n##_hook(void* p) {  \
+    kp::detail::on_access(reinterpret_cast<uintptr_t>(p), n, false, false, KP_RA);   \
+  }                                                                                  \
+  __attribute__((visibility("hidden"), used)) void __tsan_write##n##_hook(void* p) { \
+    kp::detail::on_access(reinterpret_cast<uintptr_t>(p), n, true, false, KP_RA);    \
   }
 #else
 #define KP_TSAN_PLAIN(n)                                                                                          \
   void __tsan_read##n(void* p) { kp::detail::on_access(reinterpret_cast<uintptr_t>(p), n, false, false, KP_RA); } \
   void __tsan_write##n(void* p) { kp::detail::on_access(reinterpret_cast<uintptr_t>(p), n, true, false, KP_RA); }
 #endif
-#define KP_TSAN_ACCESS(n)                                                                                         \
-  KP_TSAN_PLAIN(n)                                                                                                \
-  void __tsan_unaligned_read##n(void* p) {                                                                        \
-    kp::detail::on_access(reinterpret_cast<uintptr_t>(p), n, false, false, KP_RA);                                \
-  }                                                                                                               \
-  void __tsan_unaligned_write##n(void* p) {                                                                       \
-    kp::detail::on_access(reinterpret_cast<uintptr_t>(p), n, true, false, KP_RA);                                 \
-  }                                                                                                               \
-  void __tsan_volatile_read##n(void* p) {                                                                         \
-    kp::detail::on_access(reinterpret_cast<uintptr_t>(p), n, false, false, KP_RA);                                \
-  }                                                                                                               \
-  void __tsan_volatile_write##n(void* p) {                                                                        \
-    kp::detail::on_access(reinterpret_cast<uintptr_t>(p), n, true, false, KP_RA);                                 \
+#define KP_TSAN_ACCESS(n)                                                          \
+  KP_TSAN_PLAIN(n)                                                                 \
+  void __tsan_unaligned_read##n(void* p) {                                         \
+    kp::detail::on_access(reinterpret_cast<uintptr_t>(p), n, false, false, KP_RA); \
+  }                                                                                \
+  void __tsan_unaligned_write##n(void* p) {                                        \
+    kp::detail::on_access(reinterpret_cast<uintptr_t>(p), n, true, false, KP_RA);  \
+  }                                                                                \
+  void __tsan_volatile_read##n(void* p) {                                          \
+    kp::detail::on_access(reinterpret_cast<uintptr_t>(p), n, false, false, KP_RA); \
+  }                                                                                \
+  void __tsan_volatile_write##n(void* p) {                                         \
+    kp::detail::on_access(reinterpret_cast<uintptr_t>(p), n, true, false, KP_RA);  \
   }
 
 // Atomics: the operation itself (sequentially consistent: stronger than asked, never weaker), after the check.
-#define KP_TSAN_ATOMIC(n, T)                                                                             \
-  T __tsan_atomic##n##_load(const volatile T* p, int) {                                                  \
-    kp::detail::on_access(reinterpret_cast<uintptr_t>(p), n / 8, false, true, KP_RA);                    \
-    return __atomic_load_n(p, __ATOMIC_SEQ_CST);                                                         \
-  }                                                                                                      \
-  void __tsan_atomic##n##_store(volatile T* p, T v, int) {                                               \
-    kp::detail::on_access(reinterpret_cast<uintptr_t>(p), n / 8, true, true, KP_RA);                     \
-    __atomic_store_n(p, v, __ATOMIC_SEQ_CST);                                                            \
-  }                                                                                                      \
-  KP_TSAN_RMW(n, T, exchange, __atomic_exchange_n)                                                       \
-  KP_TSAN_RMW(n, T, fetch_add, __atomic_fetch_add)                                                       \
-  KP_TSAN_RMW(n, T, fetch_sub, __atomic_fetch_sub)                                                       \
-  KP_TSAN_RMW(n, T, fetch_and, __atomic_fetch_and)                                                       \
-  KP_TSAN_RMW(n, T, fetch_or, __atomic_fetch_or)                                                         \
-  KP_TSAN_RMW(n, T, fetch_xor, __atomic_fetch_xor)                                                       \
-  KP_TSAN_RMW(n, T, fetch_nand, __atomic_fetch_nand)                                                     \
-  int __tsan_atomic##n##_compare_exchange_strong(volatile T* p, T* expected, T desired, int, int) {      \
+#define KP_TSAN_ATOMIC(n, T)                                                                               \
+  T __tsan_atomic##n##_load(const volatile T* p, int) {                                                    \
+    kp::detail::on_access(reinterpret_cast<uintptr_t>(p), n / 8, false, true, KP_RA);                      \
+    return __atomic_load_n(p, __ATOMIC_SEQ_CST);                                                           \
+  }                                                                                                        \
+  void __tsan_atomic##n##_store(volatile T* p, T v, int) {                                                 \
+    kp::detail::on_access(reinterpret_cast<uintptr_t>(p), n / 8, true, true, KP_RA);                       \
+    __atomic_store_n(p, v, __ATOMIC_SEQ_CST);                                                              \
+  }                                                                                                        \
+  KP_TSAN_RMW(n, T, exchange, __atomic_exchange_n)                                                         \
+  KP_TSAN_RMW(n, T, fetch_add, __atomic_fetch_add)                                                         \
+  KP_TSAN_RMW(n, T, fetch_sub, __atomic_fetch_sub)                                                         \
+  KP_TSAN_RMW(n, T, fetch_and, __atomic_fetch_and)                                                         \
+  KP_TSAN_RMW(n, T, fetch_or, __atomic_fetch_or)                                                           \
+  KP_TSAN_RMW(n, T, fetch_xor, __atomic_fetch_xor)                                                         \
+  KP_TSAN_RMW(n, T, fetch_nand, __atomic_fetch_nand)                                                       \
+  int __tsan_atomic##n##_compare_exchange_strong(volatile T* p, T* expected, T desired, int, int) {        \
     kp::detail::on_access(reinterpret_cast<uintptr_t>(p), n / 8, true, true, KP_RA, true); /* atomicCAS */ \
-    return __atomic_compare_exchange_n(p, expected, desired, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); \
-  }                                                                                                      \
-  int __tsan_atomic##n##_compare_exchange_weak(volatile T* p, T* expected, T desired, int, int) {        \
-    kp::detail::on_access(reinterpret_cast<uintptr_t>(p), n / 8, true, true, KP_RA);                     \
-    return __atomic_compare_exchange_n(p, expected, desired, true, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);  \
-  }                                                                                                      \
-  T __tsan_atomic##n##_compare_exchange_val(volatile T* p, T expected, T desired, int, int) {            \
-    kp::detail::on_access(reinterpret_cast<uintptr_t>(p), n / 8, true, true, KP_RA);                     \
-    __atomic_compare_exchange_n(p, &expected, desired, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);       \
-    return expected;                                                                                     \
+    return __atomic_compare_exchange_n(p, expected, desired, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);   \
+  }                                                                                                        \
+  int __tsan_atomic##n##_compare_exchange_weak(volatile T* p, T* expected, T desired, int, int) {          \
+    kp::detail::on_access(reinterpret_cast<uintptr_t>(p), n / 8, true, true, KP_RA);                       \
+    return __atomic_compare_exchange_n(p, expected, desired, true, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);    \
+  }                                                                                                        \
+  T __tsan_atomic##n##_compare_exchange_val(volatile T* p, T expected, T desired, int, int) {              \
+    kp::detail::on_access(reinterpret_cast<uintptr_t>(p), n / 8, true, true, KP_RA);                       \
+    __atomic_compare_exchange_n(p, &expected, desired, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);         \
+    return expected;                                                                                       \
   }
 #define KP_TSAN_RMW(n, T, name, builtin)                                             \
   T __tsan_atomic##n##_##name(volatile T* p, T v, int) {                             \

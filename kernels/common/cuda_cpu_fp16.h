@@ -419,12 +419,13 @@ inline float2 __bfloat1622float2(__nv_bfloat162 v) { return {float(v.x), float(v
 inline __half2 __float22half2_rn(float2 v) { return {__half(v.x), __half(v.y)}; }
 inline __nv_bfloat162 __float22bfloat162_rn(float2 v) { return {__nv_bfloat16(v.x), __nv_bfloat16(v.y)}; }
 
-
 // Atomic adds of the 16-bit types and their pairs (CUDA has them from compute capability 7.0 for half,
 // 8.0 for bfloat16): one access each, as cuda_cpu.h's atomics are. A pair is updated as one 32-bit
 // value, which is more than CUDA promises (each half atomically), never less.
-#define KP_HALF_ATOMIC_ADD(T) \
-  inline T atomicAdd(T* p, T v) { return ::kp::detail::atomic_update(p, [v](T old) { return old + v; }); }
+#define KP_HALF_ATOMIC_ADD(T)                                              \
+  inline T atomicAdd(T* p, T v) {                                          \
+    return ::kp::detail::atomic_update(p, [v](T old) { return old + v; }); \
+  }
 KP_HALF_ATOMIC_ADD(__half)
 KP_HALF_ATOMIC_ADD(__nv_bfloat16)
 KP_HALF_ATOMIC_ADD(__half2)

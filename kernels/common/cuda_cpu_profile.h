@@ -93,7 +93,9 @@ struct RequestKey {
 };
 
 struct RequestHash {
-  size_t operator()(const RequestKey& k) const { return (k.pc * 0x9E3779B97F4A7C15ull) ^ (uint64_t(k.warp) << 32 | k.n); }
+  size_t operator()(const RequestKey& k) const {
+    return (k.pc * 0x9E3779B97F4A7C15ull) ^ (uint64_t(k.warp) << 32 | k.n);
+  }
 };
 
 // The requests an access site leads when a warp's accesses are regrouped as instructions of one width (see above).
@@ -194,16 +196,16 @@ struct LaunchRecord {
 // cuda_cpu.h), not per pc: g++ copies a loop's condition where it rotates or unrolls the loop, and the copies would
 // split each entry's evaluations between them. Warp-level, from one lane per warp (the first to evaluate it in the
 // block): the others agree with it where the condition is warp-uniform, the only case Python reads them in.
-struct TripSite {  // the running block's
-  uintptr_t site = 0;                   // KP_BRANCH's site
-  int32_t lane[kMaxBlockThreads / 32];  // per warp: the thread counted (-1: none yet)
+struct TripSite {                            // the running block's
+  uintptr_t site = 0;                        // KP_BRANCH's site
+  int32_t lane[kMaxBlockThreads / 32];       // per warp: the thread counted (-1: none yet)
   uint32_t run[kMaxBlockThreads / 32] = {};  // per warp: the times it held since it last failed
-  std::vector<uintptr_t> pcs;           // the pcs it was evaluated at
-  std::map<uint32_t, uint64_t> trips;   // {t: entries}
+  std::vector<uintptr_t> pcs;                // the pcs it was evaluated at
+  std::map<uint32_t, uint64_t> trips;        // {t: entries}
   TripSite() { std::fill_n(lane, kMaxBlockThreads / 32, -1); }
 };
 struct TripStats {
-  std::set<uintptr_t> pcs;  // its copies' pcs (Python reads it only where they are one `.cu` line)
+  std::set<uintptr_t> pcs;             // its copies' pcs (Python reads it only where they are one `.cu` line)
   std::map<uint32_t, uint64_t> trips;  // {t: entries} (x the sampling stride); kLostTrips: past kMaxTrips distinct t
 };
 
@@ -221,7 +223,7 @@ struct Profile {
   // The rows of the pcs looked up lately, by a hash of the pc: a loop's condition and its accesses take turns, so
   // last_pc alone missed most lookups, and the map's were a tenth of a profile (perf, linear_ladder v7 at 4096³).
   std::array<std::pair<uintptr_t, uint32_t>, 64> recent{};
-  std::vector<uint32_t> accesses;                      // per thread: its accesses so far (their program order)
+  std::vector<uint32_t> accesses;  // per thread: its accesses so far (their program order)
   // Its warp requests: the n-th of warp w at a pc is [n] of the row (pc's row in `executions`)
   // x kWarps + w. Vectors, not hash maps of (pc, warp, n): a block of the linear ladder makes 10^5 of them, and the
   // maps' lookups were a fifth of a profile's time (perf, 2026-11-27).
@@ -233,7 +235,7 @@ struct Profile {
   // Branch of 8 bytes read and written by every lane of a warp: that was a fifth of the branch hook (perf, 2026-11-28).
   std::vector<uint64_t> taken_bits;
   std::vector<std::vector<uint64_t>> taken_words;
-  std::vector<BranchRow> branch_rows;  // per row
+  std::vector<BranchRow> branch_rows;                  // per row
   std::unordered_map<uintptr_t, TripSite> trip_block;  // KP_BRANCH's site -> its trips in the running block
   // Per row: the trips of the condition whose copy its pc is (null: not a branch's row, or not looked up yet). A pc
   // is one call of check_branch, with one site: so a branch finds its row and its site in one lookup, not two (the
@@ -242,7 +244,7 @@ struct Profile {
   // Since the profile began:
   std::map<SiteKey, SiteStats> sites;
   std::map<std::pair<const char*, uintptr_t>, BranchStats> branch_sites;  // (kernel, pc)
-  std::map<std::pair<const char*, uintptr_t>, TripStats> trip_sites;     // (kernel, KP_BRANCH's site)
+  std::map<std::pair<const char*, uintptr_t>, TripStats> trip_sites;      // (kernel, KP_BRANCH's site)
   std::vector<LaunchRecord> launches;
   uint64_t unprofiled = 0;  // launches of kernels built without check mode while profiling
   std::string unprofiled_names;
@@ -287,7 +289,8 @@ uint32_t sectors_of(const Request& r, uint32_t* ideal, std::unordered_set<uintpt
   for (uint32_t m = r.lanes; m; m &= m - 1) {
     const unsigned lane = __builtin_ctz(m);
     bool dup = false;
-    for (uint32_t o = r.lanes & ((1u << lane) - 1); o && !dup; o &= o - 1) dup = r.addr[__builtin_ctz(o)] == r.addr[lane];
+    for (uint32_t o = r.lanes & ((1u << lane) - 1); o && !dup; o &= o - 1)
+      dup = r.addr[__builtin_ctz(o)] == r.addr[lane];
     distinct += !dup;
   }
   *ideal = (distinct * r.size + 31) / 32;
@@ -306,8 +309,8 @@ bool paired(const Request& r, unsigned other) {
 // The wavefronts of a shared request: its phases (32, 16 or 8 lanes), each as many as its busiest bank has words.
 // `width`: the instruction's bytes per lane, which set its phases (0: the access's own size). A load of 8 or 16 bytes
 // whose lanes pair up (n and n^1, or n and n^2, on one address) packs its return registers: phases of twice the lanes.
-uint32_t wavefronts_of(const Request& r, uint32_t* ideal, uint32_t* worst, uint32_t* worst_bank,
-                       uint32_t* worst_lanes, unsigned width = 0) {
+uint32_t wavefronts_of(const Request& r, uint32_t* ideal, uint32_t* worst, uint32_t* worst_bank, uint32_t* worst_lanes,
+                       unsigned width = 0) {
   const unsigned bytes = width ? width : r.size;
   const bool packed = bytes > 4 && r.kind == kLoad && (paired(r, 1) || paired(r, 2));
   const unsigned per_phase = (bytes <= 4 ? 32 : bytes <= 8 ? 16 : 8) * (packed ? 2 : 1);
@@ -354,10 +357,10 @@ struct Group {
   uintptr_t pc;
   Space space;
   AccessKind kind;
-  uint32_t lanes, born;    // active lanes; the index of the request that opened it
-  uintptr_t base[32];      // per lane: the aligned chunk its bytes fall in
-  uint32_t covered[32];    // per lane: the chunk's bytes taken (bit b: byte b)
-  SiteStats* site;         // p.sites' entry of (kernel, pc, space, kind): its opening request's
+  uint32_t lanes, born;  // active lanes; the index of the request that opened it
+  uintptr_t base[32];    // per lane: the aligned chunk its bytes fall in
+  uint32_t covered[32];  // per lane: the chunk's bytes taken (bit b: byte b)
+  SiteStats* site;       // p.sites' entry of (kernel, pc, space, kind): its opening request's
   // The request that opened it, while no other has joined (else null), and what the block's end counted for it.
   const Request* alone = nullptr;
   const Counted* alone_counted = nullptr;
@@ -401,8 +404,7 @@ void count_group(Profile& p, unsigned wi, const Group& g) {
 
 // One warp's requests (in its program order) regrouped as instructions of kWidths[wi] bytes per lane.
 // `reqs`: (pc, request, what the block's end counted for it).
-void regroup(Profile& p, unsigned wi,
-             const std::vector<std::tuple<uintptr_t, const Request*, const Counted*>>& reqs) {
+void regroup(Profile& p, unsigned wi, const std::vector<std::tuple<uintptr_t, const Request*, const Counted*>>& reqs) {
   const unsigned width = kWidths[wi];
   // A chunk's first byte and a byte's place in it by masks, not divisions (kWidths are powers of two): the divisions
   // by a width not known at compile time were two fifths of linear_ladder v4's block ends (perf, 2026-11-28).
@@ -412,8 +414,10 @@ void regroup(Profile& p, unsigned wi,
   for (uint32_t at = 0; at < reqs.size(); ++at) {
     const auto& [pc, r, counted] = reqs[at];
     for (size_t k = 0; k < open.size();)  // too old to be merged with what comes now
-      if (at - open[k].born >= kGroupWindow) count_group(p, wi, open[k]), open.erase(open.begin() + k);
-      else ++k;
+      if (at - open[k].born >= kGroupWindow)
+        count_group(p, wi, open[k]), open.erase(open.begin() + k);
+      else
+        ++k;
     const unsigned first = __builtin_ctz(r->lanes);
     // Accesses wider than the width, or across a chunk's edge, are served alone, in chunks of the width.
     bool fits = r->size <= width;
@@ -479,18 +483,18 @@ constexpr uint8_t kNoTensor = 255;  // a sector outside the tensors known (their
 
 struct Sharer {
   uint32_t at[3];
-  uint8_t along = 0;  // bit d: a block at another coordinate d touched this sector too
+  uint8_t along = 0;           // bit d: a block at another coordinate d touched this sector too
   uint8_t tensor = kNoTensor;  // its tensor: an index into Hierarchy::tensors
 };
 
 struct Hierarchy {
   uint64_t grid[3] = {1, 1, 1};
-  uint32_t n[3] = {1, 1, 1};  // samples along each dimension
-  std::vector<uint64_t> at[3];  // along each dimension, each stratum's sampled coordinate (stratum_samples)
-  uint64_t l1_wavefronts = 0;  // global requests' distinct 128-byte lines (the L1's tag lookups), x weights
+  uint32_t n[3] = {1, 1, 1};     // samples along each dimension
+  std::vector<uint64_t> at[3];   // along each dimension, each stratum's sampled coordinate (stratum_samples)
+  uint64_t l1_wavefronts = 0;    // global requests' distinct 128-byte lines (the L1's tag lookups), x weights
   uint64_t l2_read_sectors = 0;  // each block's distinct global sectors read (its L1 misses), x weights
-  uint64_t barriers = 0;  // __syncthreads released, x weights
-  uint64_t slowest = 0;   // per block, the global load requests of its warp that made the most, x weights
+  uint64_t barriers = 0;         // __syncthreads released, x weights
+  uint64_t slowest = 0;          // per block, the global load requests of its warp that made the most, x weights
   std::unordered_map<uintptr_t, Sharer> reads, writes;
   std::vector<std::pair<uintptr_t, uintptr_t>> tensors;  // the global tensors the sampled blocks touched: [begin, end)
 };
@@ -508,8 +512,8 @@ struct SiteTensor {
 thread_local std::unordered_map<uintptr_t, SiteTensor> t_site_tensor;
 
 thread_local std::vector<Hierarchy> t_hierarchy;  // one per LaunchRecord, in step with t_profile.launches
-thread_local uint64_t t_block = 0;                 // the running (sampled) block's linear index
-thread_local uint64_t t_weight = 1;                // ... and how many blocks it stands for
+thread_local uint64_t t_block = 0;                // the running (sampled) block's linear index
+thread_local uint64_t t_weight = 1;               // ... and how many blocks it stands for
 
 // Stratum i of n over G coordinates begins here.
 uint64_t stratum_begin(uint64_t i, uint64_t n, uint64_t G) { return i * G / n; }
@@ -574,7 +578,8 @@ bool sampled_coordinate(uint64_t c, uint64_t n, uint64_t G, const std::vector<ui
 // and max_blocks 2 to 64), and fewer where max_blocks is odd.
 void choose_samples(Hierarchy& h, uint64_t max_blocks) {
   uint64_t product = 1;
-  for (int d = 0; d < 3; ++d) h.n[d] = uint32_t(std::min<uint64_t>(h.grid[d], max_blocks > 1 ? 2 : 1)), product *= h.n[d];
+  for (int d = 0; d < 3; ++d)
+    h.n[d] = uint32_t(std::min<uint64_t>(h.grid[d], max_blocks > 1 ? 2 : 1)), product *= h.n[d];
   if (!max_blocks || h.grid[0] * h.grid[1] * h.grid[2] <= max_blocks) {
     for (int d = 0; d < 3; ++d) h.n[d] = uint32_t(h.grid[d]);
     return;
@@ -626,8 +631,8 @@ void hierarchy_request(uintptr_t pc, const Request& r, std::unordered_set<uintpt
   const SiteTensor site = found == t_site_tensor.end() ? SiteTensor{} : found->second;
   const uintptr_t offset = site.begin & 255;
   const uint8_t tensor = site.launch == t_profile.launches.size() ? site.index
-                         : site.begin < site.end                   ? tensor_index(h, site.begin, site.end)
-                                                                   : kNoTensor;
+                         : site.begin < site.end                  ? tensor_index(h, site.begin, site.end)
+                                                                  : kNoTensor;
   for (uint32_t m = r.lanes; m; m &= m - 1) {
     const uintptr_t a = r.addr[__builtin_ctz(m)];
     // a site whose last tensor is another (a pointer chosen per lane at run time): the tensor holding `a`
@@ -653,7 +658,7 @@ void hierarchy_request(uintptr_t pc, const Request& r, std::unordered_set<uintpt
 }
 
 constexpr unsigned kWarps = kMaxBlockThreads / 32;
-constexpr size_t kMaxTrips = 64;               // distinct trip counts kept per condition (TripStats)
+constexpr size_t kMaxTrips = 64;              // distinct trip counts kept per condition (TripStats)
 constexpr uint32_t kLostTrips = 0xffffffffu;  // the entries past them
 
 // The running block's requests that some lane made, each with its (pc, warp, n).
@@ -713,8 +718,8 @@ void profile_block_end(const char* kernel) {
   Profile& p = t_profile;
   const auto requests = made(p, p.requests);
   LaunchRecord& launch = p.launches.back();
-  std::unordered_set<uint32_t> loading;  // the warps of this block that made a global load
-  std::unordered_set<uintptr_t> block_reads;  // the memory hierarchy's: this block's distinct sectors read
+  std::unordered_set<uint32_t> loading;           // the warps of this block that made a global load
+  std::unordered_set<uintptr_t> block_reads;      // the memory hierarchy's: this block's distinct sectors read
   std::vector<Counted> counted(requests.size());  // by the index in requests: what regroup reuses
   for (size_t i = 0; i < requests.size(); ++i) {
     const auto& [key, at] = requests[i];
@@ -778,7 +783,7 @@ void profile_block_end(const char* kernel) {
     uint64_t executions = 0, lanes = 0, divergent = 0, split = 0, none = 0;
     for (uint32_t warp = 0; warp < kWarps; ++warp) {
       const size_t first = size_t(row) * kMaxBlockThreads + warp * 32;
-      const uint32_t* evaluated = &p.executions[first];  // per lane: its evaluations
+      const uint32_t* evaluated = &p.executions[first];    // per lane: its evaluations
       std::array<std::pair<uint32_t, uint32_t>, 32> ends;  // (evaluations, lane), fewest first: where lanes drop out
       for (uint32_t l = 0; l < 32; ++l) ends[l] = {evaluated[l], l};
       std::sort(ends.begin(), ends.end());
@@ -878,8 +883,8 @@ void profile_touch(Worker& w, Profile& p, Space space, const char* name, uintptr
     id = found->second;
   }
   const uint3 b = w.st->block_idx, g = w.st->grid_dim;
-  p.touches.push_back({id, uint32_t(p.launches.size() - 1), b.x + g.x * (b.y + g.y * b.z), running_tid(w), index,
-                       uint8_t(kind)});
+  p.touches.push_back(
+      {id, uint32_t(p.launches.size() - 1), b.x + g.x * (b.y + g.y * b.z), running_tid(w), index, uint8_t(kind)});
 }
 
 // The row of `pc` in the running block, made on its first run: not in `recent` (out of line: the hooks' fast paths
@@ -1110,9 +1115,10 @@ void profile_begin(uint64_t max_blocks) {
 }
 
 // One launch's memory hierarchy inputs, a line: hierarchy  launch  nx ny nz  l1_wavefronts  l2_read_sectors
-// barriers  slowest (per block, its most loading warp's global load requests, summed over the blocks)  then, for reads and for writes, the sectors per sampled owner of each sharing class (along = 0 .. 7: the
-// dimensions along which the class's sectors are shared; its owners: the sampled points of the other dimensions).
-// Then a line per tensor: hierarchy_tensor  launch  its sectors  its reads' and writes' classes, as above.
+// barriers  slowest (per block, its most loading warp's global load requests, summed over the blocks)  then, for reads
+// and for writes, the sectors per sampled owner of each sharing class (along = 0 .. 7: the dimensions along which the
+// class's sectors are shared; its owners: the sampled points of the other dimensions). Then a line per tensor:
+// hierarchy_tensor  launch  its sectors  its reads' and writes' classes, as above.
 std::string hierarchy_row(size_t launch, const Hierarchy& h) {
   std::string out = format("hierarchy\t%zu\t%u %u %u\t%llu\t%llu\t%llu\t%llu", launch, h.n[0], h.n[1], h.n[2],
                            (unsigned long long)h.l1_wavefronts, (unsigned long long)h.l2_read_sectors,
@@ -1148,7 +1154,8 @@ std::string hierarchy_row(size_t launch, const Hierarchy& h) {
 }
 
 // The profile as text, and profiling stops. Lines, fields separated by tabs:
-//   site  kernel  pc(library+0xOFFSET)  space  kind  requests  lanes  bytes  units  ideal  worst  worst_bank  worst_lanes
+//   site  kernel  pc(library+0xOFFSET)  space  kind  requests  lanes  bytes  units  ideal  worst  worst_bank
+//   worst_lanes
 //         scattered, then for each width of kWidths (4, 8, 16 bytes): requests  units  ideal  worst  worst_bank
 //         worst_lanes
 //   launch  kernel  gx gy gz  bx by bz  shmem  blocks  traced  sectors_read  sectors_written  wavefronts
@@ -1178,9 +1185,9 @@ std::string profile_take() {
     out += "\n";
   }
   for (const LaunchRecord& l : p.launches)
-    out += format("launch\t%s\t%u %u %u\t%u %u %u\t%zu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%zu\t%llu\t%llu\t%llu\n", l.kernel, l.grid.x,
-                  l.grid.y, l.grid.z, l.block.x, l.block.y, l.block.z, l.shmem, (unsigned long long)l.blocks,
-                  (unsigned long long)l.traced, (unsigned long long)l.sectors_read,
+    out += format("launch\t%s\t%u %u %u\t%u %u %u\t%zu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%zu\t%llu\t%llu\t%llu\n",
+                  l.kernel, l.grid.x, l.grid.y, l.grid.z, l.block.x, l.block.y, l.block.z, l.shmem,
+                  (unsigned long long)l.blocks, (unsigned long long)l.traced, (unsigned long long)l.sectors_read,
                   (unsigned long long)l.sectors_written, (unsigned long long)l.wavefronts,
                   (unsigned long long)l.load_requests, l.load_sites.size(),
                   (unsigned long long)(l.distinct_read.size() * ((l.blocks + l.traced - 1) / l.traced)),
@@ -1202,7 +1209,8 @@ std::string profile_take() {
       out += format("trips\t%s\t%s\t%u\t%llu\n", key.first, first.c_str(), t, (unsigned long long)entries);
     for (uintptr_t pc : s.pcs) out += format("tripcopy\t%s\t%s\t%s\n", key.first, first.c_str(), where(pc).c_str());
   }
-  if (p.unprofiled) out += format("unprofiled\t%llu\t%s\n", (unsigned long long)p.unprofiled, p.unprofiled_names.c_str());
+  if (p.unprofiled)
+    out += format("unprofiled\t%llu\t%s\n", (unsigned long long)p.unprofiled, p.unprofiled_names.c_str());
   for (const auto& [key, s] : p.sites) {
     if (key.space != kShared || !s.worst_request.lanes) continue;
     const Request& r = s.worst_request;

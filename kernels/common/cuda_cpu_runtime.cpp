@@ -732,8 +732,9 @@ void on_fault(int sig, siginfo_t* info, void* context) {
       if (trap == 14)  // a page fault: bit 1 of its error code is set for a write
         access = uc->uc_mcontext.gregs[REG_ERR] & 2 ? "a write" : "a read";
       if (trap == 13 && !info->si_addr) {  // no address to report: say why (tensors lie high, near 2^47)
-        snprintf(what, sizeof what, "a general protection fault (an address beyond the 128 TiB of user space, "
-                                    "or a misaligned vector access)");
+        snprintf(what, sizeof what,
+                 "a general protection fault (an address beyond the 128 TiB of user space, "
+                 "or a misaligned vector access)");
         abandon_block(*w, what, where, true, cudaErrorIllegalAddress);
       }
 #endif

@@ -22,8 +22,9 @@
 constexpr int TILE_PAD = 4;
 
 // A loop of a fixed count, unrolled (nvcc does so anyway): on the CPU stand-in too (a macro, spelled per compiler:
-// the source step rewrites `#pragma unroll` lines, not `_Pragma` in a macro), so that the GPU model sees a load per Pack as the GPU runs it, not
-// one load instruction run several times (which it would count as DRAM round trips one after another).
+// the source step rewrites `#pragma unroll` lines, not `_Pragma` in a macro), so that the GPU model sees a load per
+// Pack as the GPU runs it, not one load instruction run several times (which it would count as DRAM round trips one
+// after another).
 #ifdef KP_CPU_STANDIN
 #define TILES_UNROLL _Pragma("GCC unroll 16")
 #else

@@ -2,18 +2,18 @@
 // (out is zero at the start), which check mode and the GPU model must count as one access, however the stand-in
 // does it on the host (a compare-and-swap loop for max, min, inc, dec and the floating-point ones). Case `which`
 // is kernel number `which` of kCases, launched as one block of 64 threads.
-#include <cuda_fp16.h>
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
 
 #include <stdexcept>
 
 #include "kp.cuh"
 
-#define KP_ATOMIC_CASE(name, T, statement)      \
-  __global__ void name(T* out) {                \
-    const unsigned t = threadIdx.x;             \
-    T* p = &out[t % 4];                         \
-    statement;                                  \
+#define KP_ATOMIC_CASE(name, T, statement) \
+  __global__ void name(T* out) {           \
+    const unsigned t = threadIdx.x;        \
+    T* p = &out[t % 4];                    \
+    statement;                             \
   }
 KP_ATOMIC_CASE(int_add, int, atomicAdd(p, 1))
 KP_ATOMIC_CASE(int_sub, int, atomicSub(p, 1))
@@ -48,26 +48,65 @@ __global__ void shared_float_add(float* out) {
 
 void run_atomics(int64_t which, unsigned char* out) {
   switch (which) {
-    case 0: int_add<<<1, 64>>>(reinterpret_cast<int*>(out)); break;
-    case 1: int_sub<<<1, 64>>>(reinterpret_cast<int*>(out)); break;
-    case 2: int_max<<<1, 64>>>(reinterpret_cast<int*>(out)); break;
-    case 3: int_min<<<1, 64>>>(reinterpret_cast<int*>(out)); break;
-    case 4: int_exch<<<1, 64>>>(reinterpret_cast<int*>(out)); break;
-    case 5: int_cas<<<1, 64>>>(reinterpret_cast<int*>(out)); break;
-    case 6: int_or<<<1, 64>>>(reinterpret_cast<int*>(out)); break;
-    case 7: unsigned_inc<<<1, 64>>>(reinterpret_cast<unsigned*>(out)); break;
-    case 8: unsigned_dec<<<1, 64>>>(reinterpret_cast<unsigned*>(out)); break;
-    case 9: ull_add<<<1, 64>>>(reinterpret_cast<unsigned long long*>(out)); break;
-    case 10: ull_max<<<1, 64>>>(reinterpret_cast<unsigned long long*>(out)); break;
-    case 11: ull_cas<<<1, 64>>>(reinterpret_cast<unsigned long long*>(out)); break;
-    case 12: float_add<<<1, 64>>>(reinterpret_cast<float*>(out)); break;
-    case 13: float_exch<<<1, 64>>>(reinterpret_cast<float*>(out)); break;
-    case 14: double_add<<<1, 64>>>(reinterpret_cast<double*>(out)); break;
-    case 15: half_add<<<1, 64>>>(reinterpret_cast<__half*>(out)); break;
-    case 16: bfloat16_add<<<1, 64>>>(reinterpret_cast<__nv_bfloat16*>(out)); break;
-    case 17: half2_add<<<1, 64>>>(reinterpret_cast<__half2*>(out)); break;
-    case 18: shared_float_add<<<1, 64>>>(reinterpret_cast<float*>(out)); break;
-    default: throw std::invalid_argument("no such case");
+    case 0:
+      int_add<<<1, 64>>>(reinterpret_cast<int*>(out));
+      break;
+    case 1:
+      int_sub<<<1, 64>>>(reinterpret_cast<int*>(out));
+      break;
+    case 2:
+      int_max<<<1, 64>>>(reinterpret_cast<int*>(out));
+      break;
+    case 3:
+      int_min<<<1, 64>>>(reinterpret_cast<int*>(out));
+      break;
+    case 4:
+      int_exch<<<1, 64>>>(reinterpret_cast<int*>(out));
+      break;
+    case 5:
+      int_cas<<<1, 64>>>(reinterpret_cast<int*>(out));
+      break;
+    case 6:
+      int_or<<<1, 64>>>(reinterpret_cast<int*>(out));
+      break;
+    case 7:
+      unsigned_inc<<<1, 64>>>(reinterpret_cast<unsigned*>(out));
+      break;
+    case 8:
+      unsigned_dec<<<1, 64>>>(reinterpret_cast<unsigned*>(out));
+      break;
+    case 9:
+      ull_add<<<1, 64>>>(reinterpret_cast<unsigned long long*>(out));
+      break;
+    case 10:
+      ull_max<<<1, 64>>>(reinterpret_cast<unsigned long long*>(out));
+      break;
+    case 11:
+      ull_cas<<<1, 64>>>(reinterpret_cast<unsigned long long*>(out));
+      break;
+    case 12:
+      float_add<<<1, 64>>>(reinterpret_cast<float*>(out));
+      break;
+    case 13:
+      float_exch<<<1, 64>>>(reinterpret_cast<float*>(out));
+      break;
+    case 14:
+      double_add<<<1, 64>>>(reinterpret_cast<double*>(out));
+      break;
+    case 15:
+      half_add<<<1, 64>>>(reinterpret_cast<__half*>(out));
+      break;
+    case 16:
+      bfloat16_add<<<1, 64>>>(reinterpret_cast<__nv_bfloat16*>(out));
+      break;
+    case 17:
+      half2_add<<<1, 64>>>(reinterpret_cast<__half2*>(out));
+      break;
+    case 18:
+      shared_float_add<<<1, 64>>>(reinterpret_cast<float*>(out));
+      break;
+    default:
+      throw std::invalid_argument("no such case");
   }
   KP_CHECK_LAUNCH();
 }

@@ -1,12 +1,12 @@
 // Kernels for check mode's tests (tests/test_check_mode.py): small bugs of each kind check mode finds, each
 // on a line marked `// BUG: <case>`, and correct kernels that look risky, which must report nothing.
 // One launcher runs case `which` on x (input, n floats) into out (n floats).
+#include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
+
 #include <cstdint>
 #include <stdexcept>
 #include <string>
-
-#include <cooperative_groups.h>
-#include <cooperative_groups/reduce.h>
 #ifdef __CUDACC__
 #include <cuda_runtime.h>
 #endif
@@ -76,8 +76,8 @@ __global__ void tile_loop_without_end_barrier(const float* x, float* out, int n)
   float acc = 0.0f;
   for (int base = 0; base < n; base += kBlock) {  // LOOP: tile_loop_without_end_barrier
     tile[t] = base + t < n ? x[base + t] : 0.0f;  // BUG: tile_loop_without_end_barrier (the write)
-    __syncthreads();  // BARRIER: tile_loop_without_end_barrier
-    acc += tile[(t + 1) % kBlock];  // BUG: tile_loop_without_end_barrier (the read)
+    __syncthreads();                              // BARRIER: tile_loop_without_end_barrier
+    acc += tile[(t + 1) % kBlock];                // BUG: tile_loop_without_end_barrier (the read)
   }
   if (t < n) out[t] = acc;
 }

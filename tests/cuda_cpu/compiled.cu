@@ -107,8 +107,9 @@ __global__ void float4_store_members(const float* x, float4* out, int n) {
   out[i].w = v + 3.0f;
 }
 
-const char* const kCompiled[] = {"float4_whole", "float4_members", "shared4", "unrolled", "fma_loop", "chain4",
-                                 "independent4", "halves", "float4_store_members"};
+const char* const kCompiled[] = {"float4_whole", "float4_members", "shared4",
+                                 "unrolled",     "fma_loop",       "chain4",
+                                 "independent4", "halves",         "float4_store_members"};
 
 // n: the floats of out; x holds 4 n.
 void run_compiled(int64_t index, const float* x, float* out, int n) {

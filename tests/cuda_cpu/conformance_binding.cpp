@@ -39,8 +39,8 @@ Tensor tiled_matmul_op(Tensor A, Tensor B) {
   kp::check(A.dim() == 2 && B.dim() == 2 && A.size(1) == B.size(0), "tiled_matmul: shapes do not match");
   Tensor C = torch::stable::new_empty(A, {A.size(0), B.size(1)});
   KP_DISPATCH_FLOATING(A.scalar_type(), "tiled_matmul", [&] {
-    tiled_matmul<scalar_t>(kp::data<const scalar_t>(A, "A"), kp::data<const scalar_t>(B, "B"), kp::data<scalar_t>(C, "C"),
-                           A.size(0), A.size(1), B.size(1));
+    tiled_matmul<scalar_t>(kp::data<const scalar_t>(A, "A"), kp::data<const scalar_t>(B, "B"),
+                           kp::data<scalar_t>(C, "C"), A.size(0), A.size(1), B.size(1));
   });
   return C;
 }
@@ -59,8 +59,9 @@ Tensor warp_sum_op(Tensor x) {
   x = input("warp_sum", x);
   int n = x.numel();
   Tensor out = torch::stable::new_empty(x, {(n + 127) / 128 * 4});
-  KP_DISPATCH_FLOATING(x.scalar_type(), "warp_sum",
-                       [&] { warp_sum<scalar_t>(kp::data<const scalar_t>(x, "x"), kp::data<scalar_t>(out, "out"), n); });
+  KP_DISPATCH_FLOATING(x.scalar_type(), "warp_sum", [&] {
+    warp_sum<scalar_t>(kp::data<const scalar_t>(x, "x"), kp::data<scalar_t>(out, "out"), n);
+  });
   return out;
 }
 

@@ -29,7 +29,8 @@ Tensor bits_op(Tensor x, Tensor y, Tensor s) {
   kp::check_tensor("bits", "s", s, ScalarType::Int);
   Tensor out = torch::stable::new_zeros(x, {x.numel(), 8});
   kp::before_launch("bits");
-  bits(kp::data<unsigned>(x, "x"), kp::data<unsigned>(y, "y"), kp::data<unsigned>(s, "s"), kp::data<unsigned>(out, "out"), x.numel());
+  bits(kp::data<unsigned>(x, "x"), kp::data<unsigned>(y, "y"), kp::data<unsigned>(s, "s"),
+       kp::data<unsigned>(out, "out"), x.numel());
   return out;
 }
 
@@ -63,7 +64,8 @@ std::tuple<Tensor, Tensor, Tensor> groups_op(Tensor x) {
   Tensor next = torch::stable::new_zeros(x, {n});
   Tensor ballots = torch::stable::new_zeros(x, {n}, ScalarType::Int);
   kp::before_launch("groups");
-  groups(kp::data<float>(x, "x"), kp::data<float>(sums, "sums"), kp::data<float>(next, "next"), kp::data<unsigned>(ballots, "ballots"), n);
+  groups(kp::data<float>(x, "x"), kp::data<float>(sums, "sums"), kp::data<float>(next, "next"),
+         kp::data<unsigned>(ballots, "ballots"), n);
   return {sums, next, ballots};
 }
 
@@ -74,7 +76,8 @@ std::tuple<Tensor, Tensor> rounding_op(Tensor a, Tensor b, Tensor c) {
   Tensor out = torch::stable::new_zeros(a, {a.numel(), 16});
   Tensor ints = torch::stable::new_zeros(a, {a.numel(), 4}, ScalarType::Int);
   kp::before_launch("rounding");
-  rounding(kp::data<float>(a, "a"), kp::data<float>(b, "b"), kp::data<float>(c, "c"), kp::data<float>(out, "out"), kp::data<int>(ints, "ints"), a.numel());
+  rounding(kp::data<float>(a, "a"), kp::data<float>(b, "b"), kp::data<float>(c, "c"), kp::data<float>(out, "out"),
+           kp::data<int>(ints, "ints"), a.numel());
   return {out, ints};
 }
 
@@ -94,7 +97,8 @@ std::tuple<Tensor, Tensor> half_op(Tensor a, Tensor b, Tensor c) {
   Tensor out = torch::stable::new_zeros(a, {a.numel(), 18}, ScalarType::Int);
   Tensor pairs = torch::stable::new_zeros(a, {a.numel(), 2});
   kp::before_launch("half");
-  half_arithmetic(kp::data<float>(a, "a"), kp::data<float>(b, "b"), kp::data<float>(c, "c"), kp::data<int>(out, "out"), kp::data<float>(pairs, "pairs"), a.numel());
+  half_arithmetic(kp::data<float>(a, "a"), kp::data<float>(b, "b"), kp::data<float>(c, "c"), kp::data<int>(out, "out"),
+                  kp::data<float>(pairs, "pairs"), a.numel());
   return {out, pairs};
 }
 

@@ -8,8 +8,9 @@
 //   shared      s[t * k] = x[i]; out[i] = s[t * k] (k = -1: every lane reads s[0], a broadcast)
 //   transpose   a 32x32 tile through shared memory, read by columns; k = 1: padded to [32][33]
 //   histogram   counts[x[i]] += 1 without atomics (k = 0: a global race) or with atomicAdd (k = 1)
-//   swap_dynamic  through `extern __shared__ float s[]`, each lane reads its neighbour's element with no barrier: a race
-//   shared_gather  one warp: lane t reads element x[t] of a zeroed __shared__ array of k-byte elements (float, float2,
+//   swap_dynamic  through `extern __shared__ float s[]`, each lane reads its neighbour's element with no barrier: a
+//   race shared_gather  one warp: lane t reads element x[t] of a zeroed __shared__ array of k-byte elements (float,
+//   float2,
 //                 float4: one LDS, LDS.64 or LDS.128 per lane), the addresses the test picks
 #include <stdexcept>
 #include <string>
@@ -68,8 +69,8 @@ __global__ void histogram(const float* x, float* counts, int n, int atomic) {
     counts[bin] += 1.0f;  // RACE: histogram
 }
 
-const char* const kPatterns[] = {"strided", "strided64", "vector4", "even_lanes", "shared", "transpose", "histogram",
-                                  "swap_dynamic", "shared_gather"};
+const char* const kPatterns[] = {"strided",   "strided64", "vector4",      "even_lanes",   "shared",
+                                 "transpose", "histogram", "swap_dynamic", "shared_gather"};
 
 __device__ float total(float v) { return v; }
 __device__ float total(float2 v) { return v.x + v.y; }
@@ -103,10 +104,10 @@ void run_pattern(int64_t index, const float* x, float* out, int n, int k) {
     strided<<<blocks, threads>>>(x, out, n, k);
   else if (which == "strided64")
     strided64<<<(n / 2 + threads - 1) / threads, threads>>>(reinterpret_cast<const double*>(x),
-                                                             reinterpret_cast<double*>(out), n / 2);
+                                                            reinterpret_cast<double*>(out), n / 2);
   else if (which == "vector4")
     vector4<<<(n / 4 + threads - 1) / threads, threads>>>(reinterpret_cast<const float4*>(x),
-                                                           reinterpret_cast<float4*>(out), n / 4);
+                                                          reinterpret_cast<float4*>(out), n / 4);
   else if (which == "even_lanes")
     even_lanes<<<blocks, threads>>>(x, out, n);
   else if (which == "shared")

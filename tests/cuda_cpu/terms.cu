@@ -31,10 +31,17 @@ __global__ void atomic_distinct(float* out, int n) {
 void run_terms(int64_t which, const float* x, const int* idx, float* out, int n) {
   const int threads = 256, blocks = (n + threads - 1) / threads;
   switch (which) {
-    case 0: local_array<<<blocks, threads>>>(x, idx, out, n); break;
-    case 1: atomic_one<<<blocks, threads>>>(out, n); break;
-    case 2: atomic_distinct<<<blocks, threads>>>(out, n); break;
-    default: throw std::invalid_argument("no such case");
+    case 0:
+      local_array<<<blocks, threads>>>(x, idx, out, n);
+      break;
+    case 1:
+      atomic_one<<<blocks, threads>>>(out, n);
+      break;
+    case 2:
+      atomic_distinct<<<blocks, threads>>>(out, n);
+      break;
+    default:
+      throw std::invalid_argument("no such case");
   }
   KP_CHECK_LAUNCH();
 }

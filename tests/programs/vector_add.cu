@@ -1,8 +1,9 @@
 // A standalone CUDA program as textbooks write them: host arrays, cudaMalloc, cudaMemcpy, a launch, a check.
 // tests/test_program.py runs it with an argument (the size) and reads its output.
+#include <cuda_runtime.h>
+
 #include <cstdio>
 #include <cstdlib>
-#include <cuda_runtime.h>
 
 __global__ void vector_add(const float* a, const float* b, float* c, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
