@@ -8,7 +8,8 @@ from kp.gpumodel.schedule import block_clocks, schedule_clocks
 from kp.gpumodel.subcores import NONE, round_clocks
 
 A6000, A100 = gpu("RTX A6000"), gpu("A100")
-FMUL = ("FMUL", 1, False, NONE, NONE, 0, ((0, 2, False),))  # one source read: the register file never holds it up
+# FMUL R1, R2, 0.5: one source read, the register file never holds it up
+FMUL = ("FMUL", 1, False, NONE, NONE, 0, ((0, 2, False),), "R1, R2, 0.5")
 
 
 def _clocks(g, block, warps_per_block=1, blocks=1, runs=1):
@@ -52,3 +53,17 @@ def test_the_schedule_term_is_the_busiest_sms_clocks():
     assert e.bound == "schedule"
     assert LaunchWork(kernel="k", grid_blocks=blocks, threads_per_block=32).scheduled == ()
     assert estimate_launch(A6000, LaunchWork(kernel="k", grid_blocks=blocks, threads_per_block=32)).schedule_s == 0.0
+
+
+def test_a_cp_async_pipeline_is_taken_once_filled():
+    """A loop keeping one cp.async group in flight (LDGSTS, LDGDEPBAR, DEPBAR.LE SB0, 0x1, an FMUL; the launch's
+    round trip 500): run 1 passes its DEPBAR at once (one group pending), run 2 waits for run 1's copy (500, its FMUL
+    at 504), run 3 passes again (its DEPBAR at 507, run 2's copy landed at 7 + 500), run 4 waits for run 3's (505 +
+    500, its FMUL at 1009): two runs a round trip, 505 / 2 clocks a run. Two runs less one (498) would take it for a
+    run a round trip; block_clocks takes the mean over runs 3 and 4, m = 2 runs after the first two."""
+    block = (("LDGSTS.E", 1, False, NONE, 1, 0, None, "[R2], [R4.64]"), ("LDGDEPBAR", 1, False, 0, NONE, 0, None, ""),
+             ("DEPBAR.LE", 4, False, NONE, NONE, 0, None, "SB0, 0x1"), FMUL)  # fmt: skip
+    four, two, once = (_clocks(A6000, block, runs=r) for r in (4, 2, 1))
+    assert (once, two, four) == (7, 505, 1010)
+    assert block_clocks(A6000, block, 1, 1, 100, 500, (1.0, 1.0)) == once + 99 * (four - two) / 2
+    assert block_clocks(A6000, block, 1, 1, 3, 500, (1.0, 1.0)) == _clocks(A6000, block, runs=3) == 512

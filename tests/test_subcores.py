@@ -10,8 +10,8 @@ from kp.gpumodel.subcores import NONE, QUEUE, round_clocks, simulate
 A6000, A100 = gpu("RTX A6000"), gpu("A100")
 
 
-def _instruction(opcode, stall=1, write=NONE, read=NONE, wait=0, reads=None, yield_=False):
-    return (opcode, stall, yield_, write, read, wait, reads)
+def _instruction(opcode, stall=1, write=NONE, read=NONE, wait=0, reads=None, yield_=False, operands=""):
+    return (opcode, stall, yield_, write, read, wait, reads, operands)
 
 
 def _clocks(g, block, warps_per_block=1, blocks=1, runs=1, latency=500, wavefronts=(1.0, 1.0)):
@@ -132,3 +132,32 @@ def test_more_warps_hide_a_dependent_chain(g):
     block = [_instruction("FMUL", stall=4, reads=((0, 2, False),))] * 8
     expected = 32 if g is A6000 else 64
     assert _steady(g, block, warps_per_block=4, blocks=4) == expected
+
+
+def _pipeline(depbar):
+    """One stage of a cp.async pipeline as nvcc compiles it for sm_86 (`__pipeline_memcpy_async`, `__pipeline_commit`,
+    `__pipeline_wait_prior(n)`): LDGSTS (its copy, no counter of its own), LDGDEPBAR (the group, counter SB0),
+    DEPBAR.LE SB0, n (stall 4, as Huerta et al. section 4 says it must be), then an FMUL."""
+    return [_instruction("LDGSTS.E", read=1), _instruction("LDGDEPBAR", write=0),
+            _instruction("DEPBAR.LE", stall=4, operands=depbar), FMUL]  # fmt: skip
+
+
+def test_depbar_waits_until_at_most_n_groups_are_pending():
+    """DEPBAR.LE SB0, N (Huerta et al. section 4: "requires the Dependence counter SB0 to have a value less or equal
+    to" N): a committed group counts on SB0 until its copies land, the launch's round trip (500 here) after the
+    LDGSTS's issue. N = 0: every run waits for its own copy: the LDGSTS at 0, LDGDEPBAR 1, DEPBAR 500 (the copy lands),
+    the FMUL 504, so 505 clocks a run, 3 x 505 for three. N = 1: the first DEPBAR passes with one group pending
+    (FMUL at 6); the second (at 9) waits for the first group (500), the FMUL at 504; the third LDGSTS at 505, its
+    DEPBAR at 507 finds the second group landed at 7 + 500: one pending, the FMUL at 511: 512 clocks for three runs.
+    Without the wait, three runs take 3 x 7 = 21."""
+    assert _clocks(A6000, _pipeline("SB0, 0x0"), runs=3) == 3 * 505
+    assert _clocks(A6000, _pipeline("SB0, 0x1"), runs=3) == 512
+    assert _clocks(A6000, _pipeline("SB0, 0x3"), runs=3) == 3 * 7
+
+
+def test_depbar_also_waits_for_the_counters_it_lists():
+    """DEPBAR.LE SB1, 0x3, {0}: SB1 holds nothing, but the listed SB0 must be at zero ("the instruction cannot be
+    issued until the values of the Dependence counters specified by those IDs ... are equal to 0"): the LDG's result
+    (SB0) comes at 500, the DEPBAR issues then and the FMUL 4 later: 505 for one run."""
+    block = [_instruction("LDG.E", write=0), _instruction("DEPBAR.LE", stall=4, operands="SB1, 0x3, {0}"), FMUL]
+    assert _clocks(A6000, block) == 505

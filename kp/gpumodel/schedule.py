@@ -5,12 +5,15 @@ between a profile's counts and the simulation; never simulates (kp.gpumodel.subc
 """
 
 import math
+import re
 
 from kp.gpumodel.cfg import blocks as basic_blocks
+from kp.gpumodel.issue_rules import GLOBAL_SPACE, SHARED_SPACE, pipeline_depth
 from kp.gpumodel.pipes import rates
 from kp.gpumodel.register_banks import _applies, sources
-from kp.gpumodel.subcores import GLOBAL_SPACE, SHARED_SPACE, round_clocks
+from kp.gpumodel.subcores import round_clocks
 
+GUARD = re.compile(r"^@!?U?P\w+\s+")  # an instruction's predicate: `@!P0 LDG.E R2, [R4.64]`
 SIMULATED_SHARE = 0.01  # blocks issuing less than this share of a kernel's instructions are left to the issue rate
 
 
@@ -40,10 +43,11 @@ def scheduled_blocks(counts, kernel, gpu="H100", share=1.0):
 
 def as_block(instructions, accessed=None):
     """A basic block's kp.gpumodel.sass Instructions (with control bits) as the simulation reads them: (opcode, stall,
-    yield, write counter, read counter, wait mask, register sources) each, the sources ((slot, register, reuse), ...)
-    of an instruction that reads its operands through the register file's ports (kp.gpumodel.register_banks), else
-    None. `accessed`: the (file, line, space) the trace saw accesses at; a memory instruction elsewhere becomes a NOP
-    (None: every one ran)."""
+    yield, write counter, read counter, wait mask, register sources, operands) each, the sources ((slot, register,
+    reuse), ...) of an instruction that reads its operands through the register file's ports
+    (kp.gpumodel.register_banks), else None; the operands as nvdisasm prints them after the opcode ("SB0, 0x3" of
+    `DEPBAR.LE SB0, 0x3`, "0x1, 0x40" of `BAR.SYNC.DEFER_BLOCKING 0x1, 0x40`). `accessed`: the (file, line, space)
+    the trace saw accesses at; a memory instruction elsewhere becomes a NOP (None: every one ran)."""
 
     def opcode(i):
         space = "global" if i.space == "local" else i.space
@@ -55,9 +59,12 @@ def as_block(instructions, accessed=None):
         )
         return i.opcode if ran else "NOP"
 
+    def operands(i):
+        return "" if opcode(i) == "NOP" else GUARD.sub("", i.text).partition(" ")[2].strip()
+
     return tuple(
         (opcode(i), i.control_bits.stall, bool(i.control_bits.yield_), i.control_bits.write, i.control_bits.read,
-         i.control_bits.wait, tuple(sources(i.text)) if _applies(i) else None)
+         i.control_bits.wait, tuple(sources(i.text)) if _applies(i) else None, operands(i))
         for i in instructions
     )  # fmt: skip
 
@@ -65,15 +72,22 @@ def as_block(instructions, accessed=None):
 def block_clocks(g, block, warps_per_block, blocks, runs_per_warp, memory_latency, wavefronts):
     """The clocks one SM needs for `blocks` resident blocks of `warps_per_block` warps to run a basic block
     `runs_per_warp` times each: one run from all the warps starting together, then each further run at the steady
-    state's clocks (two runs' less one run's: what a loop's first run pays, it pays once); under one run (a block some
-    warps skip), one run's clocks times the share. `block` as as_block gives it; `memory_latency` in clocks;
-    `wavefronts` (per shared, per global instruction)."""
+    state's clocks (what a loop's first run pays, it pays once): two runs' less one run's, or, where a DEPBAR.LE lets
+    up to n cp.async groups pend (kp.gpumodel.issue_rules.pipeline_depth), the mean over the m = n + 1 runs after the
+    first m (the pipeline filled, its waits repeating every m runs at most); a loop of no more than 2m runs simulated
+    whole. Under one run (a block some warps skip), one run's clocks times the share. `block` as as_block gives it;
+    `memory_latency` in clocks; `wavefronts` (per shared, per global instruction)."""
     on = (tuple(g.compute_capability), tuple(sorted(rates(g).items())), warps_per_block, blocks)
     memory = (round(memory_latency), tuple(round(f, 3) for f in wavefronts))
     once = round_clocks(block, *on, 1, *memory)
     if runs_per_warp <= 1:
         return once * runs_per_warp
-    steady = round_clocks(block, *on, 2, *memory) - once
+    m = pipeline_depth(block) + 1
+    if m > 1 and runs_per_warp <= 2 * m:
+        whole = math.ceil(runs_per_warp)
+        return round_clocks(block, *on, whole, *memory) * runs_per_warp / whole
+    filled = once if m == 1 else round_clocks(block, *on, m, *memory)
+    steady = (round_clocks(block, *on, 2 * m, *memory) - filled) / m
     return once + (runs_per_warp - 1) * steady
 
 

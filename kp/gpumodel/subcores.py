@@ -43,93 +43,28 @@ kp.gpumodel.pipes cites; taken for 7.5, 8.0, 8.9 and 9.0 alike, an assumption):
   its issue by kind and width (WAR); a fixed-latency result's ALU_LATENCY_CLOCKS, and S2R's, MUFU's, the conversions'
   and FP64's too (an assumption that understates them, as kp.gpumodel.depend says);
 - BAR.SYNC: a warp waits there until every warp of its block has arrived (the CUDA C++ Programming Guide,
-  __syncthreads); then all issue on from the next clock. BAR.ARV arrives without waiting.
+  __syncthreads); then all issue on from the next clock. BAR.ARV arrives without waiting;
+- DEPBAR.LE SBx, n (4): a warp issues it once at most n of counter x's releases are pending (and the counters it
+  lists at zero); a cp.async group (kp.gpumodel.issue_rules: LDGSTS copies, then LDGDEPBAR) holds its commit's
+  counter until its last copy has landed, the launch's round trip after that copy's issue, and after the groups
+  before it.
 
 Left out: instruction fetch (their stream buffer "behaves close to a perfect instruction cache", 7.3), constant misses,
 the L1's and L2's queues (the memory terms bound those from outside), the data pipe pushing back on the queues, memory
-instructions' register reads, a barrier's thread count (every BAR.SYNC is the whole block's), DEPBAR's partial waits
-(LDGSTS pipelines: too fast), tensor-core instructions' rates (none), the FP64 pipe's sharing between sub-cores (a
-quarter of the SM's rate per sub-core), and what a block's first run inherits (each warp starts with counters at 0).
+instructions' register reads, a barrier's thread count (every BAR.SYNC is the whole block's), tensor-core
+instructions' rates (none), the FP64 pipe's sharing between sub-cores (a quarter of the SM's rate per sub-core), and
+what a block's first run inherits (each warp starts with counters at 0: a pipeline's groups committed before the loop
+are not pending in it, so its first DEPBAR.LE waits less than it would).
 """
 
 import functools
 import math
 
-from kp.gpumodel.gpu_constants import ALU_LATENCY_CLOCKS
-from kp.gpumodel.pipes import (
-    LSU_ADDRESS_PER_CLOCK_PER_SUB_PARTITION,
-    LSU_ISSUE_PER_CLOCK,
-    LSU_MEMORY_PER_CLOCK,
-    SHARED_FP32_INTEGER,
-    pipe_of,
-)
+from kp.gpumodel.issue_rules import COPY_RAW, DISPATCH, MEMORY_LOADS, NONE, QUEUE, SUB_CORES, decode
+from kp.gpumodel.pipes import LSU_ADDRESS_PER_CLOCK_PER_SUB_PARTITION, LSU_ISSUE_PER_CLOCK, LSU_MEMORY_PER_CLOCK
 from kp.gpumodel.register_banks import BANKS, WINDOW
 
-QUEUE = 5  # memory instructions a sub-core buffers: 4 queue entries and a latch (Huerta et al. 2025, 5.4)
-SUB_CORES = 4
-NONE = 7  # a control field naming no dependence counter
-# Clocks from a memory instruction's issue to its start in the address calculation: Table 1 (one sub-core) issues the
-# first five at cycles 2-6 and the sixth at 13, so the first's entry frees 11 clocks after its issue, the last 4 of
-# them in the address calculation (one every 4 clocks): 11 - 4 = 7 before it (the Control stage and the dispatch)
-DISPATCH = 7
-MEMORY_LOADS = {"LDG", "LD", "LDL", "ATOM", "ATOMG", "LDGSTS"}  # results the launch's round trip brings
-SHARED_LOADS = {"LDS", "LDSM", "ATOMS"}
-STORES = {"STG", "ST", "STL", "STS", "STSM", "RED", "REDG"}
-MEMORY = MEMORY_LOADS | SHARED_LOADS | STORES
-SHARED_SPACE = SHARED_LOADS | {"STS", "STSM"}
-GLOBAL_SPACE = MEMORY_LOADS | {"STG", "ST", "STL", "RED", "REDG"}  # their 128-byte lines pass the L1 data pipe
-# Huerta et al. 2025, Table 2 (Ampere, a regular register as the address; clocks from issue to the earliest consumer:
-# RAW, a reader of the result; WAR, a writer of a source), by width in bytes: 4, 8, 16. Shared loads RAW 24/24/26, WAR
-# 9; global loads WAR 11 (their RAW is the launch's round trip); shared stores WAR 12/14/18, global stores 14/16/20;
-# LDGSTS 13; LDC RAW 26 with an immediate address (c[0x0][...]), 29 with a register. Atomics, LDSM and local accesses
-# are taken as their space's loads or stores (not in the table).
-SHARED_LOAD_RAW = {4: 24, 8: 24, 16: 26}
-CONSTANT_LOAD_RAW = {"immediate": 26, "register": 29}
-WAR = {"shared load": {4: 9, 8: 9, 16: 9}, "global load": {4: 11, 8: 11, 16: 11},
-       "shared store": {4: 12, 8: 14, 16: 18}, "global store": {4: 14, 8: 16, 16: 20}}  # fmt: skip
-
-
-def _width(opcode):
-    """A memory opcode's bytes per lane: LDS.128 16, LDG.E.64 8, else 4."""
-    parts = opcode.split(".")
-    return 16 if "128" in parts else 8 if "64" in parts else 4
-
-
-@functools.lru_cache(maxsize=256)
-def _decode(block, cc, per_clock):
-    """Per instruction: (base opcode, units it may take, latch clocks, queue kind (None, "memory", "lsu"), result
-    clocks (after issue; for a queued one, after it starts on the data pipe), read clocks (WAR, after issue), barrier
-    ("sync", "arrive" or None), space ("shared", "global" or None))."""
-    per_clock = dict(per_clock)
-    shared_lanes = cc in SHARED_FP32_INTEGER
-    out = []
-    for opcode, *_ in block:
-        base = opcode.split(".")[0]
-        pipe = pipe_of(opcode)
-        queue = "memory" if base in MEMORY else "lsu" if pipe in ("LSU", "LSU other", "shuffle") else None
-        units, latch = (), 0
-        if queue is None and pipe is not None and pipe in per_clock:
-            latch = max(1, round(32 / (per_clock[pipe] / SUB_CORES)))
-            if shared_lanes and pipe == "FP32":
-                units, latch = ("A", "B"), 2
-            elif shared_lanes and pipe in ("integer", "IMAD"):
-                units, latch = ("B",), 2
-            else:
-                units = ("FMA",) if pipe in ("FP32", "IMAD") else (pipe,)
-        width = _width(opcode)
-        space = "shared" if base in SHARED_SPACE else "global" if base in GLOBAL_SPACE else None
-        result, read = ALU_LATENCY_CLOCKS, 1
-        if base in SHARED_LOADS:
-            result, read = SHARED_LOAD_RAW[width] - DISPATCH, WAR["shared load"][width]
-        elif base in MEMORY_LOADS:
-            result, read = 0, WAR["global load"][width]  # the round trip, set by the simulation
-        elif base in STORES:
-            read = WAR[f"{space} store"][width]
-        elif base == "LDC":
-            result = CONSTANT_LOAD_RAW["immediate"]  # the block holds no operands: kernel parameters' c[0x0][...]
-        barrier = ("arrive" if "ARV" in opcode.split(".") else "sync") if base == "BAR" else None
-        out.append((base, units, latch, queue, result, read, barrier, space))
-    return tuple(out)
+__all__ = ["NONE", "QUEUE", "round_clocks", "simulate"]
 
 
 @functools.lru_cache(maxsize=1024)
@@ -146,7 +81,7 @@ def simulate(block, cc, per_clock, warps_per_block, blocks, runs, memory_latency
     if runs < 1 or warps_per_block < 1 or blocks < 1 or not block:
         raise ValueError(f"a simulation needs a block and runs, warps, blocks: {len(block)}, {runs}, "
                          f"{warps_per_block}, {blocks}")  # fmt: skip
-    decoded = _decode(block, cc, per_clock)
+    decoded = decode(block, cc, per_clock)
     n = len(block)
     memory_gap = 1 / LSU_MEMORY_PER_CLOCK[cc]
     lsu_gap = 1 / LSU_ISSUE_PER_CLOCK[cc]
@@ -156,6 +91,7 @@ def simulate(block, cc, per_clock, warps_per_block, blocks, runs, memory_latency
     pc, done_runs, ready_at = [0] * warps, [0] * warps, [0] * warps
     counters = [[[] for _ in range(6)] for _ in range(warps)]  # per warp and counter: its pending releases
     at_barrier, arrived = [False] * warps, [0] * blocks
+    copied, committed = [None] * warps, [None] * warps  # the last LDGSTS since the last LDGDEPBAR, the last group
     latches = [{} for _ in range(SUB_CORES)]  # unit -> the clock it is free
     issue_free = [0] * SUB_CORES  # the register file's ports hold the sub-core
     cache = [{} for _ in range(SUB_CORES)]  # the register file cache: (bank, slot) -> (warp, register)
@@ -173,7 +109,7 @@ def simulate(block, cc, per_clock, warps_per_block, blocks, runs, memory_latency
             if not q or lsu_free > clock:
                 continue
             w, k, issued, write, read = q[0]
-            base, _, _, kind, result, war, _, space = decoded[k]
+            base, _, _, kind, result, war, _, space, _, _ = decoded[k]
             if issued + DISPATCH > clock:
                 continue
             if kind == "memory" and (address_free[s] > clock or shared_free > clock):
@@ -212,6 +148,11 @@ def simulate(block, cc, per_clock, warps_per_block, blocks, runs, memory_latency
                     continue
                 if units and all(latches[s].get(u, 0) > clock for u in units):
                     continue
+                if (depbar := decoded[k][9]) and (
+                    sum(r[0] is None or r[0] > clock for r in counters[w][depbar[0]]) > depbar[1]
+                    or any(r[0] is None or r[0] > clock for c in depbar[2] for r in counters[w][c])
+                ):
+                    continue
                 if kind and len(queues[s]) + (address_free[s] > clock) >= QUEUE:
                     continue  # the instruction in the address calculation holds its entry until it leaves
                 pick = w
@@ -223,22 +164,28 @@ def simulate(block, cc, per_clock, warps_per_block, blocks, runs, memory_latency
             last[s] = w
             if log is not None:
                 log.append((clock, w, k))
-            _, stall, yield_, write, read, _, reads = block[k]
-            _, units, latch, kind, result, _, barrier, _ = decoded[k]
+            _, stall, yield_, write, read, _, reads, _ = block[k]
+            _, units, latch, kind, result, _, barrier, _, copies, _ = decoded[k]
             if units:
                 unit = next(u for u in units if latches[s].get(u, 0) <= clock)
                 latches[s][unit] = clock + latch
-            write_slot = [None] if write < 6 else None
+            write_slot = [None] if write < 6 or copies == "copy" else None
             read_slot = [None] if read < 6 else None
             if kind:
                 queues[s].append((w, k, clock, write_slot, read_slot))
+                if copies == "copy":  # its data's landing, for its group; its own counter Table 2's
+                    copied[w], write_slot = write_slot, [clock + COPY_RAW] if write < 6 else None
+            elif copies == "commit" and write < 6:  # its group's copies landed, and the groups before it
+                group = copied[w] or committed[w]
+                write_slot = group if group and (group[0] is None or group[0] > clock) else [clock + 1]
+                copied[w], committed[w] = None, write_slot
             else:
                 if write_slot:
                     write_slot[0] = clock + result
                 if read_slot:
                     read_slot[0] = clock + 1
             for c, slot in ((write, write_slot), (read, read_slot)):
-                if slot is not None:
+                if slot is not None and c < 6:
                     counters[w][c] = [r for r in counters[w][c] if r[0] is None or r[0] > clock] + [slot]
             ready_at[w] = clock + max(1 + bool(yield_), stall)
             issue_free[s] = clock + 1 if reads is None else _read_ports(reads, w, clock, cache[s], ports[s]) + 1
