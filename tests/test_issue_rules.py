@@ -35,3 +35,9 @@ def test_a_shared_loads_result_is_timed_from_its_issue():
     dispatch into the address calculation, DISPATCH clocks later."""
     assert _decoded("LDS", "R4, [R2]")[4] == SHARED_LOAD_RAW[4] - DISPATCH
     assert _decoded("LDS.128", "R4, [R2]")[4] == SHARED_LOAD_RAW[16] - DISPATCH
+
+
+def test_a_constant_loads_result_by_its_address():
+    """Table 2's LDC: 26 clocks with an immediate address, 29 with a regular register's."""
+    assert _decoded("LDC", "R4, c[0x0][0x160]")[4] == 26
+    assert _decoded("LDC.64", "R4, c[0x0][R2+0x160]")[4] == 29

@@ -29,6 +29,7 @@ NONE = 7  # a control field naming no dependence counter
 # first five at cycles 2-6 and the sixth at 13, so the first's entry frees 11 clocks after its issue, the last 4 of
 # them in the address calculation (one every 4 clocks): 11 - 4 = 7 before it (the Control stage and the dispatch)
 DISPATCH = 7
+REGISTER_ADDRESS = re.compile(r"\]\s*\[\s*R\d+")  # a constant bank's offset from a regular register: c[0x3][R2+0x4]
 DEPBAR_OPERANDS = re.compile(r"SB([0-5])\s*,\s*(0x[0-9a-fA-F]+|\d+)(?:\s*,\s*\{([\d,\s]*)\})?")
 MEMORY_LOADS = {"LDG", "LD", "LDL", "ATOM", "ATOMG", "LDGSTS"}  # results the launch's round trip brings
 SHARED_LOADS = {"LDS", "LDSM", "ATOMS"}
@@ -89,8 +90,8 @@ def decode(block, cc, per_clock):
             result, read = 0, WAR["global load"][width]  # the round trip, set by the simulation
         elif base in STORES:
             read = WAR[f"{space} store"][width]
-        elif base == "LDC":
-            result = CONSTANT_LOAD_RAW["immediate"]  # the block holds no operands: kernel parameters' c[0x0][...]
+        elif base == "LDC":  # `LDC R4, c[0x0][R2+0x160]` reads its address from a register, c[0x0][0x160] does not
+            result = CONSTANT_LOAD_RAW["register" if REGISTER_ADDRESS.search(operands) else "immediate"]
         barrier = ("arrive" if "ARV" in opcode.split(".") else "sync") if base == "BAR" else None
         copies = "copy" if base == "LDGSTS" else "commit" if base == "LDGDEPBAR" else None
         depbar = _depbar(operands) if base == "DEPBAR" else None
