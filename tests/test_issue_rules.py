@@ -41,3 +41,12 @@ def test_a_constant_loads_result_by_its_address():
     """Table 2's LDC: 26 clocks with an immediate address, 29 with a regular register's."""
     assert _decoded("LDC", "R4, c[0x0][0x160]")[4] == 26
     assert _decoded("LDC.64", "R4, c[0x0][R2+0x160]")[4] == 29
+
+
+def test_barrier_operands():
+    """nvdisasm's barriers: (kind, barrier, warps or None for the block)."""
+    assert _decoded("BAR.SYNC.DEFER_BLOCKING", "0x0")[6] == ("sync", 0, None)
+    assert _decoded("BAR.SYNC.DEFER_BLOCKING", "0x1, 0x40")[6] == ("sync", 1, 2)
+    assert _decoded("BAR.ARV", "0x2, 0x40")[6] == ("arrive", 2, 2)
+    assert _decoded("BAR.RED.POPC.DEFER_BLOCKING", "0x0, P0")[6] == ("sync", 0, None)
+    assert _decoded("BAR.SYNC", "R2, R3")[6] == ("sync", "R2", None)

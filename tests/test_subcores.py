@@ -161,3 +161,31 @@ def test_depbar_also_waits_for_the_counters_it_lists():
     (SB0) comes at 500, the DEPBAR issues then and the FMUL 4 later: 505 for one run."""
     block = [_instruction("LDG.E", write=0), _instruction("DEPBAR.LE", stall=4, operands="SB1, 0x3, {0}"), FMUL]
     assert _clocks(A6000, block) == 505
+
+
+def test_a_barriers_thread_count_releases_that_many_warps():
+    """`BAR.SYNC.DEFER_BLOCKING 0x1, 0x40` (a named barrier of 64 threads, PTX's bar.sync 1, 64): it releases each 2
+    warps that arrive, not the block's 8. Eight warps each load (their results 500 clocks on, the loads spread over
+    the memory queue), wait, then BAR, then FMUL: with the count, FMULs issue in 4 pairs, the first before the last
+    BAR; without it (`0x1`, the block), all after the last BAR."""
+    wait = _instruction("FMUL", wait=1, reads=((0, 2, False),))
+    for operands, held in (("0x1, 0x40", False), ("0x1", True)):
+        block = [_instruction("LDG.E", write=0), wait, _instruction("BAR.SYNC.DEFER_BLOCKING", operands=operands), FMUL]
+        log = _issues(A6000, block, warps_per_block=8)
+        bars = sorted(c for c, _, k in log if k == 2)
+        after = sorted(c for c, _, k in log if k == 3)
+        assert (after[0] > bars[-1]) is held
+        if not held:  # each pair leaves the clock after its second warp arrives (its sub-core one issue a clock)
+            assert [a - b for a, b in zip(after[::2], bars[1::2])] == [1, 1, 1, 1]
+
+
+def test_a_barrier_waits_for_no_warp_that_is_done():
+    """PTX's bar.sync waits "for non-exited threads of all other warps participating": 3 warps at a barrier of 2
+    (`0x1, 0x40`) over one run each, all arriving at clock 0 (three sub-cores): the first two leave together (their
+    FMULs at 1), and the third, whose partner never comes, is released when they are done, not held forever: its FMUL
+    at 2, 3 clocks in all (the block's barrier, 2: all three FMULs at 1)."""
+    block = [_instruction("BAR.SYNC.DEFER_BLOCKING", operands="0x1, 0x40"), FMUL]
+    assert [(c, w) for c, w, k in _issues(A6000, block, 3) if k == 1] == [(1, 0), (1, 1), (2, 2)]
+    assert _clocks(A6000, block, warps_per_block=3) == 3
+    block[0] = _instruction("BAR.SYNC.DEFER_BLOCKING", operands="0x1")
+    assert _clocks(A6000, block, warps_per_block=3) == 2

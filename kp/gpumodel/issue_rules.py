@@ -30,6 +30,7 @@ NONE = 7  # a control field naming no dependence counter
 # them in the address calculation (one every 4 clocks): 11 - 4 = 7 before it (the Control stage and the dispatch)
 DISPATCH = 7
 REGISTER_ADDRESS = re.compile(r"\]\s*\[\s*R\d+")  # a constant bank's offset from a regular register: c[0x3][R2+0x4]
+NUMBER = re.compile(r"0x[0-9a-fA-F]+|\d+")
 DEPBAR_OPERANDS = re.compile(r"SB([0-5])\s*,\s*(0x[0-9a-fA-F]+|\d+)(?:\s*,\s*\{([\d,\s]*)\})?")
 MEMORY_LOADS = {"LDG", "LD", "LDL", "ATOM", "ATOMG", "LDGSTS"}  # results the launch's round trip brings
 SHARED_LOADS = {"LDS", "LDSM", "ATOMS"}
@@ -60,7 +61,7 @@ def _width(opcode):
 def decode(block, cc, per_clock):
     """Per instruction: (base opcode, units it may take, latch clocks, queue kind (None, "memory", "lsu"), result
     clocks (after issue; for a queued one, after it starts on the data pipe), read clocks (WAR, after issue), barrier
-    ("sync", "arrive" or None), space ("shared", "global" or None), cp.async's part ("copy": LDGSTS, "commit":
+    (_barrier, or None), space ("shared", "global" or None), cp.async's part ("copy": LDGSTS, "commit":
     LDGDEPBAR, or None), DEPBAR.LE's wait (_depbar) or None). `block`: kp.gpumodel.schedule.as_block's tuples;
     `per_clock`: the pipes' results per clock per SM (kp.gpumodel.pipes.rates, as sorted items)."""
     per_clock = dict(per_clock)
@@ -92,11 +93,24 @@ def decode(block, cc, per_clock):
             read = WAR[f"{space} store"][width]
         elif base == "LDC":  # `LDC R4, c[0x0][R2+0x160]` reads its address from a register, c[0x0][0x160] does not
             result = CONSTANT_LOAD_RAW["register" if REGISTER_ADDRESS.search(operands) else "immediate"]
-        barrier = ("arrive" if "ARV" in opcode.split(".") else "sync") if base == "BAR" else None
+        barrier = _barrier(opcode, operands) if base == "BAR" else None
         copies = "copy" if base == "LDGSTS" else "commit" if base == "LDGDEPBAR" else None
         depbar = _depbar(operands) if base == "DEPBAR" else None
         out.append((base, units, latch, queue, result, read, barrier, space, copies, depbar))
     return tuple(out)
+
+
+def _barrier(opcode, operands):
+    """BAR's ("sync" or "arrive", its barrier, the warps that release it: its thread count / 32, None for the block's
+    every warp) from nvdisasm's `BAR.SYNC.DEFER_BLOCKING 0x1, 0x40` (barrier 1, 64 threads: 2 warps), `BAR.SYNC
+    0x0` (the block), `BAR.ARV 0x2, 0x40`; a count in a register or a predicate (BAR.RED.POPC 0x0, P0) is the block's.
+    PTX ISA, bar/barrier: "Operand b specifies the number of threads participating in the barrier. If no thread count
+    is specified, all threads in the CTA participate in the barrier. When specifying a thread count, the value must be
+    a multiple of the warp size"."""
+    ops = [o.strip() for o in operands.split(",")] if operands.strip() else ["0"]
+    number = [int(o, 0) if NUMBER.fullmatch(o) else o for o in ops]
+    count = number[1] if len(number) > 1 and isinstance(number[1], int) else 0
+    return ("arrive" if "ARV" in opcode.split(".") else "sync", number[0], -(-count // 32) or None)
 
 
 def _depbar(operands):

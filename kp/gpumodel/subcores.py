@@ -43,7 +43,10 @@ kp.gpumodel.pipes cites; taken for 7.5, 8.0, 8.9 and 9.0 alike, an assumption):
   its issue by kind and width (WAR); a fixed-latency result's ALU_LATENCY_CLOCKS, and S2R's, MUFU's, the conversions'
   and FP64's too (an assumption that understates them, as kp.gpumodel.depend says);
 - BAR.SYNC: a warp waits there until every warp of its block has arrived (the CUDA C++ Programming Guide,
-  __syncthreads); then all issue on from the next clock. BAR.ARV arrives without waiting;
+  __syncthreads), or as many as its thread count names (`BAR.SYNC 0x1, 0x40`: 2 warps; the PTX ISA's bar.sync: "wait
+  for non-exited threads of all other warps participating in the barrier to arrive": a warp done with its runs no
+  longer counts), each barrier of a block apart; then they issue on from the next clock. BAR.ARV arrives without
+  waiting;
 - DEPBAR.LE SBx, n (4): a warp issues it once at most n of counter x's releases are pending (and the counters it
   lists at zero); a cp.async group (kp.gpumodel.issue_rules: LDGSTS copies, then LDGDEPBAR) holds its commit's
   counter until its last copy has landed, the launch's round trip after that copy's issue, and after the groups
@@ -51,10 +54,9 @@ kp.gpumodel.pipes cites; taken for 7.5, 8.0, 8.9 and 9.0 alike, an assumption):
 
 Left out: instruction fetch (their stream buffer "behaves close to a perfect instruction cache", 7.3), constant misses,
 the L1's and L2's queues (the memory terms bound those from outside), the data pipe pushing back on the queues, memory
-instructions' register reads, a barrier's thread count (every BAR.SYNC is the whole block's), tensor-core
-instructions' rates (none), the FP64 pipe's sharing between sub-cores (a quarter of the SM's rate per sub-core), and
-what a block's first run inherits (each warp starts with counters at 0: a pipeline's groups committed before the loop
-are not pending in it, so its first DEPBAR.LE waits less than it would).
+instructions' register reads, tensor-core instructions' rates (none), the FP64 pipe's sharing between sub-cores (a
+quarter of the SM's rate per sub-core), and what a block's first run inherits (each warp starts with counters at 0: a
+pipeline's groups committed before the loop are not pending in it, so its first DEPBAR.LE waits less than it would).
 """
 
 import functools
@@ -90,7 +92,8 @@ def simulate(block, cc, per_clock, warps_per_block, blocks, runs, memory_latency
     youngest_first = [[w for w in reversed(range(warps)) if w % SUB_CORES == s] for s in range(SUB_CORES)]
     pc, done_runs, ready_at = [0] * warps, [0] * warps, [0] * warps
     counters = [[[] for _ in range(6)] for _ in range(warps)]  # per warp and counter: its pending releases
-    at_barrier, arrived = [False] * warps, [0] * blocks
+    at_barrier, live = [False] * warps, [warps_per_block] * blocks  # a block's warps not done with their runs
+    arrived, held, need = {}, {}, {}  # (block, barrier): warps arrived since it released, those waiting, its count
     copied, committed = [None] * warps, [None] * warps  # the last LDGSTS since the last LDGDEPBAR, the last group
     latches = [{} for _ in range(SUB_CORES)]  # unit -> the clock it is free
     issue_free = [0] * SUB_CORES  # the register file's ports hold the sub-core
@@ -189,20 +192,24 @@ def simulate(block, cc, per_clock, warps_per_block, blocks, runs, memory_latency
                     counters[w][c] = [r for r in counters[w][c] if r[0] is None or r[0] > clock] + [slot]
             ready_at[w] = clock + max(1 + bool(yield_), stall)
             issue_free[s] = clock + 1 if reads is None else _read_ports(reads, w, clock, cache[s], ports[s]) + 1
-            if barrier == "sync":
-                at_barrier[w] = True
-                b = w // warps_per_block
-                arrived[b] += 1
-                if arrived[b] == warps_per_block:
-                    arrived[b] = 0
-                    for x in range(b * warps_per_block, (b + 1) * warps_per_block):
-                        at_barrier[x] = False
-                        ready_at[x] = max(ready_at[x], clock + 1)
+            b = w // warps_per_block
+            if barrier:
+                key = (b, barrier[1])
+                arrived[key], need[key] = arrived.get(key, 0) + 1, barrier[2] or warps_per_block
+                if barrier[0] == "sync":
+                    at_barrier[w] = True
+                    held.setdefault(key, []).append(w)
             pc[w] += 1
             if pc[w] == n:
                 pc[w] = 0
                 done_runs[w] += 1
-                finished += done_runs[w] == runs
+                if done_runs[w] == runs:
+                    finished, live[b], barrier = finished + 1, live[b] - 1, True
+            done = [key for key in need if key[0] == b and arrived[key] >= min(need[key], live[b])] if barrier else ()
+            for key in done:
+                arrived[key] = 0  # released: its warps issue on from the next clock
+                for x in held.pop(key, ()):
+                    at_barrier[x], ready_at[x] = False, max(ready_at[x], clock + 1)
         clock += 1
         if not moved:  # nothing issued or left a queue: on to the next clock anything can change
             later = _next_event(clock, ready_at, counters, latches, issue_free, address_free, (shared_free, lsu_free),
