@@ -19,12 +19,12 @@ def _clocks(g, block, warps_per_block=1, blocks=1, runs=1):
 
 def test_block_clocks_takes_a_loop_in_steady_state():
     """block_clocks: one run from all the warps starting together, then each further run at the steady state's clocks
-    (two runs' less one's); under one run, one run's clocks times the share."""
+    (two runs' less one's); under one run, the warps that run it (here the one warp, once)."""
     block = tuple([FMUL] * 8)
     once, twice = _clocks(A100, block), _clocks(A100, block, runs=2)
     assert (once, twice) == (15, 31)
     assert block_clocks(A100, block, 1, 1, 100, 500, (1.0, 1.0)) == once + 99 * (twice - once)
-    assert block_clocks(A100, block, 1, 1, 0.5, 500, (1.0, 1.0)) == once * 0.5
+    assert block_clocks(A100, block, 1, 1, 0.5, 500, (1.0, 1.0)) == once
 
 
 def test_the_last_partial_wave_is_simulated_apart():
@@ -67,3 +67,15 @@ def test_a_cp_async_pipeline_is_taken_once_filled():
     assert (once, two, four) == (7, 505, 1010)
     assert block_clocks(A6000, block, 1, 1, 100, 500, (1.0, 1.0)) == once + 99 * (four - two) / 2
     assert block_clocks(A6000, block, 1, 1, 3, 500, (1.0, 1.0)) == _clocks(A6000, block, runs=3) == 512
+
+
+def test_a_block_one_warp_of_each_runs_is_simulated_with_those_warps():
+    """Review L4: an epilogue under `if (threadIdx.x < 32)` runs once per block, 1/8 of a run per warp of 8-warp blocks:
+    block_clocks simulates warp 0 of each of the 3 resident blocks running it (an LDG, then a dependent FMUL on the
+    round trip of 500): warps 0, 8 and 16, all on sub-core 0 (warp ID % 4), their LDGs at 0, 1, 2, their FMULs at
+    500-502, 503 clocks; not all 24 warps (518 clocks) cut to an eighth (64.75, far under a load's latency)."""
+    block = (("LDG.E", 1, False, 0, NONE, 0, None, "R2, [R4.64]"), ("FMUL", 1, False, NONE, NONE, 1, *FMUL[6:]))
+    assert block_clocks(A6000, block, 8, 3, 1 / 8, 500, (1.0, 1.0)) == 503
+    on = (tuple(A6000.compute_capability), tuple(sorted(rates(A6000).items())))
+    assert round_clocks(block, *on, 8, 3, 1, 500, (1.0, 1.0), 3) == 503
+    assert round_clocks(block, *on, 8, 3, 1, 500, (1.0, 1.0)) == 518

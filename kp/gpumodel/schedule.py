@@ -75,13 +75,18 @@ def block_clocks(g, block, warps_per_block, blocks, runs_per_warp, memory_latenc
     state's clocks (what a loop's first run pays, it pays once): two runs' less one run's, or, where a DEPBAR.LE lets
     up to n cp.async groups pend (kp.gpumodel.issue_rules.pipeline_depth), the mean over the m = n + 1 runs after the
     first m (the pipeline filled, its waits repeating every m runs at most); a loop of no more than 2m runs simulated
-    whole. Under one run (a block some warps skip), one run's clocks times the share. `block` as as_block gives it;
+    whole. Under one run (a block some warps skip: `if (threadIdx.x < 32)`), ceil(runs x the warps) of them run it
+    once (round_clocks' `active`), not all of them a share of a run (a single warp's latency is not shared out). `block`
+    as as_block gives it;
     `memory_latency` in clocks; `wavefronts` (per shared, per global instruction)."""
     on = (tuple(g.compute_capability), tuple(sorted(rates(g).items())), warps_per_block, blocks)
     memory = (round(memory_latency), tuple(round(f, 3) for f in wavefronts))
+    if runs_per_warp < 1:  # the warps that run it, once each
+        active = math.ceil(runs_per_warp * warps_per_block * blocks)
+        return round_clocks(block, *on, 1, *memory, active) if active else 0
     once = round_clocks(block, *on, 1, *memory)
-    if runs_per_warp <= 1:
-        return once * runs_per_warp
+    if runs_per_warp == 1:
+        return once
     m = pipeline_depth(block) + 1
     if m > 1 and runs_per_warp <= 2 * m:
         whole = math.ceil(runs_per_warp)

@@ -70,19 +70,22 @@ __all__ = ["NONE", "QUEUE", "round_clocks", "simulate"]
 
 
 @functools.lru_cache(maxsize=1024)
-def round_clocks(block, cc, per_clock, warps_per_block, blocks, runs, memory_latency, wavefronts):
+def round_clocks(block, cc, per_clock, warps_per_block, blocks, runs, memory_latency, wavefronts, active=None):
     """The clocks the SM needs until each of its resident warps (`blocks` blocks of `warps_per_block`) has run `block`
     `runs` times, from all starting together. `per_clock`: the pipes' results per clock per SM (kp.gpumodel.pipes.rates,
     as sorted items); `memory_latency`: clocks from a global or local load's issue to its result; `wavefronts`: (per
-    shared instruction, per global or local instruction) on the L1 data pipe."""
-    return simulate(block, cc, per_clock, warps_per_block, blocks, runs, memory_latency, wavefronts)
+    shared instruction, per global or local instruction) on the L1 data pipe; `active`: how many of the warps run the
+    block (None: all), spread over the blocks as evenly as they go, the first warps of each (`if (threadIdx.x < 32)`:
+    warp 0 of each block), the others done from the start."""
+    return simulate(block, cc, per_clock, warps_per_block, blocks, runs, memory_latency, wavefronts, active=active)
 
 
-def simulate(block, cc, per_clock, warps_per_block, blocks, runs, memory_latency, wavefronts, log=None):
+def simulate(block, cc, per_clock, warps_per_block, blocks, runs, memory_latency, wavefronts, log=None, active=None):
     """round_clocks, uncached; `log`, a list, gets (clock, warp, instruction index) for every issue."""
-    if runs < 1 or warps_per_block < 1 or blocks < 1 or not block:
-        raise ValueError(f"a simulation needs a block and runs, warps, blocks: {len(block)}, {runs}, "
-                         f"{warps_per_block}, {blocks}")  # fmt: skip
+    active = warps_per_block * blocks if active is None else active
+    if runs < 1 or warps_per_block < 1 or blocks < 1 or not block or active < 1:
+        raise ValueError(f"a simulation needs a block and runs, warps, blocks, active warps: {len(block)}, {runs}, "
+                         f"{warps_per_block}, {blocks}, {active}")  # fmt: skip
     decoded = decode(block, cc, per_clock)
     n = len(block)
     memory_gap = 1 / LSU_MEMORY_PER_CLOCK[cc]
@@ -90,9 +93,11 @@ def simulate(block, cc, per_clock, warps_per_block, blocks, runs, memory_latency
     address_gap = 1 / LSU_ADDRESS_PER_CLOCK_PER_SUB_PARTITION[cc]
     warps = warps_per_block * blocks
     youngest_first = [[w for w in reversed(range(warps)) if w % SUB_CORES == s] for s in range(SUB_CORES)]
-    pc, done_runs, ready_at = [0] * warps, [0] * warps, [0] * warps
+    pc, ready_at = [0] * warps, [0] * warps
     counters = [[[] for _ in range(6)] for _ in range(warps)]  # per warp and counter: its pending releases
-    at_barrier, live = [False] * warps, [warps_per_block] * blocks  # a block's warps not done with their runs
+    live = [min(warps_per_block, active // blocks + (b < active % blocks)) for b in range(blocks)]  # not done
+    done_runs = [0 if w % warps_per_block < live[w // warps_per_block] else runs for w in range(warps)]
+    at_barrier = [False] * warps
     arrived, held, need = {}, {}, {}  # (block, barrier): warps arrived since it released, those waiting, its count
     copied, committed = [None] * warps, [None] * warps  # the last LDGSTS since the last LDGDEPBAR, the last group
     latches = [{} for _ in range(SUB_CORES)]  # unit -> the clock it is free
@@ -103,7 +108,8 @@ def simulate(block, cc, per_clock, warps_per_block, blocks, runs, memory_latency
     address_free = [0] * SUB_CORES
     shared_free = lsu_free = data_free = 0
     last = [None] * SUB_CORES
-    clock = finished = first = 0
+    clock = first = 0
+    finished = warps - sum(live)
     while finished < warps:
         moved = False
         for t in range(SUB_CORES):  # the queues' heads into the shared structures, the sub-cores in turn
