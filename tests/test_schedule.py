@@ -79,3 +79,23 @@ def test_a_block_one_warp_of_each_runs_is_simulated_with_those_warps():
     on = (tuple(A6000.compute_capability), tuple(sorted(rates(A6000).items())))
     assert round_clocks(block, *on, 8, 3, 1, 500, (1.0, 1.0), 3) == 503
     assert round_clocks(block, *on, 8, 3, 1, 500, (1.0, 1.0)) == 518
+
+
+def test_the_wavefront_means_are_the_launchs_over_all_its_shared_instructions():
+    """Review L7: a launch's shared wavefronts are its whole; where half its shared instructions are in blocks the
+    simulation leaves out (work.memory_instructions twice the simulated), each simulated LDS takes the launch's mean,
+    wavefronts / all of them (here 2), not wavefronts / the simulated ones (4): the same schedule as the work with half
+    the wavefronts and no count. 84 blocks of 4 warps on an RTX A6000 (one per SM), 8 LDS and an FMUL waiting for
+    their results a run, 1000 runs a warp: at 4 wavefronts an LDS the data pipe holds the results back (4 clocks an
+    LDS), at 2 less: 82 clocks a run against 140."""
+    lds = ("LDS", 1, False, 0, NONE, 0, None, "R4, [R2]")
+    block = (*[lds] * 8, ("FMUL", 1, False, NONE, NONE, 1, *FMUL[6:]))
+    warps, runs = 4 * A6000.sms, 1000
+    lds = 8 * runs * warps
+    base = dict(kernel="k", grid_blocks=A6000.sms, threads_per_block=128, issued=9 * runs * warps,
+                scheduled=((runs * warps, block),))  # fmt: skip
+    told = estimate_launch(A6000, LaunchWork(**base, shared_wavefronts=4 * lds, memory_instructions=(2 * lds, 0)))
+    halved = estimate_launch(A6000, LaunchWork(**base, shared_wavefronts=2 * lds))
+    alone = estimate_launch(A6000, LaunchWork(**base, shared_wavefronts=4 * lds))
+    assert told.schedule_s == halved.schedule_s
+    assert alone.schedule_s / told.schedule_s > 1.5, (alone.schedule_s, told.schedule_s)

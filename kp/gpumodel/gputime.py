@@ -122,6 +122,9 @@ class LaunchWork:
     # ((warp-level runs, block), ...) of the basic blocks the sub-cores' simulation takes (kp.gpumodel.subcores); ():
     # none (no SASS, no control bits), and the schedule term is left out
     scheduled: tuple = ()
+    # (shared, global or local) warp instructions of the launch, every block's (kp.gpumodel.schedule's
+    # memory_instructions): the simulation's wavefronts per instruction are the launch's over these; (): over its own
+    memory_instructions: tuple = ()
 
     @property
     def dram_bytes(self):

@@ -28,8 +28,7 @@ def scheduled_blocks(counts, kernel, gpu="H100", share=1.0):
     graph = None if isinstance(found, str) else basic_blocks(found)
     if not graph:
         return ()
-    at = counts.block_runs(kernel, gpu)
-    accessed = {(ln.file, ln.line, ln.space) for ln in counts.source_lines if ln.kernel == kernel and ln.requests}
+    at, accessed = counts.block_runs(kernel, gpu), _accessed(counts, kernel)
     known = []
     for b in graph:
         runs = at.get(b.instructions[0].offset, (None, 0))[0]
@@ -41,6 +40,29 @@ def scheduled_blocks(counts, kernel, gpu="H100", share=1.0):
     )
 
 
+def memory_instructions(counts, kernel, gpu="H100", share=1.0):
+    """(shared, global or local) warp instructions of `kernel`'s SASS for `gpu`, every basic block's x `share` (counts'
+    instruction runs: exact where the trace fixes a block's runs, a line's rule elsewhere), those at lines the trace
+    saw an access of their space at (the others ran predicated off, as scheduled_blocks takes them): what a launch's
+    shared wavefronts and 128-byte lines are shared out over, the simulated blocks' and the others'. (0.0, 0.0)
+    without SASS."""
+    found, accessed = counts._instruction_runs(gpu).get(kernel, ()), _accessed(counts, kernel)
+    ran = [(i.opcode.split(".")[0], runs * share) for i, runs in found if i.space and _ran(i, accessed)]
+    return sum(r for op, r in ran if op in SHARED_SPACE), sum(r for op, r in ran if op in GLOBAL_SPACE)
+
+
+def _accessed(counts, kernel):
+    return {(ln.file, ln.line, ln.space) for ln in counts.source_lines if ln.kernel == kernel and ln.requests}
+
+
+def _ran(instruction, accessed):
+    """Whether a memory instruction moved anything: the trace saw an access of its space at its line (a local one's
+    as global), or `accessed` is None (all ran)."""
+    i = instruction
+    spaces = {i.space, "global" if i.space == "local" else i.space}
+    return accessed is None or not i.space or any((i.file, i.line, space) in accessed for space in spaces)
+
+
 def as_block(instructions, accessed=None):
     """A basic block's kp.gpumodel.sass Instructions (with control bits) as the simulation reads them: (opcode, stall,
     yield, write counter, read counter, wait mask, register sources, operands) each, the sources ((slot, register,
@@ -50,14 +72,7 @@ def as_block(instructions, accessed=None):
     the trace saw accesses at; a memory instruction elsewhere becomes a NOP (None: every one ran)."""
 
     def opcode(i):
-        space = "global" if i.space == "local" else i.space
-        ran = (
-            accessed is None
-            or not i.space
-            or (i.file, i.line, space) in accessed
-            or (i.file, i.line, i.space) in accessed
-        )
-        return i.opcode if ran else "NOP"
+        return i.opcode if _ran(i, accessed) else "NOP"
 
     def operands(i):
         return "" if opcode(i) == "NOP" else GUARD.sub("", i.text).partition(" ")[2].strip()
@@ -117,12 +132,16 @@ def schedule_seconds(g, work, resident, warps_per_block, trip_s, l1_lines, issue
     result `trip_s` after its issue (the launch's round trip, unloaded: where DRAM's or the L2's bandwidth binds, their
     terms bound the launch from outside, and a load the simulation waits for twice, as predicated forms of one line
     are, would wait a loaded latency twice), each shared instruction the launch's shared wavefronts over its shared
-    instructions, each global or local one its 128-byte lines over those; the instructions of the blocks not simulated
-    at `issue_rate` beside. 0.0 without simulated blocks."""
+    instructions, each global or local one its 128-byte lines over those (the launch's, work.memory_instructions,
+    where it has them: blocks left out hold some; else the simulated blocks'); the instructions of the blocks not
+    simulated at `issue_rate` beside. 0.0 without simulated blocks."""
     if not work.scheduled:
         return 0.0
-    shared = sum(r * sum(op.split(".")[0] in SHARED_SPACE for op, *_ in b) for r, b in work.scheduled)
-    other = sum(r * sum(op.split(".")[0] in GLOBAL_SPACE for op, *_ in b) for r, b in work.scheduled)
+    simulated = tuple(
+        sum(r * sum(op.split(".")[0] in space for op, *_ in b) for r, b in work.scheduled)
+        for space in (SHARED_SPACE, GLOBAL_SPACE)
+    )
+    shared, other = (max(n, s) for n, s in zip(work.memory_instructions or simulated, simulated))
     wavefronts = (work.shared_wavefronts / shared if shared else 1.0, l1_lines / other if other else 1.0)
     per_warp = tuple((r / work.warps, b) for r, b in work.scheduled)
     on_sm = math.ceil(work.grid_blocks / g.sms)
