@@ -1,6 +1,10 @@
 """kp.gpumodel.schedule: a launch's clocks of the simulated basic blocks, wave by wave, and the schedule term
 kp.gpumodel.gputime takes from them, on blocks whose clocks follow by hand (kp.gpumodel.subcores' rules)."""
 
+import dataclasses
+
+import pytest
+
 from kp.gpumodel.gpus import gpu
 from kp.gpumodel.gputime import LaunchWork, estimate_launch
 from kp.gpumodel.pipes import rates
@@ -47,7 +51,7 @@ def test_the_schedule_term_is_the_busiest_sms_clocks():
     block = tuple([("FMUL", 4, *FMUL[2:])] * 8)
     blocks = 2 * A6000.sms
     work = LaunchWork(kernel="k", grid_blocks=blocks, threads_per_block=32, issued=10000 * 8 * blocks,
-                      scheduled=((10000 * blocks, block),))  # fmt: skip
+                      scheduled=((10000 * blocks, block),), compute_capability=(8, 6))  # fmt: skip
     e = estimate_launch(A6000, work)
     assert round(e.schedule_s * A6000.clock_hz, 6) == 319997
     assert e.bound == "schedule"
@@ -93,9 +97,23 @@ def test_the_wavefront_means_are_the_launchs_over_all_its_shared_instructions():
     warps, runs = 4 * A6000.sms, 1000
     lds = 8 * runs * warps
     base = dict(kernel="k", grid_blocks=A6000.sms, threads_per_block=128, issued=9 * runs * warps,
-                scheduled=((runs * warps, block),))  # fmt: skip
+                scheduled=((runs * warps, block),), compute_capability=(8, 6))  # fmt: skip
     told = estimate_launch(A6000, LaunchWork(**base, shared_wavefronts=4 * lds, memory_instructions=(2 * lds, 0)))
     halved = estimate_launch(A6000, LaunchWork(**base, shared_wavefronts=2 * lds))
     alone = estimate_launch(A6000, LaunchWork(**base, shared_wavefronts=4 * lds))
     assert told.schedule_s == halved.schedule_s
     assert alone.schedule_s / told.schedule_s > 1.5, (alone.schedule_s, told.schedule_s)
+
+
+def test_scheduled_blocks_are_estimated_only_on_their_own_arch():
+    """Review L9: the scheduled blocks hold one arch's SASS, control bits and all; estimating them on a GPU of another
+    compute capability (an A100, 8.0, from sm_86's work), or from work that does not say its own, is refused, not
+    simulated with the wrong stall counts. Another GPU of the same compute capability takes them; work without
+    scheduled blocks goes anywhere."""
+    block = (FMUL,) * 8
+    work = LaunchWork(kernel="k", grid_blocks=84, threads_per_block=32, issued=8 * 84, scheduled=((84, block),))
+    for made in ((8, 6), ()):
+        with pytest.raises(ValueError, match="compute capability"):
+            estimate_launch(A100 if made else A6000, dataclasses.replace(work, compute_capability=made))
+    assert estimate_launch(gpu("RTX 3090"), dataclasses.replace(work, compute_capability=(8, 6))).schedule_s > 0
+    assert estimate_launch(A100, dataclasses.replace(work, scheduled=())).schedule_s == 0.0

@@ -31,6 +31,7 @@ from kp.gpumodel.charges import charged, compiled_shares, in_flight_sites, reloa
 from kp.gpumodel.compiled import CompiledCounts
 from kp.gpumodel.counts import Advice, collector_paused, parse
 from kp.gpumodel.depend import dependent_blocks
+from kp.gpumodel.gpus import gpu as named_gpu
 from kp.gpumodel.gputime import LaunchWork, estimate
 from kp.gpumodel.local import local_work
 from kp.gpumodel.ptxas import launch_resources
@@ -217,6 +218,7 @@ class Profile(CompiledCounts):
                     dependent_blocks=dependent_blocks(self, la.kernel, gpu, la.blocks / kernel_blocks[la.kernel]),
                     scheduled=scheduled_blocks(self, la.kernel, gpu, la.blocks / kernel_blocks[la.kernel]),
                     memory_instructions=memory_instructions(self, la.kernel, gpu, la.blocks / kernel_blocks[la.kernel]),
+                    compute_capability=tuple(named_gpu(gpu).compute_capability),
                     written_sectors=charged(la.sectors_written, share["written"], la.distinct_written),
                     **(
                         {"dram_round_trips_per_warp": max(1.0, la.round_trips_per_warp * la.load_sites / sites)}
