@@ -90,10 +90,10 @@ def test_a_load_result_waits_its_latency():
     assert _clocks(A6000, shared) == 24 + 1
 
 
-def _issues(g, block, warps_per_block, blocks=1, runs=1):
+def _issues(g, block, warps_per_block, blocks=1, runs=1, wavefronts=(1.0, 1.0)):
     log = []
     on = (tuple(g.compute_capability), tuple(sorted(rates(g).items())))
-    simulate(tuple(block), *on, warps_per_block, blocks, runs, 500, (1.0, 1.0), log=log)
+    simulate(tuple(block), *on, warps_per_block, blocks, runs, 500, wavefronts, log=log)
     return log
 
 
@@ -189,3 +189,15 @@ def test_a_barrier_waits_for_no_warp_that_is_done():
     assert _clocks(A6000, block, warps_per_block=3) == 3
     block[0] = _instruction("BAR.SYNC.DEFER_BLOCKING", operands="0x1")
     assert _clocks(A6000, block, warps_per_block=3) == 2
+
+
+def test_clocks_stay_integers_with_fractional_wavefronts():
+    """Review L1: a mean of 2.375 wavefronts a shared instruction (1.7 lines a global one) puts the data pipe at
+    fractional clocks, but results are released at whole clocks, so every issue and the answer are integers (a
+    fractional clock would see integer-timed frees up to a clock late)."""
+    lds, wait = _instruction("LDS", write=0), _instruction("FMUL", wait=1, reads=((0, 2, False),))
+    block = [lds, lds, _instruction("LDG.E", write=1), wait] * 3
+    log = _issues(A6000, block, warps_per_block=4, blocks=2, runs=3, wavefronts=(2.375, 1.7))
+    assert all(isinstance(c, int) for c, _, _ in log)
+    on = (tuple(A6000.compute_capability), tuple(sorted(rates(A6000).items())))
+    assert isinstance(round_clocks(tuple([lds, wait] * 4), *on, 4, 2, 3, 500, (2.375, 1.7)), int)
