@@ -20,7 +20,15 @@ import functools
 import re
 
 from kp.gpumodel.gpu_constants import ALU_LATENCY_CLOCKS
-from kp.gpumodel.pipes import SHARED_FP32_INTEGER, pipe_of
+from kp.gpumodel.pipes import (
+    COPIES,
+    GLOBAL_LOADS,
+    GLOBAL_STORES,
+    SHARED_FP32_INTEGER,
+    SHARED_LOADS,
+    SHARED_STORES,
+    pipe_of,
+)
 
 QUEUE = 5  # memory instructions a sub-core buffers: 4 queue entries and a latch (Huerta et al. 2025, 5.4)
 SUB_CORES = 4
@@ -32,12 +40,13 @@ DISPATCH = 7
 REGISTER_ADDRESS = re.compile(r"\]\s*\[\s*R\d+")  # a constant bank's offset from a regular register: c[0x3][R2+0x4]
 NUMBER = re.compile(r"0x[0-9a-fA-F]+|\d+")
 DEPBAR_OPERANDS = re.compile(r"SB([0-5])\s*,\s*(0x[0-9a-fA-F]+|\d+)(?:\s*,\s*\{([\d,\s]*)\})?")
-MEMORY_LOADS = {"LDG", "LD", "LDL", "ATOM", "ATOMG", "LDGSTS"}  # results the launch's round trip brings
-SHARED_LOADS = {"LDS", "LDSM", "ATOMS"}
-STORES = {"STG", "ST", "STL", "STS", "STSM", "RED", "REDG"}
+# The memory opcodes by what they do (kp.gpumodel.pipes' lists, the one source)
+MEMORY_LOADS = {*GLOBAL_LOADS, *COPIES}  # what the launch's round trip brings (a register, or an LDGSTS's copy)
+SHARED_LOADS = set(SHARED_LOADS)
+STORES = {*GLOBAL_STORES, *SHARED_STORES}
 MEMORY = MEMORY_LOADS | SHARED_LOADS | STORES
-SHARED_SPACE = SHARED_LOADS | {"STS", "STSM"}
-GLOBAL_SPACE = MEMORY_LOADS | {"STG", "ST", "STL", "RED", "REDG"}  # their 128-byte lines pass the L1 data pipe
+SHARED_SPACE = SHARED_LOADS | set(SHARED_STORES)
+GLOBAL_SPACE = MEMORY_LOADS | set(GLOBAL_STORES)  # their 128-byte lines pass the L1 data pipe
 # Huerta et al. 2025, Table 2 (Ampere, a regular register as the address; clocks from issue to the earliest consumer:
 # RAW, a reader of the result; WAR, a writer of a source), by width in bytes: 4, 8, 16. Shared loads RAW 24/24/26, WAR
 # 9; global loads WAR 11 (their RAW is the launch's round trip); shared stores WAR 12/14/18, global stores 14/16/20;
