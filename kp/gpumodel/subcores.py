@@ -64,7 +64,7 @@ import math
 
 from kp.gpumodel.issue_rules import COPY_RAW, DISPATCH, MEMORY_LOADS, NONE, QUEUE, SUB_CORES, decode
 from kp.gpumodel.pipes import LSU_ADDRESS_PER_CLOCK_PER_SUB_PARTITION, LSU_ISSUE_PER_CLOCK, LSU_MEMORY_PER_CLOCK
-from kp.gpumodel.register_banks import BANKS, WINDOW
+from kp.gpumodel.register_banks import BANKS, read_start
 
 __all__ = ["NONE", "QUEUE", "round_clocks", "simulate"]
 
@@ -197,7 +197,7 @@ def simulate(block, cc, per_clock, warps_per_block, blocks, runs, memory_latency
                 if slot is not None and c < 6:
                     counters[w][c] = [r for r in counters[w][c] if r[0] is None or r[0] > clock] + [slot]
             ready_at[w] = clock + max(1 + bool(yield_), stall)
-            issue_free[s] = clock + 1 if reads is None else _read_ports(reads, w, clock, cache[s], ports[s]) + 1
+            issue_free[s] = clock + 1 if reads is None else read_start(reads, w, clock, cache[s], ports[s]) + 1
             b = w // warps_per_block
             if barrier:
                 key = (b, barrier[1])
@@ -225,25 +225,6 @@ def simulate(block, cc, per_clock, warps_per_block, blocks, runs, memory_latency
                                    "ever issue (a barrier not every warp of a block reaches?)")  # fmt: skip
             clock = later
     return clock
-
-
-def _read_ports(reads, warp, clock, cache, free):
-    """The clock from which an instruction issued at `clock` reads its sources (kp.gpumodel.register_banks' rule, its
-    sources' words): each bank gives one read a clock (`free`: each bank's first free clock, reads reserved in order),
-    the instruction's reads of a bank falling within WINDOW clocks of its start; an operand whose register the cache
-    holds for this warp at its bank and slot is not read, and every read there replaces what the cache held (kept only
-    where its reuse bit is set). A later clock than `clock` holds the sub-core's issue until then (the Allocate stage
-    stalls the pipeline behind it)."""
-    need = [0] * BANKS
-    for slot, register, reuse in reads:
-        bank = register % BANKS
-        need[bank] += cache.get((bank, slot)) != (warp, register)
-        cache[(bank, slot)] = (warp, register) if reuse else None
-    start = max([clock] + [free[b] + n - WINDOW for b, n in enumerate(need) if n])
-    for b, n in enumerate(need):
-        if n:
-            free[b] = max(start, free[b]) + n
-    return start
 
 
 def _next_event(clock, ready_at, counters, latches, issue_free, address_free, shared, queues):
