@@ -25,9 +25,10 @@ kp.gpumodel.pipes cites; taken for 7.5, 8.0, 8.9 and 9.0 alike, an assumption):
   and IMAD only the second: the GA102 whitepaper's two datapaths, one FP32 only, "the other [...] either FP32 or
   INT32", and an answer on NVIDIA's developer forum, "separate-cuda-core-pipeline-for-fp16-and-fp32" post 7: "FMAheavy
   pipe handles IMAD, IDP, and FP32 operations. FMAlite pipe handles FP32");
-- the register file (5.3; kp.gpumodel.register_banks' rule): two banks, one read a clock each, an instruction's reads
-  within three clocks, the reuse cache per bank and operand slot (another warp's read there evicts it); where they
-  cannot be read in time the Allocate stage holds the sub-core's pipeline "upwards": no issue until they can;
+- the register file (5.3; kp.gpumodel.register_banks' rule, its read_start): two banks, one read a clock each, an
+  instruction's reads within three clocks, the reuse cache per bank and operand slot (another warp's read there evicts
+  it); where they cannot be read in time the Allocate stage holds the sub-core's pipeline "upwards": no issue until they
+  can;
 - memory instructions wait in a queue of their sub-core: "each sub-core can buffer five consecutive instructions" (4
   entries and a latch, 5.4), an entry held until its instruction leaves the address calculation; one enters that 7
   clocks after its issue at the earliest (DISPATCH: Table 1), one every four clocks per sub-core; the structures the
@@ -36,12 +37,13 @@ kp.gpumodel.pipes cites; taken for 7.5, 8.0, 8.9 and 9.0 alike, an assumption):
   forum answers kp.gpumodel.pipes quotes) with no address or data; then the L1 data pipe, shared by the SM, serves an
   access's wavefronts, one a clock (a shared access's bank-conflict wavefronts, a global or local access's 128-byte
   lines: kp.gpumodel.schedule passes their means per instruction);
-- results, from Table 2 (Ampere, "issue to the earliest consumer"): a shared load's 24 clocks (26 at 128 bits) after
-  its issue, later by what the queue and the data pipe held it; LDC 26 (an immediate address: the listing's operands
-  are not kept); a global or local load's the launch's round trip (kp.gpumodel.gputime: L1, L2 or DRAM by the share
-  each serves) after its issue; a memory instruction's sources free to overwrite (its read counter) 9-20 clocks after
-  its issue by kind and width (WAR); a fixed-latency result's ALU_LATENCY_CLOCKS, and S2R's, MUFU's, the conversions'
-  and FP64's too (an assumption that understates them, as kp.gpumodel.depend says);
+- results, from Table 2 (Ampere, "issue to the earliest consumer"; kp.gpumodel.issue_rules holds each instruction's): a
+  shared load's 24 clocks (26 at 128 bits) after its issue, later by what the queue and the data pipe held it; LDC 26
+  with an immediate address, 29 with a register's; LDGSTS's own counter 39; a global or local load's the launch's round
+  trip (kp.gpumodel.gputime: L1, L2 or DRAM by the share each serves) after its issue; a memory instruction's sources
+  free to overwrite (its read counter) 9-20 clocks after its issue by kind and width (WAR); a fixed-latency result's
+  ALU_LATENCY_CLOCKS, and S2R's, MUFU's, the conversions' and FP64's too (an assumption that understates them, as
+  kp.gpumodel.depend says);
 - BAR.SYNC: a warp waits there until every warp of its block has arrived (the CUDA C++ Programming Guide,
   __syncthreads), or as many as its thread count names (`BAR.SYNC 0x1, 0x40`: 2 warps; the PTX ISA's bar.sync: "wait
   for non-exited threads of all other warps participating in the barrier to arrive": a warp done with its runs no
