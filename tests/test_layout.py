@@ -36,6 +36,7 @@ FLOORS = {
     "puzzlefiles": 2,
     "doctor": 3,
     "gpumodel.gputime": 5,
+    "gpumodel.issue_rules": 2,
     "gpumodel.subcores": 3,
     "gpumodel.schedule": 4,
     "gpumodel.depend": 3,

@@ -308,3 +308,15 @@ def test_float4_wholes_lsu_instructions_are_its_s2r_ldg_and_stg_per_warp(k):
                                                            "integer": 32}  # fmt: skip
     h100 = p.pipe_instructions("H100")["float4_whole"]
     assert (h100["LSU"], h100["LSU other"]) == (32 * 2, 32)
+
+
+def test_one_list_of_memory_opcodes():
+    """Review L10: the memory opcodes are kp.gpumodel.pipes' lists, which the LSU row, kp.gpumodel.depend's result
+    latencies and kp.gpumodel.issue_rules' queue take; kp.gpumodel.sass's SPACES (a floor above) names the same."""
+    from kp.gpumodel import depend, issue_rules, pipes, sass
+
+    every = {*pipes.GLOBAL_LOADS, *pipes.SHARED_LOADS, *pipes.GLOBAL_STORES, *pipes.SHARED_STORES, *pipes.COPIES}
+    assert set(pipes.PIPES["LSU"]) == every == set(sass.SPACES) == issue_rules.MEMORY
+    assert depend.SHARED_RESULT == issue_rules.SHARED_LOADS
+    assert depend.GLOBAL_RESULT - {"UTMALDG"} == issue_rules.MEMORY_LOADS - set(pipes.COPIES)
+    assert {*pipes.GLOBAL_STORES, *pipes.SHARED_STORES, *pipes.COPIES} <= depend.NO_RESULT

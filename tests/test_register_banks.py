@@ -246,3 +246,42 @@ def test_a_profiles_launch_carries_its_kernels_bank_stalls_into_the_issue_term()
     assert (work.grid_blocks, work.threads_per_block) == (8, 32)
     clocks = (work.issued + work.bank_stalls + waits) / work.grid_blocks
     assert estimate_launch("H100", work).issue_s == pytest.approx(clocks / gpu("H100").clock_hz)
+
+
+def test_the_first_free_clock_per_bank_is_the_window_rule():
+    """Review L10: read_start (kp.gpumodel.subcores' sub-cores and stalls alike) keeps each bank's first free clock, not
+    the set of reserved read clocks: an instruction starts no earlier than the one before, so a port left free before
+    that is never used again. Against the rule searched clock by clock over the reserved set (the sources' words:
+    held "until it can reserve all ports needed to read the source operands in the next three cycles") on 300 seeded
+    random blocks of FFMAs, FMULs and IADD3s with and without reuse bits: the same bubbles."""
+    import random
+
+    from kp.gpumodel.register_banks import BANKS, WINDOW
+
+    def searched(block):
+        cached, reserved, clock, out = {}, set(), 0, []
+        for text in block:
+            clock += 1
+            reads = [0] * BANKS
+            for slot, register, reuse in sources(text):
+                reads[register % BANKS] += cached.get((register % BANKS, slot)) != register
+                cached[(register % BANKS, slot)] = register if reuse else None
+            start = clock
+            while not all(sum((b, start + k) not in reserved for k in range(WINDOW)) >= n for b, n in enumerate(reads)):
+                start += 1
+            for bank, n in enumerate(reads):
+                free = [start + k for k in range(WINDOW) if (bank, start + k) not in reserved]
+                reserved |= {(bank, c) for c in free[:n]}
+            out.append(start - clock)
+            clock = start
+        return out
+
+    rng = random.Random(31)
+    for _ in range(300):
+        texts = []
+        for _ in range(rng.randint(1, 24)):
+            op, count = rng.choice([("FFMA", 3), ("FMUL", 2), ("IADD3", 3)])
+            regs = [f"R{rng.randint(0, 9)}{'.reuse' if rng.random() < 0.3 else ''}" for _ in range(count)]
+            texts.append(f"{op} R20, {', '.join(regs)}")
+        found = stalls(listing(*texts))
+        assert [found.get(16 * k, 0) for k in range(len(texts))] == searched(texts), texts

@@ -10,8 +10,8 @@ from kp.gpumodel.subcores import NONE, QUEUE, round_clocks, simulate
 A6000, A100 = gpu("RTX A6000"), gpu("A100")
 
 
-def _instruction(opcode, stall=1, write=NONE, read=NONE, wait=0, reads=None, yield_=False):
-    return (opcode, stall, yield_, write, read, wait, reads)
+def _instruction(opcode, stall=1, write=NONE, read=NONE, wait=0, reads=None, yield_=False, operands=""):
+    return (opcode, stall, yield_, write, read, wait, reads, operands)
 
 
 def _clocks(g, block, warps_per_block=1, blocks=1, runs=1, latency=500, wavefronts=(1.0, 1.0)):
@@ -90,10 +90,10 @@ def test_a_load_result_waits_its_latency():
     assert _clocks(A6000, shared) == 24 + 1
 
 
-def _issues(g, block, warps_per_block, blocks=1, runs=1):
+def _issues(g, block, warps_per_block, blocks=1, runs=1, wavefronts=(1.0, 1.0)):
     log = []
     on = (tuple(g.compute_capability), tuple(sorted(rates(g).items())))
-    simulate(tuple(block), *on, warps_per_block, blocks, runs, 500, (1.0, 1.0), log=log)
+    simulate(tuple(block), *on, warps_per_block, blocks, runs, 500, wavefronts, log=log)
     return log
 
 
@@ -132,3 +132,72 @@ def test_more_warps_hide_a_dependent_chain(g):
     block = [_instruction("FMUL", stall=4, reads=((0, 2, False),))] * 8
     expected = 32 if g is A6000 else 64
     assert _steady(g, block, warps_per_block=4, blocks=4) == expected
+
+
+def _pipeline(depbar):
+    """One stage of a cp.async pipeline as nvcc compiles it for sm_86 (`__pipeline_memcpy_async`, `__pipeline_commit`,
+    `__pipeline_wait_prior(n)`): LDGSTS (its copy, no counter of its own), LDGDEPBAR (the group, counter SB0),
+    DEPBAR.LE SB0, n (stall 4, as Huerta et al. section 4 says it must be), then an FMUL."""
+    return [_instruction("LDGSTS.E", read=1), _instruction("LDGDEPBAR", write=0),
+            _instruction("DEPBAR.LE", stall=4, operands=depbar), FMUL]  # fmt: skip
+
+
+def test_depbar_waits_until_at_most_n_groups_are_pending():
+    """DEPBAR.LE SB0, N (Huerta et al. section 4: "requires the Dependence counter SB0 to have a value less or equal
+    to" N): a committed group counts on SB0 until its copies land, the launch's round trip (500 here) after the
+    LDGSTS's issue. N = 0: every run waits for its own copy: the LDGSTS at 0, LDGDEPBAR 1, DEPBAR 500 (the copy lands),
+    the FMUL 504, so 505 clocks a run, 3 x 505 for three. N = 1: the first DEPBAR passes with one group pending
+    (FMUL at 6); the second (at 9) waits for the first group (500), the FMUL at 504; the third LDGSTS at 505, its
+    DEPBAR at 507 finds the second group landed at 7 + 500: one pending, the FMUL at 511: 512 clocks for three runs.
+    Without the wait, three runs take 3 x 7 = 21."""
+    assert _clocks(A6000, _pipeline("SB0, 0x0"), runs=3) == 3 * 505
+    assert _clocks(A6000, _pipeline("SB0, 0x1"), runs=3) == 512
+    assert _clocks(A6000, _pipeline("SB0, 0x3"), runs=3) == 3 * 7
+
+
+def test_depbar_also_waits_for_the_counters_it_lists():
+    """DEPBAR.LE SB1, 0x3, {0}: SB1 holds nothing, but the listed SB0 must be at zero ("the instruction cannot be
+    issued until the values of the Dependence counters specified by those IDs ... are equal to 0"): the LDG's result
+    (SB0) comes at 500, the DEPBAR issues then and the FMUL 4 later: 505 for one run."""
+    block = [_instruction("LDG.E", write=0), _instruction("DEPBAR.LE", stall=4, operands="SB1, 0x3, {0}"), FMUL]
+    assert _clocks(A6000, block) == 505
+
+
+def test_a_barriers_thread_count_releases_that_many_warps():
+    """`BAR.SYNC.DEFER_BLOCKING 0x1, 0x40` (a named barrier of 64 threads, PTX's bar.sync 1, 64): it releases each 2
+    warps that arrive, not the block's 8. Eight warps each load (their results 500 clocks on, the loads spread over
+    the memory queue), wait, then BAR, then FMUL: with the count, FMULs issue in 4 pairs, the first before the last
+    BAR; without it (`0x1`, the block), all after the last BAR."""
+    wait = _instruction("FMUL", wait=1, reads=((0, 2, False),))
+    for operands, held in (("0x1, 0x40", False), ("0x1", True)):
+        block = [_instruction("LDG.E", write=0), wait, _instruction("BAR.SYNC.DEFER_BLOCKING", operands=operands), FMUL]
+        log = _issues(A6000, block, warps_per_block=8)
+        bars = sorted(c for c, _, k in log if k == 2)
+        after = sorted(c for c, _, k in log if k == 3)
+        assert (after[0] > bars[-1]) is held
+        if not held:  # each pair leaves the clock after its second warp arrives (its sub-core one issue a clock)
+            assert [a - b for a, b in zip(after[::2], bars[1::2])] == [1, 1, 1, 1]
+
+
+def test_a_barrier_waits_for_no_warp_that_is_done():
+    """PTX's bar.sync waits "for non-exited threads of all other warps participating": 3 warps at a barrier of 2
+    (`0x1, 0x40`) over one run each, all arriving at clock 0 (three sub-cores): the first two leave together (their
+    FMULs at 1), and the third, whose partner never comes, is released when they are done, not held forever: its FMUL
+    at 2, 3 clocks in all (the block's barrier, 2: all three FMULs at 1)."""
+    block = [_instruction("BAR.SYNC.DEFER_BLOCKING", operands="0x1, 0x40"), FMUL]
+    assert [(c, w) for c, w, k in _issues(A6000, block, 3) if k == 1] == [(1, 0), (1, 1), (2, 2)]
+    assert _clocks(A6000, block, warps_per_block=3) == 3
+    block[0] = _instruction("BAR.SYNC.DEFER_BLOCKING", operands="0x1")
+    assert _clocks(A6000, block, warps_per_block=3) == 2
+
+
+def test_clocks_stay_integers_with_fractional_wavefronts():
+    """Review L1: a mean of 2.375 wavefronts a shared instruction (1.7 lines a global one) puts the data pipe at
+    fractional clocks, but results are released at whole clocks, so every issue and the answer are integers (a
+    fractional clock would see integer-timed frees up to a clock late)."""
+    lds, wait = _instruction("LDS", write=0), _instruction("FMUL", wait=1, reads=((0, 2, False),))
+    block = [lds, lds, _instruction("LDG.E", write=1), wait] * 3
+    log = _issues(A6000, block, warps_per_block=4, blocks=2, runs=3, wavefronts=(2.375, 1.7))
+    assert all(isinstance(c, int) for c, _, _ in log)
+    on = (tuple(A6000.compute_capability), tuple(sorted(rates(A6000).items())))
+    assert isinstance(round_clocks(tuple([lds, wait] * 4), *on, 4, 2, 3, 500, (2.375, 1.7)), int)

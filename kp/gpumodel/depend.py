@@ -59,6 +59,7 @@ import re
 from kp.gpumodel.cfg import blocks
 from kp.gpumodel.gpu_constants import ALU_LATENCY_CLOCKS, CONSTANT_LOAD_CLOCKS, SHARED_LOAD_CLOCKS
 from kp.gpumodel.gpus import gpu as named_gpu
+from kp.gpumodel.pipes import COPIES, GLOBAL_LOADS, GLOBAL_STORES, SHARED_LOADS, SHARED_STORES
 from kp.gpumodel.register_banks import stalls
 
 # A register operand: R12, R12.64 (a pair), UR4, P0, UP1; RZ, URZ, PT and UPT (zero, true) name no register.
@@ -66,9 +67,10 @@ from kp.gpumodel.register_banks import stalls
 REGISTER = re.compile(r"(?<![A-Za-z0-9_.])(UR|R|UP|P)(\d+)(\.64)?")
 GUARD = re.compile(r"^@!?(U?P\d+|U?PT)\s+")
 SETP = re.compile(r"^U?(I|F|D|H|P)SETP|^U?PLOP3|^HSETP2")  # two predicate destinations, then sources
-NO_RESULT = {"STG", "STS", "STL", "ST", "RED", "REDG", "CCTL", "LDGDEPBAR", "UBLKCP", "UTMASTG", "LDGSTS"}
-GLOBAL_RESULT = {"LDG", "LD", "LDL", "ATOM", "ATOMG", "UTMALDG"}  # their latency is the memory term's
-SHARED_RESULT = {"LDS", "LDSM", "ATOMS"}
+# The memory opcodes as kp.gpumodel.pipes lists them (the one source), with the TMA's and the cache controls beside
+NO_RESULT = {*GLOBAL_STORES, *SHARED_STORES, *COPIES, "CCTL", "LDGDEPBAR", "UBLKCP", "UTMASTG"}
+GLOBAL_RESULT = {*GLOBAL_LOADS, "UTMALDG"}  # their latency is the memory term's
+SHARED_RESULT = set(SHARED_LOADS)
 CONSTANT_RESULT = {"LDC", "ULDC"}
 CARRIES = {"IADD3", "LEA", "IMAD", "IADD"}  # a carry out (a predicate) may follow the destination
 WIDE = {"DADD", "DMUL", "DFMA", "DMNMX", "DSETP"}  # FP64: each register operand a pair

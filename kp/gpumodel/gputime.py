@@ -122,6 +122,12 @@ class LaunchWork:
     # ((warp-level runs, block), ...) of the basic blocks the sub-cores' simulation takes (kp.gpumodel.subcores); ():
     # none (no SASS, no control bits), and the schedule term is left out
     scheduled: tuple = ()
+    # (shared, global or local) warp instructions of the launch, every block's (kp.gpumodel.schedule's
+    # memory_instructions): the simulation's wavefronts per instruction are the launch's over these; (): over its own
+    memory_instructions: tuple = ()
+    # the compute capability of the SASS `scheduled` holds (its control bits are that arch's compiler's): estimating
+    # the launch on a GPU of another is refused; (): none said (refused too where there are scheduled blocks)
+    compute_capability: tuple = ()
 
     @property
     def dram_bytes(self):
@@ -184,6 +190,10 @@ def estimate_launch(gpu_or_name, work):
     g = gpu(gpu_or_name)
     if work.grid_blocks < 1 or work.dram_round_trips_per_warp <= 0:
         raise ValueError(f"{work.kernel}: a launch has at least 1 block and a positive number of round trips per warp")
+    if work.scheduled and tuple(work.compute_capability) != tuple(g.compute_capability):
+        raise ValueError(f"{work.kernel}: its scheduled blocks are the SASS of compute capability "
+                         f"{work.compute_capability or 'unsaid'}, not {g.name}'s {g.compute_capability}: take the "
+                         f"work for {g.name} (Profile.work(gpu={g.name!r}))")  # fmt: skip
     occ = occupancy(g, work.threads_per_block, work.registers_per_thread, work.shared_bytes_per_block)
     per_wave = occ.blocks_per_sm * g.sms
     waves = math.ceil(work.grid_blocks / per_wave)

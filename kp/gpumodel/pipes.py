@@ -126,6 +126,17 @@ LSU_ISSUE_PER_CLOCK = {cc: 1 for cc in RATES}
 LSU_MEMORY_PER_CLOCK = {(7, 5): 0.5, (8, 0): 1, (8, 6): 0.5, (8, 9): 0.5, (9, 0): 1}
 LSU_ADDRESS_PER_CLOCK_PER_SUB_PARTITION = {cc: 0.25 for cc in RATES}
 
+# The memory opcodes (the first dotted part), one list for the model (kp.gpumodel.depend's result latencies,
+# kp.gpumodel.issue_rules' memory queue, the LSU row below; kp.gpumodel.sass's SPACES names the same, tests/test_pipes
+# checks): a register result a global (LD: generic, taken as global) or local (LDL) access brings, atomics returning
+# the old value; a shared one's; stores and reductions (no register result); LDGSTS (cp.async: global to shared, no
+# register result). Texture and surface instructions (TEX, TLD, SULD, SUST) are in none: no texture path is modelled
+# (they issue as fixed-latency instructions, no pipe, their results ALU_LATENCY_CLOCKS on).
+GLOBAL_LOADS = ("LDG", "LD", "LDL", "ATOM", "ATOMG")
+SHARED_LOADS = ("LDS", "LDSM", "ATOMS")
+GLOBAL_STORES = ("STG", "ST", "STL", "RED", "REDG")
+SHARED_STORES = ("STS", "STSM")
+COPIES = ("LDGSTS",)
 PIPES = {
     "FP32": ("FADD", "FMUL", "FFMA", "FADD32I", "FMUL32I", "FFMA32I"),
     "integer": ("IADD3", "IADD", "IADD32I", "VIADD", "LEA", "ISCADD", "SHF", "SHL", "SHR", "ISETP", "IMNMX", "VIMNMX",
@@ -136,8 +147,7 @@ PIPES = {
     "conversion": ("F2I", "I2F", "F2F", "I2I"),
     "bit-count": ("POPC", "FLO"),
     "FP64": ("DADD", "DMUL", "DFMA"),
-    "LSU": ("LDG", "STG", "LD", "ST", "LDL", "STL", "LDS", "STS", "LDSM", "STSM", "ATOM", "ATOMG", "ATOMS", "RED",
-            "REDG", "LDGSTS"),
+    "LSU": GLOBAL_LOADS + GLOBAL_STORES + SHARED_LOADS + SHARED_STORES + COPIES,
     "LSU other": ("S2R", "VOTE"),  # on the load/store pipe without a memory access: its issue term only
 }  # fmt: skip
 PIPE_OF = {opcode: pipe for pipe, opcodes in PIPES.items() for opcode in opcodes}

@@ -31,12 +31,13 @@ from kp.gpumodel.charges import charged, compiled_shares, in_flight_sites, reloa
 from kp.gpumodel.compiled import CompiledCounts
 from kp.gpumodel.counts import Advice, collector_paused, parse
 from kp.gpumodel.depend import dependent_blocks
+from kp.gpumodel.gpus import gpu as named_gpu
 from kp.gpumodel.gputime import LaunchWork, estimate
 from kp.gpumodel.local import local_work
 from kp.gpumodel.ptxas import launch_resources
 from kp.gpumodel.register_banks import conflict_cycles
 from kp.gpumodel.sass import arch_of
-from kp.gpumodel.schedule import scheduled_blocks
+from kp.gpumodel.schedule import memory_instructions, scheduled_blocks
 from kp.pictures import banks, branch_lanes, picture
 from kp.sourceview import instruction_advice, line_advice, line_table, profile_html
 
@@ -216,6 +217,8 @@ class Profile(CompiledCounts):
                     bank_stalls=banked.get(la.kernel, 0.0) * la.blocks / kernel_blocks[la.kernel],
                     dependent_blocks=dependent_blocks(self, la.kernel, gpu, la.blocks / kernel_blocks[la.kernel]),
                     scheduled=scheduled_blocks(self, la.kernel, gpu, la.blocks / kernel_blocks[la.kernel]),
+                    memory_instructions=memory_instructions(self, la.kernel, gpu, la.blocks / kernel_blocks[la.kernel]),
+                    compute_capability=tuple(named_gpu(gpu).compute_capability),
                     written_sectors=charged(la.sectors_written, share["written"], la.distinct_written),
                     **(
                         {"dram_round_trips_per_warp": max(1.0, la.round_trips_per_warp * la.load_sites / sites)}

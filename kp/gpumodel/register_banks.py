@@ -103,26 +103,38 @@ def stalls(instructions):
 def _stalls(instructions):
     out = {}
     for block in basic_blocks(instructions):
-        cached, reserved, clock = {}, set(), 0  # a basic block: an empty cache, free ports
+        cached, free, clock = {}, [0] * BANKS, 0  # a basic block: an empty cache, free ports
         for i in block:
             clock += 1
             if not _applies(i):
                 continue
-            reads = [0] * BANKS
-            for slot, register, reuse in sources(i.text):
-                bank = register % BANKS
-                reads[bank] += cached.get((bank, slot)) != register
-                cached[(bank, slot)] = register if reuse else None
-            start = clock
-            while not all(sum((b, start + k) not in reserved for k in range(WINDOW)) >= n for b, n in enumerate(reads)):
-                start += 1
-            for bank, n in enumerate(reads):
-                free = [start + k for k in range(WINDOW) if (bank, start + k) not in reserved]
-                reserved |= {(bank, c) for c in free[:n]}
+            start = read_start(sources(i.text), None, clock, cached, free)
             if start > clock:
                 out[i.offset] = start - clock
             clock = start
     return out
+
+
+def read_start(reads, warp, clock, cache, free):
+    """The rule (the module's docstring) for one instruction that reaches the Allocate stage at `clock`: the clock from
+    which it reads its sources (`reads`, as sources gives them), `clock` or later (the clocks between, bubbles: its
+    sub-core issues nothing behind it). An operand whose register the cache holds for this `warp` (kp.gpumodel.subcores
+    keeps a sub-core's warps in one cache; None for one warp) at its bank and slot is not read, and every read there
+    replaces what the cache held (kept where its reuse bit is set). Each bank gives one read a clock, an instruction's
+    reads of a bank within WINDOW clocks of its start. `free`: each bank's first free clock, updated; reads are
+    reserved in order from it (an instruction starts no earlier than the one before, so a port left free before that
+    is never used again: the first free clock is all there is to know). `cache`: (bank, slot) -> (warp, register),
+    updated."""
+    need = [0] * BANKS
+    for slot, register, reuse in reads:
+        bank = register % BANKS
+        need[bank] += cache.get((bank, slot)) != (warp, register)
+        cache[(bank, slot)] = (warp, register) if reuse else None
+    start = max([clock] + [free[b] + n - WINDOW for b, n in enumerate(need) if n])
+    for b, n in enumerate(need):
+        if n:
+            free[b] = max(start, free[b]) + n
+    return start
 
 
 def conflict_cycles(instructions, runs):

@@ -25,9 +25,10 @@ kp.gpumodel.pipes cites; taken for 7.5, 8.0, 8.9 and 9.0 alike, an assumption):
   and IMAD only the second: the GA102 whitepaper's two datapaths, one FP32 only, "the other [...] either FP32 or
   INT32", and an answer on NVIDIA's developer forum, "separate-cuda-core-pipeline-for-fp16-and-fp32" post 7: "FMAheavy
   pipe handles IMAD, IDP, and FP32 operations. FMAlite pipe handles FP32");
-- the register file (5.3; kp.gpumodel.register_banks' rule): two banks, one read a clock each, an instruction's reads
-  within three clocks, the reuse cache per bank and operand slot (another warp's read there evicts it); where they
-  cannot be read in time the Allocate stage holds the sub-core's pipeline "upwards": no issue until they can;
+- the register file (5.3; kp.gpumodel.register_banks' rule, its read_start): two banks, one read a clock each, an
+  instruction's reads within three clocks, the reuse cache per bank and operand slot (another warp's read there evicts
+  it); where they cannot be read in time the Allocate stage holds the sub-core's pipeline "upwards": no issue until they
+  can;
 - memory instructions wait in a queue of their sub-core: "each sub-core can buffer five consecutive instructions" (4
   entries and a latch, 5.4), an entry held until its instruction leaves the address calculation; one enters that 7
   clocks after its issue at the earliest (DISPATCH: Table 1), one every four clocks per sub-core; the structures the
@@ -36,126 +37,71 @@ kp.gpumodel.pipes cites; taken for 7.5, 8.0, 8.9 and 9.0 alike, an assumption):
   forum answers kp.gpumodel.pipes quotes) with no address or data; then the L1 data pipe, shared by the SM, serves an
   access's wavefronts, one a clock (a shared access's bank-conflict wavefronts, a global or local access's 128-byte
   lines: kp.gpumodel.schedule passes their means per instruction);
-- results, from Table 2 (Ampere, "issue to the earliest consumer"): a shared load's 24 clocks (26 at 128 bits) after
-  its issue, later by what the queue and the data pipe held it; LDC 26 (an immediate address: the listing's operands
-  are not kept); a global or local load's the launch's round trip (kp.gpumodel.gputime: L1, L2 or DRAM by the share
-  each serves) after its issue; a memory instruction's sources free to overwrite (its read counter) 9-20 clocks after
-  its issue by kind and width (WAR); a fixed-latency result's ALU_LATENCY_CLOCKS, and S2R's, MUFU's, the conversions'
-  and FP64's too (an assumption that understates them, as kp.gpumodel.depend says);
+- results, from Table 2 (Ampere, "issue to the earliest consumer"; kp.gpumodel.issue_rules holds each instruction's): a
+  shared load's 24 clocks (26 at 128 bits) after its issue, later by what the queue and the data pipe held it; LDC 26
+  with an immediate address, 29 with a register's; LDGSTS's own counter 39; a global or local load's the launch's round
+  trip (kp.gpumodel.gputime: L1, L2 or DRAM by the share each serves) after its issue; a memory instruction's sources
+  free to overwrite (its read counter) 9-20 clocks after its issue by kind and width (WAR); a fixed-latency result's
+  ALU_LATENCY_CLOCKS, and S2R's, MUFU's, the conversions' and FP64's too (an assumption that understates them, as
+  kp.gpumodel.depend says);
 - BAR.SYNC: a warp waits there until every warp of its block has arrived (the CUDA C++ Programming Guide,
-  __syncthreads); then all issue on from the next clock. BAR.ARV arrives without waiting.
+  __syncthreads), or as many as its thread count names (`BAR.SYNC 0x1, 0x40`: 2 warps; the PTX ISA's bar.sync: "wait
+  for non-exited threads of all other warps participating in the barrier to arrive": a warp done with its runs no
+  longer counts), each barrier of a block apart; then they issue on from the next clock. BAR.ARV arrives without
+  waiting;
+- DEPBAR.LE SBx, n (4): a warp issues it once at most n of counter x's releases are pending (and the counters it
+  lists at zero); a cp.async group (kp.gpumodel.issue_rules: LDGSTS copies, then LDGDEPBAR) holds its commit's
+  counter until its last copy has landed, the launch's round trip after that copy's issue, and after the groups
+  before it.
 
 Left out: instruction fetch (their stream buffer "behaves close to a perfect instruction cache", 7.3), constant misses,
 the L1's and L2's queues (the memory terms bound those from outside), the data pipe pushing back on the queues, memory
-instructions' register reads, a barrier's thread count (every BAR.SYNC is the whole block's), DEPBAR's partial waits
-(LDGSTS pipelines: too fast), tensor-core instructions' rates (none), the FP64 pipe's sharing between sub-cores (a
-quarter of the SM's rate per sub-core), and what a block's first run inherits (each warp starts with counters at 0).
+instructions' register reads, tensor-core instructions' rates (none), the FP64 pipe's sharing between sub-cores (a
+quarter of the SM's rate per sub-core), and what a block's first run inherits (each warp starts with counters at 0: a
+pipeline's groups committed before the loop are not pending in it, so its first DEPBAR.LE waits less than it would).
 """
 
 import functools
 import math
 
-from kp.gpumodel.gpu_constants import ALU_LATENCY_CLOCKS
-from kp.gpumodel.pipes import (
-    LSU_ADDRESS_PER_CLOCK_PER_SUB_PARTITION,
-    LSU_ISSUE_PER_CLOCK,
-    LSU_MEMORY_PER_CLOCK,
-    SHARED_FP32_INTEGER,
-    pipe_of,
-)
-from kp.gpumodel.register_banks import BANKS, WINDOW
+from kp.gpumodel.issue_rules import COPY_RAW, DISPATCH, MEMORY_LOADS, NONE, QUEUE, SUB_CORES, decode
+from kp.gpumodel.pipes import LSU_ADDRESS_PER_CLOCK_PER_SUB_PARTITION, LSU_ISSUE_PER_CLOCK, LSU_MEMORY_PER_CLOCK
+from kp.gpumodel.register_banks import BANKS, read_start
 
-QUEUE = 5  # memory instructions a sub-core buffers: 4 queue entries and a latch (Huerta et al. 2025, 5.4)
-SUB_CORES = 4
-NONE = 7  # a control field naming no dependence counter
-# Clocks from a memory instruction's issue to its start in the address calculation: Table 1 (one sub-core) issues the
-# first five at cycles 2-6 and the sixth at 13, so the first's entry frees 11 clocks after its issue, the last 4 of
-# them in the address calculation (one every 4 clocks): 11 - 4 = 7 before it (the Control stage and the dispatch)
-DISPATCH = 7
-MEMORY_LOADS = {"LDG", "LD", "LDL", "ATOM", "ATOMG", "LDGSTS"}  # results the launch's round trip brings
-SHARED_LOADS = {"LDS", "LDSM", "ATOMS"}
-STORES = {"STG", "ST", "STL", "STS", "STSM", "RED", "REDG"}
-MEMORY = MEMORY_LOADS | SHARED_LOADS | STORES
-SHARED_SPACE = SHARED_LOADS | {"STS", "STSM"}
-GLOBAL_SPACE = MEMORY_LOADS | {"STG", "ST", "STL", "RED", "REDG"}  # their 128-byte lines pass the L1 data pipe
-# Huerta et al. 2025, Table 2 (Ampere, a regular register as the address; clocks from issue to the earliest consumer:
-# RAW, a reader of the result; WAR, a writer of a source), by width in bytes: 4, 8, 16. Shared loads RAW 24/24/26, WAR
-# 9; global loads WAR 11 (their RAW is the launch's round trip); shared stores WAR 12/14/18, global stores 14/16/20;
-# LDGSTS 13; LDC RAW 26 with an immediate address (c[0x0][...]), 29 with a register. Atomics, LDSM and local accesses
-# are taken as their space's loads or stores (not in the table).
-SHARED_LOAD_RAW = {4: 24, 8: 24, 16: 26}
-CONSTANT_LOAD_RAW = {"immediate": 26, "register": 29}
-WAR = {"shared load": {4: 9, 8: 9, 16: 9}, "global load": {4: 11, 8: 11, 16: 11},
-       "shared store": {4: 12, 8: 14, 16: 18}, "global store": {4: 14, 8: 16, 16: 20}}  # fmt: skip
-
-
-def _width(opcode):
-    """A memory opcode's bytes per lane: LDS.128 16, LDG.E.64 8, else 4."""
-    parts = opcode.split(".")
-    return 16 if "128" in parts else 8 if "64" in parts else 4
-
-
-@functools.lru_cache(maxsize=256)
-def _decode(block, cc, per_clock):
-    """Per instruction: (base opcode, units it may take, latch clocks, queue kind (None, "memory", "lsu"), result
-    clocks (after issue; for a queued one, after it starts on the data pipe), read clocks (WAR, after issue), barrier
-    ("sync", "arrive" or None), space ("shared", "global" or None))."""
-    per_clock = dict(per_clock)
-    shared_lanes = cc in SHARED_FP32_INTEGER
-    out = []
-    for opcode, *_ in block:
-        base = opcode.split(".")[0]
-        pipe = pipe_of(opcode)
-        queue = "memory" if base in MEMORY else "lsu" if pipe in ("LSU", "LSU other", "shuffle") else None
-        units, latch = (), 0
-        if queue is None and pipe is not None and pipe in per_clock:
-            latch = max(1, round(32 / (per_clock[pipe] / SUB_CORES)))
-            if shared_lanes and pipe == "FP32":
-                units, latch = ("A", "B"), 2
-            elif shared_lanes and pipe in ("integer", "IMAD"):
-                units, latch = ("B",), 2
-            else:
-                units = ("FMA",) if pipe in ("FP32", "IMAD") else (pipe,)
-        width = _width(opcode)
-        space = "shared" if base in SHARED_SPACE else "global" if base in GLOBAL_SPACE else None
-        result, read = ALU_LATENCY_CLOCKS, 1
-        if base in SHARED_LOADS:
-            result, read = SHARED_LOAD_RAW[width] - DISPATCH, WAR["shared load"][width]
-        elif base in MEMORY_LOADS:
-            result, read = 0, WAR["global load"][width]  # the round trip, set by the simulation
-        elif base in STORES:
-            read = WAR[f"{space} store"][width]
-        elif base == "LDC":
-            result = CONSTANT_LOAD_RAW["immediate"]  # the block holds no operands: kernel parameters' c[0x0][...]
-        barrier = ("arrive" if "ARV" in opcode.split(".") else "sync") if base == "BAR" else None
-        out.append((base, units, latch, queue, result, read, barrier, space))
-    return tuple(out)
+__all__ = ["NONE", "QUEUE", "round_clocks", "simulate"]
 
 
 @functools.lru_cache(maxsize=1024)
-def round_clocks(block, cc, per_clock, warps_per_block, blocks, runs, memory_latency, wavefronts):
+def round_clocks(block, cc, per_clock, warps_per_block, blocks, runs, memory_latency, wavefronts, active=None):
     """The clocks the SM needs until each of its resident warps (`blocks` blocks of `warps_per_block`) has run `block`
     `runs` times, from all starting together. `per_clock`: the pipes' results per clock per SM (kp.gpumodel.pipes.rates,
     as sorted items); `memory_latency`: clocks from a global or local load's issue to its result; `wavefronts`: (per
-    shared instruction, per global or local instruction) on the L1 data pipe."""
-    return simulate(block, cc, per_clock, warps_per_block, blocks, runs, memory_latency, wavefronts)
+    shared instruction, per global or local instruction) on the L1 data pipe; `active`: how many of the warps run the
+    block (None: all), spread over the blocks as evenly as they go, the first warps of each (`if (threadIdx.x < 32)`:
+    warp 0 of each block), the others done from the start."""
+    return simulate(block, cc, per_clock, warps_per_block, blocks, runs, memory_latency, wavefronts, active=active)
 
 
-def simulate(block, cc, per_clock, warps_per_block, blocks, runs, memory_latency, wavefronts, log=None):
+def simulate(block, cc, per_clock, warps_per_block, blocks, runs, memory_latency, wavefronts, log=None, active=None):
     """round_clocks, uncached; `log`, a list, gets (clock, warp, instruction index) for every issue."""
-    if runs < 1 or warps_per_block < 1 or blocks < 1 or not block:
-        raise ValueError(f"a simulation needs a block and runs, warps, blocks: {len(block)}, {runs}, "
-                         f"{warps_per_block}, {blocks}")  # fmt: skip
-    decoded = _decode(block, cc, per_clock)
+    active = warps_per_block * blocks if active is None else active
+    if runs < 1 or warps_per_block < 1 or blocks < 1 or not block or active < 1:
+        raise ValueError(f"a simulation needs a block and runs, warps, blocks, active warps: {len(block)}, {runs}, "
+                         f"{warps_per_block}, {blocks}, {active}")  # fmt: skip
+    decoded = decode(block, cc, per_clock)
     n = len(block)
     memory_gap = 1 / LSU_MEMORY_PER_CLOCK[cc]
     lsu_gap = 1 / LSU_ISSUE_PER_CLOCK[cc]
     address_gap = 1 / LSU_ADDRESS_PER_CLOCK_PER_SUB_PARTITION[cc]
     warps = warps_per_block * blocks
     youngest_first = [[w for w in reversed(range(warps)) if w % SUB_CORES == s] for s in range(SUB_CORES)]
-    pc, done_runs, ready_at = [0] * warps, [0] * warps, [0] * warps
+    pc, ready_at = [0] * warps, [0] * warps
     counters = [[[] for _ in range(6)] for _ in range(warps)]  # per warp and counter: its pending releases
-    at_barrier, arrived = [False] * warps, [0] * blocks
+    live = [min(warps_per_block, active // blocks + (b < active % blocks)) for b in range(blocks)]  # not done
+    done_runs = [0 if w % warps_per_block < live[w // warps_per_block] else runs for w in range(warps)]
+    at_barrier = [False] * warps
+    arrived, held, need = {}, {}, {}  # (block, barrier): warps arrived since it released, those waiting, its count
+    copied, committed = [None] * warps, [None] * warps  # the last LDGSTS since the last LDGDEPBAR, the last group
     latches = [{} for _ in range(SUB_CORES)]  # unit -> the clock it is free
     issue_free = [0] * SUB_CORES  # the register file's ports hold the sub-core
     cache = [{} for _ in range(SUB_CORES)]  # the register file cache: (bank, slot) -> (warp, register)
@@ -164,7 +110,8 @@ def simulate(block, cc, per_clock, warps_per_block, blocks, runs, memory_latency
     address_free = [0] * SUB_CORES
     shared_free = lsu_free = data_free = 0
     last = [None] * SUB_CORES
-    clock = finished = first = 0
+    clock = first = 0
+    finished = warps - sum(live)
     while finished < warps:
         moved = False
         for t in range(SUB_CORES):  # the queues' heads into the shared structures, the sub-cores in turn
@@ -173,7 +120,7 @@ def simulate(block, cc, per_clock, warps_per_block, blocks, runs, memory_latency
             if not q or lsu_free > clock:
                 continue
             w, k, issued, write, read = q[0]
-            base, _, _, kind, result, war, _, space = decoded[k]
+            base, _, _, kind, result, war, _, space, _, _ = decoded[k]
             if issued + DISPATCH > clock:
                 continue
             if kind == "memory" and (address_free[s] > clock or shared_free > clock):
@@ -212,6 +159,11 @@ def simulate(block, cc, per_clock, warps_per_block, blocks, runs, memory_latency
                     continue
                 if units and all(latches[s].get(u, 0) > clock for u in units):
                     continue
+                if (depbar := decoded[k][9]) and (
+                    sum(r[0] is None or r[0] > clock for r in counters[w][depbar[0]]) > depbar[1]
+                    or any(r[0] is None or r[0] > clock for c in depbar[2] for r in counters[w][c])
+                ):
+                    continue
                 if kind and len(queues[s]) + (address_free[s] > clock) >= QUEUE:
                     continue  # the instruction in the address calculation holds its entry until it leaves
                 pick = w
@@ -223,39 +175,49 @@ def simulate(block, cc, per_clock, warps_per_block, blocks, runs, memory_latency
             last[s] = w
             if log is not None:
                 log.append((clock, w, k))
-            _, stall, yield_, write, read, _, reads = block[k]
-            _, units, latch, kind, result, _, barrier, _ = decoded[k]
+            _, stall, yield_, write, read, _, reads, _ = block[k]
+            _, units, latch, kind, result, _, barrier, _, copies, _ = decoded[k]
             if units:
                 unit = next(u for u in units if latches[s].get(u, 0) <= clock)
                 latches[s][unit] = clock + latch
-            write_slot = [None] if write < 6 else None
+            write_slot = [None] if write < 6 or copies == "copy" else None
             read_slot = [None] if read < 6 else None
             if kind:
                 queues[s].append((w, k, clock, write_slot, read_slot))
+                if copies == "copy":  # its data's landing, for its group; its own counter Table 2's
+                    copied[w], write_slot = write_slot, [clock + COPY_RAW] if write < 6 else None
+            elif copies == "commit" and write < 6:  # its group's copies landed, and the groups before it
+                group = copied[w] or committed[w]
+                write_slot = group if group and (group[0] is None or group[0] > clock) else [clock + 1]
+                copied[w], committed[w] = None, write_slot
             else:
                 if write_slot:
                     write_slot[0] = clock + result
                 if read_slot:
                     read_slot[0] = clock + 1
             for c, slot in ((write, write_slot), (read, read_slot)):
-                if slot is not None:
+                if slot is not None and c < 6:
                     counters[w][c] = [r for r in counters[w][c] if r[0] is None or r[0] > clock] + [slot]
             ready_at[w] = clock + max(1 + bool(yield_), stall)
-            issue_free[s] = clock + 1 if reads is None else _read_ports(reads, w, clock, cache[s], ports[s]) + 1
-            if barrier == "sync":
-                at_barrier[w] = True
-                b = w // warps_per_block
-                arrived[b] += 1
-                if arrived[b] == warps_per_block:
-                    arrived[b] = 0
-                    for x in range(b * warps_per_block, (b + 1) * warps_per_block):
-                        at_barrier[x] = False
-                        ready_at[x] = max(ready_at[x], clock + 1)
+            issue_free[s] = clock + 1 if reads is None else read_start(reads, w, clock, cache[s], ports[s]) + 1
+            b = w // warps_per_block
+            if barrier:
+                key = (b, barrier[1])
+                arrived[key], need[key] = arrived.get(key, 0) + 1, barrier[2] or warps_per_block
+                if barrier[0] == "sync":
+                    at_barrier[w] = True
+                    held.setdefault(key, []).append(w)
             pc[w] += 1
             if pc[w] == n:
                 pc[w] = 0
                 done_runs[w] += 1
-                finished += done_runs[w] == runs
+                if done_runs[w] == runs:
+                    finished, live[b], barrier = finished + 1, live[b] - 1, True
+            done = [key for key in need if key[0] == b and arrived[key] >= min(need[key], live[b])] if barrier else ()
+            for key in done:
+                arrived[key] = 0  # released: its warps issue on from the next clock
+                for x in held.pop(key, ()):
+                    at_barrier[x], ready_at[x] = False, max(ready_at[x], clock + 1)
         clock += 1
         if not moved:  # nothing issued or left a queue: on to the next clock anything can change
             later = _next_event(clock, ready_at, counters, latches, issue_free, address_free, (shared_free, lsu_free),
@@ -265,25 +227,6 @@ def simulate(block, cc, per_clock, warps_per_block, blocks, runs, memory_latency
                                    "ever issue (a barrier not every warp of a block reaches?)")  # fmt: skip
             clock = later
     return clock
-
-
-def _read_ports(reads, warp, clock, cache, free):
-    """The clock from which an instruction issued at `clock` reads its sources (kp.gpumodel.register_banks' rule, its
-    sources' words): each bank gives one read a clock (`free`: each bank's first free clock, reads reserved in order),
-    the instruction's reads of a bank falling within WINDOW clocks of its start; an operand whose register the cache
-    holds for this warp at its bank and slot is not read, and every read there replaces what the cache held (kept only
-    where its reuse bit is set). A later clock than `clock` holds the sub-core's issue until then (the Allocate stage
-    stalls the pipeline behind it)."""
-    need = [0] * BANKS
-    for slot, register, reuse in reads:
-        bank = register % BANKS
-        need[bank] += cache.get((bank, slot)) != (warp, register)
-        cache[(bank, slot)] = (warp, register) if reuse else None
-    start = max([clock] + [free[b] + n - WINDOW for b, n in enumerate(need) if n])
-    for b, n in enumerate(need):
-        if n:
-            free[b] = max(start, free[b]) + n
-    return start
 
 
 def _next_event(clock, ready_at, counters, latches, issue_free, address_free, shared, queues):
