@@ -3,6 +3,7 @@ tests/test_cfg.py's hand-written listing (a loop nvcc kept, a uniform if/else, a
 a loop it unrolled by 4 and then by 4 again (UNROLLED); needs neither nvcc nor a GPU. On nvcc's own SASS of small
 kernels: tests/test_sass.py and tests/test_compiled.py."""
 
+import pytest
 from test_cfg import LISTING
 
 from kp.gpumodel.cfg import blocks
@@ -185,3 +186,38 @@ def test_an_unrolled_loops_bodies_run_as_its_trip_counts_say():
         "0x390": None, "0x3b0": 3, "0x420": 3, "0x440": 4, "0x480": 4, "0x4b0": 4,
     }  # fmt: skip
     assert runs["0x120"][1] == 3  # at most what its predecessor ran
+
+
+def unrolled_runs(trips, warps):
+    """{first offset of a block: its runs} of UNROLLED where each of `warps` warps ran line 5's loop `trips` times
+    (none diverged) and stored once."""
+    found = parse_sass(UNROLLED)
+    loop = Branch("unroll4", "k.cu", 5, (trips + 1) * warps, (trips + 1) * warps * 32, 0, 0, warps,
+                  trips=((trips, warps),))  # fmt: skip
+    guard = Branch("unroll4", "k.cu", 6, warps, 32 * warps, 0, 0, 0)
+    store = Line("unroll4", "k.cu", 6, "global", "store", warps, 4 * warps, 4 * warps, 128 * warps, 32 * warps)
+    at = block_runs(found, [store], [loop, guard], warps, {"k.cu": [""] * 5 + ["  if (i < n) out[i] = a;"]}.get)
+    return {hex(b.instructions[0].offset): at[b.instructions[0].offset][0] for b in blocks(found)}
+
+
+def test_one_trip_count_sends_each_test_before_an_unrolled_body_one_way():
+    """Every warp ran 29 trips: each of nvcc's tests of the trip count went the same way every time, so nothing is
+    left open (with trip counts 29, 29, 6, 0 above, 0x120 .. 0x390 were). By hand, following the SASS for t = 29:
+    the guard falls (t >= 1), t - 1 >= 3 falls, 28 > 0 falls, 28 > 12 falls into the 16 loop, which runs once (12
+    left, not > 12), 12 > 4 falls into the 8 block (4 left), 4 != 0 falls into the 4 loop, once, and t mod 4 = 1
+    into the 1 loop, once: every block once per warp."""
+    assert set(unrolled_runs(29, 4).values()) == {4}
+
+
+def test_a_long_loops_runs_are_fixed_however_large_the_counts():
+    """A loop of 4095 trips in each of 2^20 warps: 2.7e8 runs of the 16 loop, where lstsq's rounding alone leaves a
+    residual above 1e-6, which the trip counts' equations must not be dropped for (siboehm's kernel 2 at 4096³, 4096
+    trips in each of 524288 warps, had its main loop open for it, so never simulated). By hand for t = 4095 = 255 x
+    16 + 8 + 4 + 3: the 16 loop 255 times per warp (4092 down to 12), 12 > 4 into the 8 block (4 left), 4 != 0 into
+    the 4 loop once, t mod 4 = 3 runs of the 1 loop."""
+    w = 2**20
+    expected = {
+        "0x0": w, "0xc0": w, "0x120": w, "0x160": w, "0x190": w, "0x1a0": 255 * w, "0x2d0": w, "0x2f0": w,
+        "0x390": w, "0x3b0": w, "0x420": w, "0x440": 3 * w, "0x480": w, "0x4b0": w,
+    }  # fmt: skip
+    assert unrolled_runs(4095, w) == pytest.approx(expected, rel=1e-12)  # least squares: 267386879.999999 for 0x1a0

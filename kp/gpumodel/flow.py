@@ -131,12 +131,15 @@ def _block_counts(graph, entry, equations, loops=(), uniform=(), splits=(), tria
                 todo += [s for s, _ in graph[k].successors]
         return set(range(nb)) - live
 
+    def worse(now, then):  # a misfit beyond then's by more than lstsq's rounding: ~1e-16 x the condition x |values|
+        return now > then + 1e-6 * (1 + then) + 1e-10 * max(map(abs, values), default=0.0)
+
     misfit = solve()[2] if trials else 0.0
     for group in trials:  # kept only where it leaves the equations as close to agreeing as they were
         before = len(rows)
         equate(group, 0.1)
         now = solve()[2] if len(rows) > before else misfit
-        if now > misfit + 1e-6 * (1 + misfit):
+        if worse(now, misfit):
             del rows[before:], values[before:], weights[before:]
         else:
             misfit = now
@@ -162,10 +165,10 @@ def _block_counts(graph, entry, equations, loops=(), uniform=(), splits=(), tria
         # part of a condition once, before the loop (it unswitches it), and the line's evaluations are the rest's
         for blocks_ in [every] + ([[b for b in every if b != k] for k in every] if len(every) > 1 else []):
             misfit = {given: fits(blocks_, given)}
-            if misfit[given] > base + 1e-6 * (1 + base) and given != swapped:  # the other way round
+            if worse(misfit[given], base) and given != swapped:  # the other way round
                 misfit[swapped] = fits(blocks_, swapped)
             way = min(misfit, key=misfit.get)
-            if misfit[way] <= base + 1e-6 * (1 + base):  # else left out
+            if not worse(misfit[way], base):  # else left out
                 split(blocks_, way)
                 base = misfit[way]
                 break
@@ -177,7 +180,7 @@ def _block_counts(graph, entry, equations, loops=(), uniform=(), splits=(), tria
                 add([(k, 1.0)], 0.0)
                 fit[k] = solve(strict=True)[2]
                 del rows[-1], values[-1], weights[-1]
-        agree = [k for k, misfit in fit.items() if misfit <= base + 1e-6 * (1 + base)]
+        agree = [k for k, misfit in fit.items() if not worse(misfit, base)]
         if len(agree) == 1 and len(fit) == 2:
             add([(agree[0], 1.0)], 0.0)
             base = fit[agree[0]]
