@@ -112,9 +112,9 @@ def block_runs(found, lines, branches, warps, source_lines):
         # a branch to the division's slow side sends all its block ran the other way (no lane takes the slow side)
         fast = {b.instructions[-1].offset for b in graph if any(graph[t].instructions[0].offset in slow
                                                                  for t, _ in b.successors)}  # fmt: skip
-        one_way = [graph[k].instructions[-1].offset for k in hoisted] + guards
+        one_way = [graph[k].instructions[-1].offset for k in hoisted]
         counts, bounds = block_counts(graph, warps, equations, loops, uniform=uniform | fast, splits=splits,
-                                      trials=trials, one_way=one_way)  # fmt: skip
+                                      trials=trials, guards=guards, one_way=one_way)  # fmt: skip
         out = {i.offset: (counts[b.index], bounds[b.index]) for b in graph for i in b.instructions}
         for routine in {i.routine for i in found if i.routine}:  # once per call (its own branches not followed)
             calls = [out[i.offset] for i in found if i.opcode.startswith("CALL") and routine in i.text]
@@ -141,7 +141,7 @@ def same_trips_guards(graph, place, latches, trips):
     """The offsets of nvcc's tests of a loop's trip count before the bodies it unrolled the loop into (`@!P0 BRA`
     past the 16-copy loop where fewer than 16 trips are left, past the 8 block, into the remainder), where every entry
     of the loop ran the same trips (Branch.trips holds one count, none lost): each such test then went the same way
-    every time, sending all its block ran down one edge (block_counts' one_way). Without it the trace's totals leave
+    every time, sending all its block ran down one edge (block_counts' guards). Without it the trace's totals leave
     the runs of a loop of one trip count open, though they fix each body's (trip_equations): a guard that sent some
     runs past the 16-copy loop and a later guard that sent as many back are a direction the equations cannot see
     (siboehm's kernel 2 at 4096 trips: its main loop open, so never simulated). The forward conditional branches of
