@@ -17,6 +17,7 @@ from kp.gpumodel.charges import re_reads
 from kp.gpumodel.counts import LOST_TRIPS
 from kp.gpumodel.flow import block_counts
 
+CLASS_ORDER = {"memory": 0, "fp32": 1}  # the opcodes whose copies count an unrolled loop's bodies, in this order
 JUMPS = re.compile(r"\b(?:continue|break|return|goto)\b")  # an `if` whose body leaves: nvcc jumps when it holds
 # nvcc's 64-bit integer division and remainder (`i / n`, `i % n` on int64_t): a 32-bit fast path inline, and a CALL
 # to this routine on the other side of a branch on whether both operands fit in 32 bits (the CUDA Math API's integer
@@ -167,12 +168,12 @@ def trip_equations(graph, place, latches, trips):
     - the loop's guard, the first forward conditional branch of the line that skips past its last latch, jumped for
       the entries of no trip (nvcc's rotated loop: `@!P0 BRA` past it, then the body with its test at the bottom);
     - nvcc unrolled it where the line has several latches: the copies of the body in each block of the line's stretch
-      (from its first block to its last) are the counts of the opcode most frequent in its largest latch (of one
-      `.cu` line), unpredicated, over the fewest any of them holds (the remainder: 1). A block alone with its U ran
-      digits()'s runs, and if a latch, entered its loop (its head's runs less its back edge) digits()'s entries
-      times; a remainder nvcc unrolled whole (straight blocks of one copy each, the last with its last copies
-      predicated: `@P0 FFMA`), its j-th block where t mod U' >= j (U' the smallest U above 1); nothing where other
-      blocks share a U;
+      (from its first block to its last) are the counts of one opcode of its largest latch (of one `.cu` line; a
+      memory access first, then fp32 arithmetic, then the most frequent: CLASS_ORDER), unpredicated, over the fewest
+      any of them holds (the remainder: 1). A block alone with its U ran digits()'s runs, and if a latch, entered
+      its loop (its head's runs less its back edge) digits()'s entries times; a remainder nvcc unrolled whole
+      (straight blocks of one copy each, the last with its last copies predicated: `@P0 FFMA`), its j-th block where
+      t mod U' >= j (U' the smallest U above 1); nothing where other blocks share a U;
     - a loop kept whole (one latch that tests at the bottom) was entered by the entries of one trip or more.
     Nothing where the trace lost some of the trip counts (LOST_TRIPS) or the copies are not multiples of each other."""
     if LOST_TRIPS in trips:
@@ -201,10 +202,13 @@ def trip_equations(graph, place, latches, trips):
             )
         return out
     largest = max(latches, key=lambda b: len(b.instructions))
-    ops = Counter((i.opcode, i.file, i.line) for i in largest.instructions if i.cls != "control")
+    ops = Counter((i.opcode, i.file, i.line, i.cls) for i in largest.instructions if i.cls != "control")
     if not ops:
         return out
-    op = ops.most_common(1)[0][0]
+    # the body's own work, not its address arithmetic (colsum v1's 4-copy loop holds 6 IADD3 to 4 LDG and 4 FADD,
+    # its remainder 1 IADD3 to 1 LDG): its memory accesses, else its fp32 arithmetic, else the most frequent opcode
+    *op, _ = min(ops, key=lambda o: (CLASS_ORDER.get(o[3], 2), -ops[o]))
+    op = tuple(op)
     held = {b.index: sum((i.opcode, i.file, i.line) == op and not i.text.startswith("@") for i in b.instructions)
             for b in stretch}  # fmt: skip
     unit = min((n for n in held.values() if n), default=0)
