@@ -1,5 +1,5 @@
 """kp.gpumodel.cfg: a SASS listing's basic blocks and edges, its loops (Tarjan's components) and which of its branches
-are nvcc's test before the two versions of a loop (kp.gpumodel.runs.hoisted_tests). Hand-written listings in
+are nvcc's test before the two versions of a loop (kp.gpumodel.cfg.hoisted_tests). Hand-written listings in
 nvdisasm's form; needs neither nvcc nor a GPU. The blocks' runs solved on these listings: tests/test_flow.py; the same
 on nvcc's own SASS of small kernels: tests/test_sass.py and tests/test_compiled.py."""
 
@@ -115,10 +115,10 @@ PEELED = VERSIONED.replace("@P0 BRA `(.L_x_3)", "@P0 BRA `(.L_x_5)")
 
 
 def hoisted(listing):
-    """runs.hoisted_tests on a listing above: line 5's branches uniform and evaluated 40 times by 4 warps (more than
+    """cfg.hoisted_tests on a listing above: line 5's branches uniform and evaluated 40 times by 4 warps (more than
     once per warp: in a loop); line 4 the loops' latches."""
+    from kp.gpumodel.cfg import hoisted_tests
     from kp.gpumodel.counts import Branch
-    from kp.gpumodel.runs import hoisted_tests
 
     g = blocks(parse_sass(listing))
     latches = {("k.cu", 4): [b for b in g if any(kind == "jump" and s <= b.index for s, kind in b.successors)]}
@@ -141,10 +141,9 @@ def test_a_test_whose_edges_do_not_lead_into_two_different_loops_each_its_own_is
 
 def test_the_loops_of_a_listing_are_its_strongly_connected_components():
     """Tarjan's components on VERSIONED: each loop (0x30-0x70, 0xa0-0xe0) one component, every other block its own;
-    cyclic() (kp.gpumodel.runs) holds the loops' blocks, and a block that jumps to itself (LISTING's loop) is on a
+    cyclic() (kp.gpumodel.cfg) holds the loops' blocks, and a block that jumps to itself (LISTING's loop) is on a
     cycle too."""
-    from kp.gpumodel.cfg import components
-    from kp.gpumodel.runs import cyclic
+    from kp.gpumodel.cfg import components, cyclic
 
     g = blocks(parse_sass(VERSIONED))
     first = {b.index: hex(b.instructions[0].offset) for b in g}

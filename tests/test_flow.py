@@ -102,3 +102,11 @@ def test_a_block_that_ran_none_sent_none_down_its_edges():
     less its back edge, ran none too (before, open: the back edge was free to carry minus what the preheader ran)."""
     counts, _ = block_counts(graph(), 4, [({0x30: 1.0}, 0.0)])
     assert (counts[0], counts[1], counts[2]) == (4, 0, 0)
+
+
+def test_a_split_whose_runs_no_warp_could_make_is_read_the_other_way_round():
+    """The loop's body ran 40 (an equation), and the guard's split says (4 jumped past the loop, none fell into it):
+    the residuals fit it (the body's 40 go round its back edge), but no warp could have entered the loop. Read the
+    other way round, (0, 4), all 4 warps entered it: the preheader 4. The residuals alone took the first reading."""
+    counts, _ = block_counts(graph(), 4, [({0x30: 1.0}, 40.0)], uniform={0x10}, splits=[([0x10], (4, 0))])
+    assert (counts[1], counts[2], counts[3]) == (4, 40, 4)

@@ -3,6 +3,7 @@ tests/test_cfg.py's hand-written listing (a loop nvcc kept, a uniform if/else, a
 a loop it unrolled by 4 and then by 4 again (UNROLLED); needs neither nvcc nor a GPU. On nvcc's own SASS of small
 kernels: tests/test_sass.py and tests/test_compiled.py."""
 
+import pytest
 from test_cfg import LISTING
 
 from kp.gpumodel.cfg import blocks
@@ -185,3 +186,165 @@ def test_an_unrolled_loops_bodies_run_as_its_trip_counts_say():
         "0x390": None, "0x3b0": 3, "0x420": 3, "0x440": 4, "0x480": 4, "0x4b0": 4,
     }  # fmt: skip
     assert runs["0x120"][1] == 3  # at most what its predecessor ran
+
+
+def unrolled_runs(trips, warps):
+    """{first offset of a block: its runs} of UNROLLED where each of `warps` warps ran line 5's loop `trips` times
+    (none diverged) and stored once."""
+    found = parse_sass(UNROLLED)
+    loop = Branch("unroll4", "k.cu", 5, (trips + 1) * warps, (trips + 1) * warps * 32, 0, 0, warps,
+                  trips=((trips, warps),))  # fmt: skip
+    guard = Branch("unroll4", "k.cu", 6, warps, 32 * warps, 0, 0, 0)
+    store = Line("unroll4", "k.cu", 6, "global", "store", warps, 4 * warps, 4 * warps, 128 * warps, 32 * warps)
+    at = block_runs(found, [store], [loop, guard], warps, {"k.cu": [""] * 5 + ["  if (i < n) out[i] = a;"]}.get)
+    return {hex(b.instructions[0].offset): at[b.instructions[0].offset][0] for b in blocks(found)}
+
+
+def test_one_trip_count_sends_each_test_before_an_unrolled_body_one_way():
+    """Every warp ran 29 trips: each of nvcc's tests of the trip count went the same way every time, so nothing is
+    left open (with trip counts 29, 29, 6, 0 above, 0x120 .. 0x390 were). By hand, following the SASS for t = 29:
+    the guard falls (t >= 1), t - 1 >= 3 falls, 28 > 0 falls, 28 > 12 falls into the 16 loop, which runs once (12
+    left, not > 12), 12 > 4 falls into the 8 block (4 left), 4 != 0 falls into the 4 loop, once, and t mod 4 = 1
+    into the 1 loop, once: every block once per warp."""
+    assert set(unrolled_runs(29, 4).values()) == {4}
+
+
+def test_a_long_loops_runs_are_fixed_however_large_the_counts():
+    """A loop of 4095 trips in each of 2^20 warps: 2.7e8 runs of the 16 loop, where lstsq's rounding alone leaves a
+    residual above 1e-6, which the trip counts' equations must not be dropped for (siboehm's kernel 2 at 4096³, 4096
+    trips in each of 524288 warps, had its main loop open for it, so never simulated). By hand for t = 4095 = 255 x
+    16 + 8 + 4 + 3: the 16 loop 255 times per warp (4092 down to 12), 12 > 4 into the 8 block (4 left), 4 != 0 into
+    the 4 loop once, t mod 4 = 3 runs of the 1 loop."""
+    w = 2**20
+    expected = {
+        "0x0": w, "0xc0": w, "0x120": w, "0x160": w, "0x190": w, "0x1a0": 255 * w, "0x2d0": w, "0x2f0": w,
+        "0x390": w, "0x3b0": w, "0x420": w, "0x440": 3 * w, "0x480": w, "0x4b0": w,
+    }  # fmt: skip
+    assert unrolled_runs(4095, w) == pytest.approx(expected, rel=1e-12)  # least squares: 267386879.999999 for 0x1a0
+
+
+# nvcc 13.0's sm_90 SASS (nvdisasm -c -g) of kernels/colsum.cu's version 1 loop, `for (int64_t r = 0; r < R; ++r)
+# sum += x[r * C + c];` (here line 29 of k.cu; the kernel's first lines, its `if (c >= C) return;` included, are
+# replaced by plain MOVs at line 25): a loop of 4 copies (0x250: 4 LDG, 4 FADD and 6 IADD3 of address arithmetic)
+# while 4 or more trips are left, then one of 1 copy (0x480: 1 LDG, 1 FADD, 1 IADD3) t mod 4 times.
+COLSUM = """\
+\t.section\t.text._Z6colsumPKfPfll,"ax",@progbits
+\t//## File "k.cu", line 25
+        /*0000*/                   S2R R0, SR_TID.X ;
+        /*0010*/                   MOV R1, RZ ;
+        /*0020*/                   MOV R2, RZ ;
+        /*0030*/                   MOV R3, RZ ;
+        /*0040*/                   MOV R4, RZ ;
+        /*0050*/                   MOV R5, RZ ;
+        /*0060*/                   MOV R6, RZ ;
+        /*0070*/                   MOV R7, RZ ;
+        /*0080*/                   MOV R8, RZ ;
+        /*0090*/                   MOV R9, RZ ;
+        /*00a0*/                   MOV R10, RZ ;
+\t//## File "k.cu", line 29
+        /*00b0*/                   LDC.64 R6, c[0x0][0x220] ;
+        /*00c0*/                   ULDC.64 UR6, c[0x0][0x208] ;
+        /*00d0*/                   IMAD.MOV.U32 R14, RZ, RZ, RZ ;
+        /*00e0*/                   ISETP.GE.U32.AND P0, PT, R6, 0x1, PT ;
+        /*00f0*/                   ISETP.GE.AND.EX P0, PT, R7, RZ, PT, P0 ;
+        /*0100*/                  @!P0 BRA `(.L_x_93) ;
+        /*0110*/                   IADD3 R4, P0, R6.reuse, -0x1, RZ ;
+        /*0120*/                   IMAD.MOV.U32 R14, RZ, RZ, RZ ;
+        /*0130*/                   LOP3.LUT R17, R6, 0x3, RZ, 0xc0, !PT ;
+        /*0140*/                   CS2R R18, SRZ ;
+        /*0150*/                   ISETP.GE.U32.AND P1, PT, R4, 0x3, PT ;
+        /*0160*/                   IADD3.X R4, R7, -0x1, RZ, P0, !PT ;
+        /*0170*/                   ISETP.NE.U32.AND P0, PT, R17, RZ, PT ;
+        /*0180*/                   ISETP.GE.U32.AND.EX P1, PT, R4, RZ, PT, P1 ;
+        /*0190*/                   ISETP.NE.AND.EX P0, PT, RZ, RZ, PT, P0 ;
+        /*01a0*/                  @!P1 BRA `(.L_x_94) ;
+        /*01b0*/                   ULDC.64 UR8, c[0x0][0x210] ;
+        /*01c0*/                   IADD3 R23, P2, R17, -R6, RZ ;
+        /*01d0*/                   IMAD.WIDE.U32 R4, R2, 0x4, RZ ;
+        /*01e0*/                   LEA R10, P1, R15, UR8, 0x2 ;
+        /*01f0*/                   CS2R R18, SRZ ;
+        /*0200*/                   IMAD.SHL.U32 R21, R3, 0x4, RZ ;
+        /*0210*/                   LEA.HI.X R11, R15, UR9, R0, 0x2, P1 ;
+        /*0220*/                   IMAD.X R20, RZ, RZ, ~R7, P2 ;
+        /*0230*/                   IMAD.MOV.U32 R14, RZ, RZ, RZ ;
+        /*0240*/                   IMAD.IADD R21, R5, 0x1, R21 ;
+.L_x_95:
+        /*0250*/                   IADD3 R6, P1, R10, R4, RZ ;
+        /*0260*/                   IMAD.X R7, R11, 0x1, R21.reuse, P1 ;
+        /*0270*/                   IADD3 R8, P1, R6, R4.reuse, RZ ;
+        /*0280*/                   LDG.E.CONSTANT R11, desc[UR6][R10.64] ;
+        /*0290*/                   IMAD.X R9, R7, 0x1, R21.reuse, P1 ;
+        /*02a0*/                   IADD3 R12, P1, R8, R4, RZ ;
+        /*02b0*/                   LDG.E.CONSTANT R6, desc[UR6][R6.64] ;
+        /*02c0*/                   IMAD.X R13, R9, 0x1, R21, P1 ;
+        /*02d0*/                   LDG.E.CONSTANT R8, desc[UR6][R8.64] ;
+        /*02e0*/                   LDG.E.CONSTANT R25, desc[UR6][R12.64] ;
+        /*02f0*/                   IADD3 R18, P1, R18, 0x4, RZ ;
+        /*0300*/                   IADD3 R22, P2, R18, R23, RZ ;
+        /*0310*/                   IMAD.X R19, RZ, RZ, R19, P1 ;
+        /*0320*/                   ISETP.NE.U32.AND P1, PT, R22, RZ, PT ;
+        /*0330*/                   IMAD.X R10, R19, 0x1, R20, P2 ;
+        /*0340*/                   ISETP.NE.AND.EX P1, PT, R10, RZ, PT, P1 ;
+        /*0350*/                   IADD3 R10, P2, R12, R4, RZ ;
+        /*0360*/                   FADD R11, R11, R14 ;
+        /*0370*/                   FADD R11, R11, R6 ;
+        /*0380*/                   FADD R8, R11, R8 ;
+        /*0390*/                   IMAD.X R11, R13, 0x1, R21, P2 ;
+        /*03a0*/                   FADD R14, R8, R25 ;
+        /*03b0*/                   @P1 BRA `(.L_x_95) ;
+.L_x_94:
+        /*03c0*/                  @!P0 BRA `(.L_x_93) ;
+        /*03d0*/                   IMAD.WIDE.U32 R4, R18, R2.reuse, UR4 ;
+        /*03e0*/                   ULDC.64 UR8, c[0x0][0x210] ;
+        /*03f0*/                   IADD3 R17, P2, RZ, -R17, RZ ;
+        /*0400*/                   IMAD R19, R19, R2, RZ ;
+        /*0410*/                   IADD3 R8, P0, R16, R4, RZ ;
+        /*0420*/                   SHF.L.U64.HI R9, R2, 0x2, R3 ;
+        /*0430*/                   IMAD R19, R18, R3, R19 ;
+        /*0440*/                   LEA R7, P1, R8, UR8, 0x2 ;
+        /*0450*/                   IMAD.X R6, RZ, RZ, -0x1, P2 ;
+        /*0460*/                   IMAD.X R5, R5, 0x1, R19, P0 ;
+        /*0470*/                   LEA.HI.X R8, R8, UR9, R5, 0x2, P1 ;
+.L_x_96:
+        /*0480*/                   IMAD.MOV.U32 R4, RZ, RZ, R7 ;
+        /*0490*/                   IMAD.MOV.U32 R5, RZ, RZ, R8 ;
+        /*04a0*/                   LDG.E.CONSTANT R3, desc[UR6][R4.64] ;
+        /*04b0*/                   IADD3 R17, P0, R17, 0x1, RZ ;
+        /*04c0*/                   LEA R7, P1, R2, R7, 0x2 ;
+        /*04d0*/                   IMAD.X R6, RZ, RZ, R6, P0 ;
+        /*04e0*/                   ISETP.NE.U32.AND P0, PT, R17, RZ, PT ;
+        /*04f0*/                   IMAD.X R8, R8, 0x1, R9, P1 ;
+        /*0500*/                   ISETP.NE.AND.EX P0, PT, R6, RZ, PT, P0 ;
+        /*0510*/                   FADD R14, R3, R14 ;
+        /*0520*/                   @P0 BRA `(.L_x_96) ;
+.L_x_93:
+\t//## File "k.cu", line 30
+        /*0530*/                   ULDC.64 UR8, c[0x0][0x218] ;
+        /*0540*/                   LEA R2, P0, R15, UR8, 0x2 ;
+        /*0550*/                   LEA.HI.X R3, R15, UR9, R0, 0x2, P0 ;
+        /*0560*/                   STG.E desc[UR6][R2.64], R14 ;
+        /*0570*/                   EXIT ;
+"""
+
+
+def colsum_runs(trips, warps):
+    """{first offset of a block: its runs} of COLSUM, each of `warps` warps running the loop `trips` times."""
+    loop = Branch("colsum", "k.cu", 29, (trips + 1) * warps, (trips + 1) * warps * 32, 0, 0, warps,
+                  trips=((trips, warps),))  # fmt: skip
+    loads = Line("colsum", "k.cu", 29, "global", "load", trips * warps, 4 * trips * warps, 4 * trips * warps,
+                 128 * trips * warps, 32 * trips * warps)  # fmt: skip
+    found = parse_sass(COLSUM)
+    at = block_runs(found, [loads], [loop], warps, {"k.cu": [""] * 28 + ["  for (int64_t r = 0; r < R; ++r) ..."]}.get)
+    return {hex(b.instructions[0].offset): at[b.instructions[0].offset][0] for b in blocks(found)}
+
+
+@pytest.mark.parametrize(("trips", "four", "one"), [(8192, 2048, 0), (10, 2, 2)])
+def test_an_unrolled_loops_copies_are_counted_by_its_loads_not_its_address_arithmetic(trips, four, one):
+    """colsum v1's loop: 6 IADD3 to 4 LDG in its 4-copy body, 1 to 1 in its remainder; counted by the IADD3, the
+    copies would be 6 and 1 and the trip counts' equations wrong (the trace's 8192 loads then split 1365 x 4 + 2732,
+    where 8192 = 2048 x 4). By hand, following the SASS: t = 8192 runs the 4 loop 2048 times and skips the remainder
+    (t mod 4 = 0: 0x3c0 jumps past it); t = 10 runs it twice and the 1 loop twice."""
+    w = 4
+    runs = colsum_runs(trips, w)
+    assert (runs["0x250"], runs["0x480"]) == (four * w, one * w)
+    assert runs["0x3d0"] == (w if one else 0) and runs["0x530"] == w

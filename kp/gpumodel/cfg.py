@@ -1,8 +1,9 @@
 """The control-flow graph of one kernel's SASS (issue 31). Owns splitting a function's instructions
 (kp.gpumodel.sass.Instruction, address order) into basic blocks (basic_blocks: the model's one split, which
 kp.gpumodel.register_banks and kp.gpumodel.charges take too) and their edges, and finding its loops (strongly
-connected components: components). How often each block ran is kp.gpumodel.flow's (the equations solved); never reads
-a trace or a listing itself and models no time.
+connected components: components; the blocks on one: cyclic) and nvcc's test before the two versions of a loop it
+unswitched (hoisted_tests, which kp.gpumodel.runs takes as going one way). How often each block ran is
+kp.gpumodel.flow's (the equations solved); never reads a trace or a listing itself and models no time.
 """
 
 import re
@@ -103,3 +104,49 @@ def components(graph):
                     w = stack.pop()
                     on.discard(w), out.update({w: v})
     return out
+
+
+def hoisted_tests(graph, branch, latches, uniform, warps):
+    """The indices of the blocks whose branch is nvcc's test of a loop-invariant condition, hoisted before the loop
+    it versioned on it (involution's `s.stride > 1`, put at the line of the loop's first `if`): a conditional BRA
+    outside every loop of the SASS whose two edges lead into two different loops, each reached down its edge only
+    and holding a copy of the line, inlined at the same call site, at a uniform branch (a copy of the loop per
+    outcome). Not a guard that skips the one loop (`if (y < 0 || ...) continue;` peeled before involution's kh loop:
+    one edge leads into none), nor a test before an unrolled loop and its remainder (the remainder is reached down
+    both edges). The line's evaluations do not count it; it sent all its block ran one way (block_counts' one_way).
+    Not a loop's own guard (a line in `latches`, {(file, line): blocks jumping back}); only a line the trace saw
+    evaluated more often than once per warp (in a loop: a branch outside every loop runs at most once per warp).
+    A loop versioned inside an outer loop (its test then inside that loop) is not found: no kernel here has one."""
+    component, looped = components(graph), cyclic(graph)
+
+    def copies(start, test):  # the loops reached from block `start` that hold a uniform copy of `test`'s line
+        seen, todo = set(), [start]
+        while todo:
+            if (k := todo.pop()) not in seen:
+                seen.add(k)
+                todo += [s for s, _ in graph[k].successors]
+        at, ends = (*line_of(test), test.instructions[-1].site), {k: graph[k].instructions[-1] for k in seen & looped}
+        return {component[k] for k, i in ends.items() if (i.file, i.line, i.site) == at and i.offset in uniform}
+
+    out = set()
+    for b in graph:
+        last, place = b.instructions[-1], line_of(b)
+        if b.index in looped or place in latches or place not in branch or branch[place].executions <= warps:
+            continue
+        if last.opcode.startswith("BRA") and conditional(last) and len(b.successors) == 2:
+            one, other = (copies(s, b) for s, _ in b.successors)
+            if one - other and other - one:
+                out.add(b.index)
+    return out
+
+
+def line_of(block):
+    """(file, line) of a block's last instruction."""
+    return block.instructions[-1].file, block.instructions[-1].line
+
+
+def cyclic(graph):
+    """The indices of the blocks of blocks() that lie on a cycle (a loop of the SASS): those with an edge into their
+    own strongly connected component (kp.gpumodel.cfg.components, Tarjan's algorithm), to another block or itself."""
+    component = components(graph)
+    return {b.index for b in graph if any(component[s] == component[b.index] for s, _ in b.successors)}

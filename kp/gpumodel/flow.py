@@ -29,7 +29,9 @@ def block_counts(*args, **kwargs):
         return _block_counts(*args, **kwargs)
 
 
-def _block_counts(graph, entry, equations, loops=(), uniform=(), splits=(), trials=(), one_way=(), tolerance=1e-6):
+def _block_counts(
+    graph, entry, equations, loops=(), uniform=(), splits=(), trials=(), guards=(), one_way=(), tolerance=1e-6
+):
     """({block index: warp-level runs, or None where the equations leave it open}, upper_bounds()) for the graph of
     blocks(). entry: the warps that started the function (block 0's runs from outside). equations: [({offset:
     coefficient}, value)], each "the sum of coefficient x runs of the block holding that offset is value" (a line's
@@ -50,6 +52,13 @@ def _block_counts(graph, entry, equations, loops=(), uniform=(), splits=(), tria
     way a condition's truth branches in SASS is nvcc's choice: `if (c) continue;` jumps when c holds, an `if` whose
     body nvcc placed out of line too). A block no warp can reach but through a block that ran none ran none, and a
     block that ran none sent none down its edges (both as equations, added until they fix nothing new).
+    guards: offsets of branches that sent all their block ran down one edge (the tests of a trip count every entry of
+    a loop shared, before the bodies nvcc unrolled it into), tried after the trials, whose equations fix those bodies:
+    the edge whose zero leaves the equations as close to agreeing as they were where the other's does not.
+    Trials and guards are facts of the trace and of nvcc's layout, kept where they agree to lstsq's rounding at the
+    equations' magnitude (~1e-16 x the condition x the largest value: 1e-10 x it; a 4096-trip loop in 524288 warps
+    leaves 5e-6); splits and one_way, assumptions, only to 1e-6 (at large counts a split can fit the residuals and yet
+    need runs below zero, which the residuals do not see).
     one_way: the offsets of branches that sent all their block ran down one edge, the one that leaves the equations
     as close to agreeing as they were (solve's strict misfit) where the other does not (nvcc's test of a
     loop-invariant condition before the versions of a loop it made for its two outcomes); neither where both do or
@@ -131,15 +140,30 @@ def _block_counts(graph, entry, equations, loops=(), uniform=(), splits=(), tria
                 todo += [s for s, _ in graph[k].successors]
         return set(range(nb)) - live
 
-    misfit = solve()[2] if trials else 0.0
+    def worse(now, then, rounding=False):  # a misfit beyond then's; `rounding`: by more than lstsq's rounding
+        return now > then + 1e-6 * (1 + then) + (1e-10 * max(map(abs, values), default=0.0) if rounding else 0.0)
+
+    misfit = solve()[2] if trials or guards else 0.0
     for group in trials:  # kept only where it leaves the equations as close to agreeing as they were
         before = len(rows)
         equate(group, 0.1)
         now = solve()[2] if len(rows) > before else misfit
-        if now > misfit + 1e-6 * (1 + misfit):
+        if worse(now, misfit, rounding=True):
             del rows[before:], values[before:], weights[before:]
         else:
             misfit = now
+    base = solve(strict=True)[2] if guards else 0.0
+    for offset in guards:  # strict: least squares' runs are signed, and the wrong edge's zero needs some below zero
+        fit = {}
+        for kind in ("jump", "fall"):
+            if (k := column((offset, kind))) is not None:
+                add([(k, 1.0)], 0.0)
+                fit[k] = solve(strict=True)[2]
+                del rows[-1], values[-1], weights[-1]
+        agree = [k for k, now in fit.items() if not worse(now, base, rounding=True)]
+        if len(agree) == 1 and len(fit) == 2:
+            add([(agree[0], 1.0)], 0.0)
+            base = fit[agree[0]]
 
     def split(blocks_, totals):  # the rows "the jump (fall) edges out of these blocks carried totals[0] ([1])"
         for kind, total in zip(("jump", "fall"), totals):
@@ -154,21 +178,30 @@ def _block_counts(graph, entry, equations, loops=(), uniform=(), splits=(), tria
         del rows[before:], values[before:], weights[before:]
         return misfit
 
-    base = solve()[2] if splits else 0.0
+    def keeps(blocks_, way):  # adds the split's rows where they leave the equations as close to agreeing as they were
+        nonlocal base, signed
+        if worse(misfit := fits(blocks_, way), base):
+            return False
+        before = len(rows)
+        split(blocks_, way)
+        # and no block or edge the equations fix below zero or run where no warp can reach (one SVD per split that
+        # fits): the residuals alone can fit a split that needs either, and at large counts miss it by rounding
+        if worse(now := solve(strict=True)[2], signed, rounding=True):
+            del rows[before:], values[before:], weights[before:]
+            return False
+        base, signed = misfit, now
+        return True
+
+    base, signed = (solve()[2], solve(strict=True)[2]) if splits else (0.0, 0.0)
     for offsets, totals in splits:
         every = sorted({where[o] for o in offsets if o in where})
         given, swapped = tuple(totals), tuple(totals)[::-1]
         # all of the line's branches, then (where they fit neither way) all but one: nvcc tests a loop-invariant
         # part of a condition once, before the loop (it unswitches it), and the line's evaluations are the rest's
         for blocks_ in [every] + ([[b for b in every if b != k] for k in every] if len(every) > 1 else []):
-            misfit = {given: fits(blocks_, given)}
-            if misfit[given] > base + 1e-6 * (1 + base) and given != swapped:  # the other way round
-                misfit[swapped] = fits(blocks_, swapped)
-            way = min(misfit, key=misfit.get)
-            if misfit[way] <= base + 1e-6 * (1 + base):  # else left out
-                split(blocks_, way)
-                base = misfit[way]
+            if any(keeps(blocks_, way) for way in dict.fromkeys((given, swapped))):
                 break
+
     base = solve(strict=True)[2] if one_way else 0.0
     for offset in one_way:
         fit = {}
@@ -177,7 +210,7 @@ def _block_counts(graph, entry, equations, loops=(), uniform=(), splits=(), tria
                 add([(k, 1.0)], 0.0)
                 fit[k] = solve(strict=True)[2]
                 del rows[-1], values[-1], weights[-1]
-        agree = [k for k, misfit in fit.items() if misfit <= base + 1e-6 * (1 + base)]
+        agree = [k for k, misfit in fit.items() if not worse(misfit, base)]
         if len(agree) == 1 and len(fit) == 2:
             add([(agree[0], 1.0)], 0.0)
             base = fit[agree[0]]

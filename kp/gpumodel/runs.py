@@ -2,20 +2,22 @@
 the equations kp.gpumodel.flow solves: which of a kernel's SASS instructions ran a line's requests, which branches no
 warp diverged at, a loop's runs from its condition's evaluations and its trip counts (the bodies nvcc unrolled it
 into: trip_equations), the warps a conditional EXIT let go, nvcc's 64-bit division slow side (never run), the
-branches at a condition the trace never evaluated (never run: unevaluated) and nvcc's test before the copies of a
-loop it versioned (hoisted_tests), a subroutine's runs from its calls. Takes the SASS (kp.gpumodel.sass.Instruction),
-the profile's Line and Branch records and the warps launched as its caller (kp.gpumodel.compiled) gives them; never
-reads a trace or a listing itself, and models no time.
+branches at a condition the trace never evaluated (never run: unevaluated), nvcc's test before the copies of a
+loop it versioned (kp.gpumodel.cfg.hoisted_tests) and its tests of a trip count all entries shared
+(same_trips_guards), each one way, a subroutine's runs from its calls. Takes the SASS
+(kp.gpumodel.sass.Instruction), the profile's Line and Branch records and the warps launched as its caller
+(kp.gpumodel.compiled) gives them; never reads a trace or a listing itself, and models no time.
 """
 
 import re
 from collections import Counter
 
-from kp.gpumodel.cfg import block_of, blocks, components, conditional
+from kp.gpumodel.cfg import block_of, blocks, conditional, hoisted_tests, line_of
 from kp.gpumodel.charges import re_reads
 from kp.gpumodel.counts import LOST_TRIPS
 from kp.gpumodel.flow import block_counts
 
+CLASS_ORDER = {"memory": 0, "fp32": 1}  # the opcodes whose copies count an unrolled loop's bodies, in this order
 JUMPS = re.compile(r"\b(?:continue|break|return|goto)\b")  # an `if` whose body leaves: nvcc jumps when it holds
 # nvcc's 64-bit integer division and remainder (`i / n`, `i % n` on int64_t): a 32-bit fast path inline, and a CALL
 # to this routine on the other side of a branch on whether both operands fit in 32 bits (the CUDA Math API's integer
@@ -88,9 +90,11 @@ def block_runs(found, lines, branches, warps, source_lines):
                 loops.append(({head[0].instructions[0].offset: 1.0}, float(runs)))
         equations += unevaluated(graph, branch, source_lines)
         trials = [[e] for e in exits(graph, branch, source_lines)]
+        guards = []
         for place, record in branch.items():
             if place in latches and record.trips and record.divergent == 0:
                 trials.append(trip_equations(graph, place, latches[place], dict(record.trips)))
+                guards += same_trips_guards(graph, place, latches[place], dict(record.trips))
         splits, hoisted = {}, hoisted_tests(graph, branch, latches, uniform, warps)
         for b in graph:
             last = b.instructions[-1]
@@ -111,7 +115,7 @@ def block_runs(found, lines, branches, warps, source_lines):
                                                                  for t, _ in b.successors)}  # fmt: skip
         one_way = [graph[k].instructions[-1].offset for k in hoisted]
         counts, bounds = block_counts(graph, warps, equations, loops, uniform=uniform | fast, splits=splits,
-                                      trials=trials, one_way=one_way)  # fmt: skip
+                                      trials=trials, guards=guards, one_way=one_way)  # fmt: skip
         out = {i.offset: (counts[b.index], bounds[b.index]) for b in graph for i in b.instructions}
         for routine in {i.routine for i in found if i.routine}:  # once per call (its own branches not followed)
             calls = [out[i.offset] for i in found if i.opcode.startswith("CALL") and routine in i.text]
@@ -119,52 +123,6 @@ def block_runs(found, lines, branches, warps, source_lines):
             runs = (sum(c for c, _ in calls) if known else None, sum(b for _, b in calls))
             out |= {i.offset: runs for i in found if i.routine == routine}
     return out
-
-
-def hoisted_tests(graph, branch, latches, uniform, warps):
-    """The indices of the blocks whose branch is nvcc's test of a loop-invariant condition, hoisted before the loop
-    it versioned on it (involution's `s.stride > 1`, put at the line of the loop's first `if`): a conditional BRA
-    outside every loop of the SASS whose two edges lead into two different loops, each reached down its edge only
-    and holding a copy of the line, inlined at the same call site, at a uniform branch (a copy of the loop per
-    outcome). Not a guard that skips the one loop (`if (y < 0 || ...) continue;` peeled before involution's kh loop:
-    one edge leads into none), nor a test before an unrolled loop and its remainder (the remainder is reached down
-    both edges). The line's evaluations do not count it; it sent all its block ran one way (block_counts' one_way).
-    Not a loop's own guard (a line in `latches`, {(file, line): blocks jumping back}); only a line the trace saw
-    evaluated more often than once per warp (in a loop: a branch outside every loop runs at most once per warp).
-    A loop versioned inside an outer loop (its test then inside that loop) is not found: no kernel here has one."""
-    component, looped = components(graph), cyclic(graph)
-
-    def copies(start, test):  # the loops reached from block `start` that hold a uniform copy of `test`'s line
-        seen, todo = set(), [start]
-        while todo:
-            if (k := todo.pop()) not in seen:
-                seen.add(k)
-                todo += [s for s, _ in graph[k].successors]
-        at, ends = (*line_of(test), test.instructions[-1].site), {k: graph[k].instructions[-1] for k in seen & looped}
-        return {component[k] for k, i in ends.items() if (i.file, i.line, i.site) == at and i.offset in uniform}
-
-    out = set()
-    for b in graph:
-        last, place = b.instructions[-1], line_of(b)
-        if b.index in looped or place in latches or place not in branch or branch[place].executions <= warps:
-            continue
-        if last.opcode.startswith("BRA") and conditional(last) and len(b.successors) == 2:
-            one, other = (copies(s, b) for s, _ in b.successors)
-            if one - other and other - one:
-                out.add(b.index)
-    return out
-
-
-def line_of(block):
-    """(file, line) of a block's last instruction."""
-    return block.instructions[-1].file, block.instructions[-1].line
-
-
-def cyclic(graph):
-    """The indices of the blocks of blocks() that lie on a cycle (a loop of the SASS): those with an edge into their
-    own strongly connected component (kp.gpumodel.cfg.components, Tarjan's algorithm), to another block or itself."""
-    component = components(graph)
-    return {b.index for b in graph if any(component[s] == component[b.index] for s, _ in b.successors)}
 
 
 def digits(sizes, trips):
@@ -180,18 +138,42 @@ def digits(sizes, trips):
     return out
 
 
+def same_trips_guards(graph, place, latches, trips):
+    """The offsets of nvcc's tests of a loop's trip count before the bodies it unrolled the loop into (`@!P0 BRA`
+    past the 16-copy loop where fewer than 16 trips are left, past the 8 block, into the remainder), where every entry
+    of the loop ran the same trips (Branch.trips holds one count, none lost): each such test then went the same way
+    every time, sending all its block ran down one edge (block_counts' guards). Without it the trace's totals leave
+    the runs of a loop of one trip count open, though they fix each body's (trip_equations): a guard that sent some
+    runs past the 16-copy loop and a later guard that sent as many back are a direction the equations cannot see
+    (siboehm's kernel 2 at 4096 trips: its main loop open, so never simulated). The forward conditional branches of
+    the loop's line, but not in a latch or a latch's head (the exit test of a loop tested at its top goes both ways)."""
+    if len(trips) != 1 or LOST_TRIPS in trips:
+        return []
+    inside = {b.index for b in latches} | {s for b in latches for s, kind in b.successors if kind == "jump"}
+    return [
+        b.instructions[-1].offset
+        for b in graph
+        if b.index not in inside
+        and line_of(b) == place
+        and b.instructions[-1].opcode.startswith("BRA")
+        and conditional(b.instructions[-1])
+        and len(b.successors) == 2
+        and all(s > b.index for s, _ in b.successors)
+    ]
+
+
 def trip_equations(graph, place, latches, trips):
     """The equations a loop's trip counts (Branch.trips, {t: entries}, a line no warp diverged at) give on the
     blocks of its line `place` (file, line), whose latches (blocks jumping back) are `latches`:
     - the loop's guard, the first forward conditional branch of the line that skips past its last latch, jumped for
       the entries of no trip (nvcc's rotated loop: `@!P0 BRA` past it, then the body with its test at the bottom);
     - nvcc unrolled it where the line has several latches: the copies of the body in each block of the line's stretch
-      (from its first block to its last) are the counts of the opcode most frequent in its largest latch (of one
-      `.cu` line), unpredicated, over the fewest any of them holds (the remainder: 1). A block alone with its U ran
-      digits()'s runs, and if a latch, entered its loop (its head's runs less its back edge) digits()'s entries
-      times; a remainder nvcc unrolled whole (straight blocks of one copy each, the last with its last copies
-      predicated: `@P0 FFMA`), its j-th block where t mod U' >= j (U' the smallest U above 1); nothing where other
-      blocks share a U;
+      (from its first block to its last) are the counts of one opcode of its largest latch (of one `.cu` line; a
+      memory access first, then fp32 arithmetic, then the most frequent: CLASS_ORDER), unpredicated, over the fewest
+      any of them holds (the remainder: 1). A block alone with its U ran digits()'s runs, and if a latch, entered
+      its loop (its head's runs less its back edge) digits()'s entries times; a remainder nvcc unrolled whole
+      (straight blocks of one copy each, the last with its last copies predicated: `@P0 FFMA`), its j-th block where
+      t mod U' >= j (U' the smallest U above 1); nothing where other blocks share a U;
     - a loop kept whole (one latch that tests at the bottom) was entered by the entries of one trip or more.
     Nothing where the trace lost some of the trip counts (LOST_TRIPS) or the copies are not multiples of each other."""
     if LOST_TRIPS in trips:
@@ -220,10 +202,13 @@ def trip_equations(graph, place, latches, trips):
             )
         return out
     largest = max(latches, key=lambda b: len(b.instructions))
-    ops = Counter((i.opcode, i.file, i.line) for i in largest.instructions if i.cls != "control")
+    ops = Counter((i.opcode, i.file, i.line, i.cls) for i in largest.instructions if i.cls != "control")
     if not ops:
         return out
-    op = ops.most_common(1)[0][0]
+    # the body's own work, not its address arithmetic (colsum v1's 4-copy loop holds 6 IADD3 to 4 LDG and 4 FADD,
+    # its remainder 1 IADD3 to 1 LDG): its memory accesses, else its fp32 arithmetic, else the most frequent opcode
+    *op, _ = min(ops, key=lambda o: (CLASS_ORDER.get(o[3], 2), -ops[o]))
+    op = tuple(op)
     held = {b.index: sum((i.opcode, i.file, i.line) == op and not i.text.startswith("@") for i in b.instructions)
             for b in stretch}  # fmt: skip
     unit = min((n for n in held.values() if n), default=0)
