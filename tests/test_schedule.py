@@ -23,12 +23,30 @@ def _clocks(g, block, warps_per_block=1, blocks=1, runs=1):
 
 def test_block_clocks_takes_a_loop_in_steady_state():
     """block_clocks: one run from all the warps starting together, then each further run at the steady state's clocks
-    (two runs' less one's); under one run, the warps that run it (here the one warp, once)."""
+    (two runs' less one's); under one run, the warps that run it once (two of four warps: 0.5 runs per warp of
+    4-warp blocks), and under one warp a block, one warp's run times the wave's share (0.5 of the 1-warp blocks)."""
     block = tuple([FMUL] * 8)
     once, twice = _clocks(A100, block), _clocks(A100, block, runs=2)
     assert (once, twice) == (15, 31)
     assert block_clocks(A100, block, 1, 1, 100, 500, (1.0, 1.0)) == once + 99 * (twice - once)
-    assert block_clocks(A100, block, 1, 1, 0.5, 500, (1.0, 1.0)) == once
+    on = (tuple(A100.compute_capability), tuple(sorted(rates(A100).items())))
+    assert block_clocks(A100, block, 4, 1, 0.5, 500, (1.0, 1.0)) == round_clocks(
+        block, *on, 4, 1, 1, 500, (1.0, 1.0), 2
+    )
+    assert block_clocks(A100, block, 1, 1, 0.5, 500, (1.0, 1.0)) == once * 0.5
+
+
+def test_a_block_one_warp_of_the_launch_runs_is_not_charged_in_every_wave():
+    """A load and its dependent add, run by one warp of a launch of 100 blocks of 8 warps per SM (3 resident, 34
+    waves): the busiest SM's share of one warp's run, not a run in each wave (20434 clocks before)."""
+    load, add = (
+        ("LDG.E", 1, False, 0, NONE, 0, None, "R2, desc[UR4][R4.64]"),
+        ("FADD", 4, False, NONE, NONE, 1, None, "R3, R2, R3"),
+    )
+    warps = 132 * 100 * 8
+    one = block_clocks(A100, (load, add), 8, 1, 1 / 8, 600, (1.0, 1.0))  # one warp's run
+    clocks, _ = schedule_clocks(A100, ((1 / warps, (load, add)),), 8, 3, 100, 600, (1.0, 1.0))
+    assert one > 600 and clocks == pytest.approx(one * 100 * 8 / warps)
 
 
 def test_the_last_partial_wave_is_simulated_apart():

@@ -91,14 +91,17 @@ def block_clocks(g, block, warps_per_block, blocks, runs_per_warp, memory_latenc
     up to n cp.async groups pend (kp.gpumodel.issue_rules.pipeline_depth), the mean over the m = n + 1 runs after the
     first m (the pipeline filled, its waits repeating every m runs at most); a loop of no more than 2m runs simulated
     whole. Under one run (a block some warps skip: `if (threadIdx.x < 32)`), ceil(runs x the warps) of them run it
-    once (round_clocks' `active`), not all of them a share of a run (a single warp's latency is not shared out). `block`
-    as as_block gives it;
-    `memory_latency` in clocks; `wavefronts` (per shared, per global instruction)."""
+    once (round_clocks' `active`), not all of them a share of a run (a single warp's latency is not shared out); under
+    one warp a block (a block only some blocks run: `if (blockIdx.x == 0)`), one warp's run times the warps of the
+    wave that run it on average (charged whole in every wave, a block of one warp of the launch cost each wave a run).
+    `block` as as_block gives it; `memory_latency` in clocks; `wavefronts` (per shared, per global instruction)."""
     on = (tuple(g.compute_capability), tuple(sorted(rates(g).items())), warps_per_block, blocks)
     memory = (round(memory_latency), tuple(round(f, 3) for f in wavefronts))
     if runs_per_warp < 1:  # the warps that run it, once each
-        active = math.ceil(runs_per_warp * warps_per_block * blocks)
-        return round_clocks(block, *on, 1, *memory, active) if active else 0
+        running = runs_per_warp * warps_per_block * blocks
+        if runs_per_warp * warps_per_block < 1:  # fewer than a warp a block: some blocks' one warp, a share of it
+            return round_clocks(block, *on, 1, *memory, 1) * running
+        return round_clocks(block, *on, 1, *memory, math.ceil(running))
     once = round_clocks(block, *on, 1, *memory)
     if runs_per_warp == 1:
         return once
