@@ -327,13 +327,13 @@ COLSUM = """\
 """
 
 
-def colsum_runs(trips, warps):
+def colsum_runs(trips, warps, listing=COLSUM):
     """{first offset of a block: its runs} of COLSUM, each of `warps` warps running the loop `trips` times."""
     loop = Branch("colsum", "k.cu", 29, (trips + 1) * warps, (trips + 1) * warps * 32, 0, 0, warps,
                   trips=((trips, warps),))  # fmt: skip
     loads = Line("colsum", "k.cu", 29, "global", "load", trips * warps, 4 * trips * warps, 4 * trips * warps,
                  128 * trips * warps, 32 * trips * warps)  # fmt: skip
-    found = parse_sass(COLSUM)
+    found = parse_sass(listing)
     at = block_runs(found, [loads], [loop], warps, {"k.cu": [""] * 28 + ["  for (int64_t r = 0; r < R; ++r) ..."]}.get)
     return {hex(b.instructions[0].offset): at[b.instructions[0].offset][0] for b in blocks(found)}
 
@@ -348,3 +348,13 @@ def test_an_unrolled_loops_copies_are_counted_by_its_loads_not_its_address_arith
     runs = colsum_runs(trips, w)
     assert (runs["0x250"], runs["0x480"]) == (four * w, one * w)
     assert runs["0x3d0"] == (w if one else 0) and runs["0x530"] == w
+
+
+def test_an_unrolled_loop_whose_loads_are_predicated_is_counted_by_its_arithmetic():
+    """colsum's listing with its loads predicated (`@P3 LDG`: nvcc predicates `m[r] ? x[r * C + c] : 0`'s): they count
+    no copies (a predicated one may not run), nor does the line's load equation hold; its FADDs (4 and 1) do. t = 10:
+    the 4 loop twice, the 1 loop twice (before, every block of the loop open)."""
+    predicated = COLSUM.replace("                   LDG.E.CONSTANT", "               @P3 LDG.E.CONSTANT")
+    assert predicated.count("@P3 LDG") == 5
+    runs = colsum_runs(10, 4, predicated)
+    assert (runs["0x250"], runs["0x480"], runs["0x3d0"]) == (8, 8, 4)

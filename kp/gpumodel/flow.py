@@ -57,8 +57,8 @@ def _block_counts(
     the edge whose zero leaves the equations as close to agreeing as they were where the other's does not.
     Trials and guards are facts of the trace and of nvcc's layout, kept where they agree to lstsq's rounding at the
     equations' magnitude (~1e-16 x the condition x the largest value: 1e-10 x it; a 4096-trip loop in 524288 warps
-    leaves 5e-6); splits and one_way, assumptions, only to 1e-6 (at large counts a split can fit the residuals and yet
-    need runs below zero, which the residuals do not see).
+    leaves 5e-6); splits and one_way, assumptions, by their residuals only to 1e-6, and a split that fits them also
+    by the strict misfit (to rounding): at large counts a split can fit the residuals and yet need runs below zero.
     one_way: the offsets of branches that sent all their block ran down one edge, the one that leaves the equations
     as close to agreeing as they were (solve's strict misfit) where the other does not (nvcc's test of a
     loop-invariant condition before the versions of a loop it made for its two outcomes); neither where both do or
@@ -152,7 +152,7 @@ def _block_counts(
             del rows[before:], values[before:], weights[before:]
         else:
             misfit = now
-    base = solve(strict=True)[2] if guards else 0.0
+    strict = solve(strict=True)[2] if guards else 0.0
     for offset in guards:  # strict: least squares' runs are signed, and the wrong edge's zero needs some below zero
         fit = {}
         for kind in ("jump", "fall"):
@@ -160,10 +160,10 @@ def _block_counts(
                 add([(k, 1.0)], 0.0)
                 fit[k] = solve(strict=True)[2]
                 del rows[-1], values[-1], weights[-1]
-        agree = [k for k, now in fit.items() if not worse(now, base, rounding=True)]
+        agree = [k for k, now in fit.items() if not worse(now, strict, rounding=True)]
         if len(agree) == 1 and len(fit) == 2:
             add([(agree[0], 1.0)], 0.0)
-            base = fit[agree[0]]
+            strict = fit[agree[0]]
 
     def split(blocks_, totals):  # the rows "the jump (fall) edges out of these blocks carried totals[0] ([1])"
         for kind, total in zip(("jump", "fall"), totals):
@@ -192,7 +192,10 @@ def _block_counts(
         base, signed = misfit, now
         return True
 
-    base, signed = (solve()[2], solve(strict=True)[2]) if splits else (0.0, 0.0)
+    if splits:  # the strict misfit as the guards left it, else solved
+        base, signed = solve()[2], (strict if guards else solve(strict=True)[2])
+    else:
+        base, signed = 0.0, 0.0
     for offsets, totals in splits:
         every = sorted({where[o] for o in offsets if o in where})
         given, swapped = tuple(totals), tuple(totals)[::-1]
