@@ -29,9 +29,7 @@ def block_counts(*args, **kwargs):
         return _block_counts(*args, **kwargs)
 
 
-def _block_counts(
-    graph, entry, equations, loops=(), uniform=(), splits=(), trials=(), guards=(), one_way=(), tolerance=1e-6
-):
+def _block_counts(graph, entry, equations, loops=(), uniform=(), splits=(), trials=(), one_way=(), tolerance=1e-6):
     """({block index: warp-level runs, or None where the equations leave it open}, upper_bounds()) for the graph of
     blocks(). entry: the warps that started the function (block 0's runs from outside). equations: [({offset:
     coefficient}, value)], each "the sum of coefficient x runs of the block holding that offset is value" (a line's
@@ -52,10 +50,7 @@ def _block_counts(
     way a condition's truth branches in SASS is nvcc's choice: `if (c) continue;` jumps when c holds, an `if` whose
     body nvcc placed out of line too). A block no warp can reach but through a block that ran none ran none, and a
     block that ran none sent none down its edges (both as equations, added until they fix nothing new).
-    guards: offsets of branches that sent all their block ran down one edge (the tests of a trip count every entry of
-    a loop shared, before the bodies nvcc unrolled it into), tried after the trials, whose equations fix those bodies:
-    the edge whose zero leaves the equations as close to agreeing as they were where the other's does not.
-    Trials and guards are facts of the trace and of nvcc's layout, kept where they agree to lstsq's rounding at the
+    Trials are facts of the trace and of nvcc's layout, kept where they agree to lstsq's rounding at the
     equations' magnitude (~1e-16 x the condition x the largest value: 1e-10 x it; a 4096-trip loop in 524288 warps
     leaves 5e-6); splits and one_way, assumptions, by their residuals only to 1e-6, and a split that fits them also
     by the strict misfit (to rounding): at large counts a split can fit the residuals and yet need runs below zero.
@@ -143,7 +138,7 @@ def _block_counts(
     def worse(now, then, rounding=False):  # a misfit beyond then's; `rounding`: by more than lstsq's rounding
         return now > then + 1e-6 * (1 + then) + (1e-10 * max(map(abs, values), default=0.0) if rounding else 0.0)
 
-    misfit = solve()[2] if trials or guards else 0.0
+    misfit = solve()[2] if trials else 0.0
     for group in trials:  # kept only where it leaves the equations as close to agreeing as they were
         before = len(rows)
         equate(group, 0.1)
@@ -152,18 +147,6 @@ def _block_counts(
             del rows[before:], values[before:], weights[before:]
         else:
             misfit = now
-    strict = solve(strict=True)[2] if guards else 0.0
-    for offset in guards:  # strict: least squares' runs are signed, and the wrong edge's zero needs some below zero
-        fit = {}
-        for kind in ("jump", "fall"):
-            if (k := column((offset, kind))) is not None:
-                add([(k, 1.0)], 0.0)
-                fit[k] = solve(strict=True)[2]
-                del rows[-1], values[-1], weights[-1]
-        agree = [k for k, now in fit.items() if not worse(now, strict, rounding=True)]
-        if len(agree) == 1 and len(fit) == 2:
-            add([(agree[0], 1.0)], 0.0)
-            strict = fit[agree[0]]
 
     def split(blocks_, totals):  # the rows "the jump (fall) edges out of these blocks carried totals[0] ([1])"
         for kind, total in zip(("jump", "fall"), totals):
@@ -192,10 +175,7 @@ def _block_counts(
         base, signed = misfit, now
         return True
 
-    if splits:  # the strict misfit as the guards left it, else solved
-        base, signed = solve()[2], (strict if guards else solve(strict=True)[2])
-    else:
-        base, signed = 0.0, 0.0
+    base, signed = (solve()[2], solve(strict=True)[2]) if splits else (0.0, 0.0)
     for offsets, totals in splits:
         every = sorted({where[o] for o in offsets if o in where})
         given, swapped = tuple(totals), tuple(totals)[::-1]

@@ -3,8 +3,7 @@ the equations kp.gpumodel.flow solves: which of a kernel's SASS instructions ran
 warp diverged at, a loop's runs from its condition's evaluations and its trip counts (the bodies nvcc unrolled it
 into: trip_equations), the warps a conditional EXIT let go, nvcc's 64-bit division slow side (never run), the
 branches at a condition the trace never evaluated (never run: unevaluated), nvcc's test before the copies of a
-loop it versioned (kp.gpumodel.cfg.hoisted_tests) and its tests of a trip count all entries shared
-(same_trips_guards), each one way, a subroutine's runs from its calls. Takes the SASS
+loop it versioned (kp.gpumodel.cfg.hoisted_tests), one way, a subroutine's runs from its calls. Takes the SASS
 (kp.gpumodel.sass.Instruction), the profile's Line and Branch records and the warps launched as its caller
 (kp.gpumodel.compiled) gives them; never reads a trace or a listing itself, and models no time.
 """
@@ -12,7 +11,7 @@ loop it versioned (kp.gpumodel.cfg.hoisted_tests) and its tests of a trip count 
 import re
 from collections import Counter
 
-from kp.gpumodel.cfg import block_of, blocks, conditional, hoisted_tests, line_of
+from kp.gpumodel.cfg import block_of, blocks, conditional, hoisted_tests
 from kp.gpumodel.charges import re_reads
 from kp.gpumodel.counts import LOST_TRIPS
 from kp.gpumodel.flow import block_counts
@@ -90,11 +89,9 @@ def block_runs(found, lines, branches, warps, source_lines):
                 loops.append(({head[0].instructions[0].offset: 1.0}, float(runs)))
         equations += unevaluated(graph, branch, source_lines)
         trials = [[e] for e in exits(graph, branch, source_lines)]
-        guards = []
         for place, record in branch.items():
             if place in latches and record.trips and record.divergent == 0:
                 trials.append(trip_equations(graph, place, latches[place], dict(record.trips)))
-                guards += same_trips_guards(graph, place, latches[place], dict(record.trips))
         splits, hoisted = {}, hoisted_tests(graph, branch, latches, uniform, warps)
         for b in graph:
             last = b.instructions[-1]
@@ -115,7 +112,7 @@ def block_runs(found, lines, branches, warps, source_lines):
                                                                  for t, _ in b.successors)}  # fmt: skip
         one_way = [graph[k].instructions[-1].offset for k in hoisted]
         counts, bounds = block_counts(graph, warps, equations, loops, uniform=uniform | fast, splits=splits,
-                                      trials=trials, guards=guards, one_way=one_way)  # fmt: skip
+                                      trials=trials, one_way=one_way)  # fmt: skip
         out = {i.offset: (counts[b.index], bounds[b.index]) for b in graph for i in b.instructions}
         for routine in {i.routine for i in found if i.routine}:  # once per call (its own branches not followed)
             calls = [out[i.offset] for i in found if i.opcode.startswith("CALL") and routine in i.text]
@@ -136,30 +133,6 @@ def digits(sizes, trips):
         out[u] = (sum(runs[t] * e for t, e in trips.items()), sum(e for t, e in trips.items() if runs[t]))
         larger = u
     return out
-
-
-def same_trips_guards(graph, place, latches, trips):
-    """The offsets of nvcc's tests of a loop's trip count before the bodies it unrolled the loop into (`@!P0 BRA`
-    past the 16-copy loop where fewer than 16 trips are left, past the 8 block, into the remainder), where every entry
-    of the loop ran the same trips (Branch.trips holds one count, none lost): each such test then went the same way
-    every time, sending all its block ran down one edge (block_counts' guards). Without it the trace's totals leave
-    the runs of a loop of one trip count open, though they fix each body's (trip_equations): a guard that sent some
-    runs past the 16-copy loop and a later guard that sent as many back are a direction the equations cannot see
-    (siboehm's kernel 2 at 4096 trips: its main loop open, so never simulated). The forward conditional branches of
-    the loop's line, but not in a latch or a latch's head (the exit test of a loop tested at its top goes both ways)."""
-    if len(trips) != 1 or LOST_TRIPS in trips:
-        return []
-    inside = {b.index for b in latches} | {s for b in latches for s, kind in b.successors if kind == "jump"}
-    return [
-        b.instructions[-1].offset
-        for b in graph
-        if b.index not in inside
-        and line_of(b) == place
-        and b.instructions[-1].opcode.startswith("BRA")
-        and conditional(b.instructions[-1])
-        and len(b.successors) == 2
-        and all(s > b.index for s, _ in b.successors)
-    ]
 
 
 def trip_equations(graph, place, latches, trips):
