@@ -115,10 +115,11 @@ def modelled(checked, *args):
 
 def test_the_gpu_model_counts_no_bank_conflict_in_v7_and_models_it_faster_than_v6():
     """v6's transposed stores and its reads of W's tile are 2-way bank conflicts; v7's padded tiles and Pack reads
-    have none, in any configuration, and every configuration with more blocks than the H100 has SMs models faster.
-    The larger tiles make 128 blocks here (128 x 64, 64 x 128) or 64 (128 x 128), at most one on each SM: a block's
-    load and compute phases, separated by its barriers, cannot overlap (the sub-cores' simulation waits at them:
-    kp.gpumodel.subcores, the schedule term), so at this size they model slower than v6's 256 blocks, two to an SM."""
+    have none, in any configuration. Every configuration that keeps more than half of the H100's SMs busy models faster
+    than v6's 256 blocks: the 64 x 64 tiles' 256 blocks, and the 128 blocks of 128 x 64 or 64 x 128 tiles, one to an SM
+    (until session 22 these modelled slower: their tile loads' blocks had been solved at ~7 runs per K step, on a split
+    that needed runs below zero, which kp.gpumodel.flow now refuses). The 128 x 128 tiles make 64 blocks, leaving 68 of
+    the 132 SMs idle: slower, bound by the sub-cores' simulation (kp.gpumodel.subcores, the schedule term)."""
     checked = helpers.load_kernel("linear_ladder", target="cpu", check=True, quiet=True)
     v6, v6_seconds = modelled(checked, 6)
     assert max(ln.worst for ln in v6.lines if ln.space == "shared") == 2
@@ -128,10 +129,10 @@ def test_the_gpu_model_counts_no_bank_conflict_in_v7_and_models_it_faster_than_v
         assert {ln.kind for ln in shared} == {"load", "store"}
         assert all(ln.worst == 1 and ln.units == ln.ideal for ln in shared), (tiles, v7.table().markdown())
         [launch] = v7.estimate_detail("H100", flops=2 * 1024 * 256 * 1024).launches
-        if v7.launches[0].blocks > H100_SMS:
+        if v7.launches[0].blocks > H100_SMS // 2:
             assert seconds < v6_seconds, (tiles, seconds, v6_seconds)
         else:
-            assert v7.launches[0].blocks in (64, 128) and launch.bound == "schedule", (tiles, launch.bound)
+            assert v7.launches[0].blocks == 64 and launch.bound == "schedule", (tiles, launch.bound)
             assert seconds > v6_seconds, (tiles, seconds, v6_seconds)
 
 
